@@ -1,0 +1,39 @@
+# Two commands do all the set-up on a fresh machine:
+#   make book   build the site into _build/html (creates .venv on first use)
+#   make test   lint, build the book with warnings as errors, run unit tests and every notebook (nbval)
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+BOOK_FLAGS := -W -n --keep-going
+
+.PHONY: book test lint format bench weights clean
+
+$(STAMP): requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build . $(BOOK_FLAGS)
+	@echo "Open the book: $(CURDIR)/_build/html/index.html"
+
+test: $(STAMP) lint book
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_attention.py
+
+clean:
+	rm -rf _build .pytest_cache .ruff_cache .hypothesis
