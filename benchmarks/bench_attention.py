@@ -1,0 +1,84 @@
+"""Speed of mha's two paths against torch.nn.MultiheadAttention, on the CPU, as ratios.
+
+Usage:
+    python benchmarks/bench_attention.py [--batch 8] [--n 256] [--d-model 512] [--heads 8] [--repeats 15]
+
+All three run the same self-attention on the same input with the same weights (copied with
+``MultiHeadAttention.from_torch``), in eval mode under ``torch.inference_mode``:
+
+- ``torch``:    ``nn.MultiheadAttention(x, x, x, need_weights=False)``, PyTorch's own module at its fastest.
+- ``fused``:    ``mha.MultiHeadAttention(x, need_weights=False)``, our module on PyTorch's fused kernel.
+- ``explicit``: ``mha.MultiHeadAttention(x)``, our readable path that also returns the (B, h, n, n) weights.
+
+The three are timed in turn within each repeat (interleaved, so a drift in machine speed hits all of them),
+and each figure is the median over repeats. The last line is machine-readable:
+``ratio_fused=<x.xx> ratio_explicit=<x.xx>`` (ours divided by PyTorch's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+from torch import nn
+
+import mha
+
+
+def time_call(fn, inner: int) -> float:
+    """Seconds per call of ``fn``, averaged over ``inner`` back-to-back calls."""
+    start = time.perf_counter()
+    for _ in range(inner):
+        fn()
+    return (time.perf_counter() - start) / inner
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--n", type=int, default=256)
+    parser.add_argument("--d-model", type=int, default=512)
+    parser.add_argument("--heads", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--inner", type=int, default=3, help="calls per timing")
+    args = parser.parse_args()
+
+    torch.manual_seed(0)
+    theirs = nn.MultiheadAttention(args.d_model, args.heads, batch_first=True).eval()
+    ours = mha.MultiHeadAttention.from_torch(theirs).eval()
+    x = torch.randn(args.batch, args.n, args.d_model)  # (B, n, d_model)
+
+    candidates = {
+        "torch": lambda: theirs(x, x, x, need_weights=False),
+        "fused": lambda: ours(x, need_weights=False),
+        "explicit": lambda: ours(x),
+    }
+    with torch.inference_mode():
+        reference = candidates["torch"]()[0]
+        for name in ("fused", "explicit"):  # same answer before we time anything
+            torch.testing.assert_close(candidates[name]()[0], reference, atol=1e-5, rtol=1e-4)
+        for fn in candidates.values():  # warm-up
+            fn()
+        times = {name: [] for name in candidates}
+        for _ in range(args.repeats):
+            for name, fn in candidates.items():
+                times[name].append(time_call(fn, args.inner))
+
+    medians = {name: statistics.median(ts) for name, ts in times.items()}
+    print(
+        f"B={args.batch} n={args.n} d_model={args.d_model} h={args.heads} "
+        f"threads={torch.get_num_threads()} repeats={args.repeats}x{args.inner}"
+    )
+    for name, ts in times.items():
+        low, high = min(ts) * 1e3, max(ts) * 1e3
+        print(f"{name:>8}: median {medians[name] * 1e3:8.2f} ms  (min {low:.2f}, max {high:.2f})")
+    print(
+        f"ratio_fused={medians['fused'] / medians['torch']:.2f} "
+        f"ratio_explicit={medians['explicit'] / medians['torch']:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+"""Checks of the book's sources: table of contents, configuration and chapter notebooks.
+
+These read files only; the notebooks themselves are executed by nbval (see pyproject.toml) and the built
+site is checked in test_site.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from IPython.core.inputtransformer2 import TransformerManager
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
+
+
+def toc_files() -> list[str]:
+    files = [TOC["root"]]
+    for part in TOC.get("parts", []):
+        files += [chapter["file"] for chapter in part["chapters"]]
+    return files
+
+
+def source_of(name: str) -> Path:
+    matches = [p for p in (ROOT / f"{name}.md", ROOT / f"{name}.ipynb") if p.exists()]
+    assert len(matches) == 1, f"_toc.yml entry {name!r} must match exactly one .md or .ipynb file"
+    return matches[0]
+
+
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+
+
+def code_cells(path: Path):
+    return [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+
+
+def test_every_toc_entry_exists_and_every_chapter_is_listed():
+    listed = {source_of(name).resolve() for name in toc_files()}
+    for chapter in CHAPTERS:
+        assert chapter.resolve() in listed, f"{chapter.name} is not in _toc.yml"
+
+
+def test_config_builds_only_the_toc_and_never_executes():
+    assert CONFIG["only_build_toc_files"] is True
+    assert CONFIG["execute"]["execute_notebooks"] == "off"
+    assert CONFIG["repository"]["url"].startswith("https://github.com/")
+    assert CONFIG["launch_buttons"]["colab_url"] and CONFIG["launch_buttons"]["binderhub_url"]
+
+
+def test_licences_are_present():
+    assert "MIT License" in (ROOT / "LICENSE").read_text()
+    assert "CC BY 4.0" in (ROOT / "LICENSE-text").read_text()
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_first_code_cell_installs_mha_from_the_configured_repository(path):
+    first = code_cells(path)[0].source
+    assert "import mha" in first
+    assert f'"mha @ git+{CONFIG["repository"]["url"]}"' in first, (
+        "the set-up cell must install from the repository named in _config.yml (see CONTRIBUTING.md)"
+    )
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapters_define_no_classes_or_functions(path):
+    """Chapters import mha's public API; what they need lives in the package, with tests."""
+    transform = TransformerManager().transform_cell  # turns %magics into plain Python
+    for index, cell in enumerate(code_cells(path)):
+        tree = ast.parse(transform(cell.source))
+        defined = [
+            node.name
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        ]
+        assert not defined, f"{path.name} cell {index} defines {defined}; move it into mha"
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr == "path"
+                and getattr(node.value, "id", "") == "sys"
+            ):
+                pytest.fail(f"{path.name} cell {index} edits sys.path; mha is installed, import it")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapters_are_committed_executed_without_errors(path):
+    cells = code_cells(path)
+    counts = [c.execution_count for c in cells]
+    assert None not in counts, f"{path.name}: some code cells were never executed"
+    assert counts == sorted(counts), f"{path.name}: cells were executed out of order"
+    for cell in cells:
+        assert all(o.output_type != "error" for o in cell.outputs), f"{path.name}: stored error output"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_ignored_outputs_say_why(path):
+    for cell in code_cells(path):
+        if "nbval-ignore-output" in cell.metadata.get("tags", []):
+            assert re.search(r"^\s*#", cell.source, re.M), (
+                f"{path.name}: a cell tagged nbval-ignore-output must say why in a comment:\n{cell.source}"
+            )
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapters_have_one_title_a_summary_and_exercises(path):
+    markdown = "\n".join(
+        c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown"
+    )
+    headings = re.findall(r"^(#+) (.+)$", markdown, re.M)
+    assert [text for level, text in headings if level == "#"].__len__() == 1, "exactly one H1"
+    assert ("##", "Summary") in headings
+    assert ("##", "Exercises") in headings
+    assert markdown.count("{exercise}") >= 3
+    assert markdown.count("{solution}") == markdown.count("{exercise}")
+    assert markdown.count(":class: dropdown") >= markdown.count("{solution}"), "fold every solution"
