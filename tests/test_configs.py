@@ -1,0 +1,117 @@
+"""mha.configs: the model table is consistent, frozen, sourced, and renders."""
+
+import dataclasses
+
+import pytest
+
+import mha
+from mha.configs import MODEL_CONFIGS, ModelConfig, configs_table
+
+# Spot checks against the primary sources named in each entry (the issue's list of facts to get right).
+KNOWN = {
+    # name: (d_model, h, n_kv_heads, n_layers, context)
+    "Transformer base": (512, 8, 8, 6, None),  # Vaswani et al. 2017, Table 3
+    "BERT-base": (768, 12, 12, 12, 512),  # Devlin et al. 2019, section 3
+    "BERT-large": (1024, 16, 16, 24, 512),
+    "GPT-2 XL": (1600, 25, 25, 48, 1024),  # gpt2-xl config.json
+    "GPT-3 175B": (12288, 96, 96, 96, 2048),  # Brown et al. 2020, Table 2.1
+    "Llama 2 70B": (8192, 64, 8, 80, 4096),  # Llama-2-70b-hf config.json; Touvron et al. 2023b, Table 1
+    "Mistral 7B": (4096, 32, 8, 32, 8192),  # Jiang et al. 2023, Table 1
+}
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN))
+def test_known_facts(name):
+    c = MODEL_CONFIGS[name]
+    assert (c.d_model, c.h, c.n_kv_heads, c.n_layers, c.context) == KNOWN[name]
+
+
+def test_gpt3_head_width_is_128():
+    assert MODEL_CONFIGS["GPT-3 175B"].d_k == 128  # Table 2.1's d_head
+
+
+def test_table_covers_the_families_the_chapter_promises():
+    assert len(MODEL_CONFIGS) >= 15
+    names = " ".join(MODEL_CONFIGS)
+    for family in (
+        "Transformer",
+        "BERT",
+        "GPT-2",
+        "GPT-3",
+        "T5",
+        "ViT",
+        "LLaMA",
+        "Llama 2",
+        "Llama 3",
+        "Mistral",
+    ):
+        assert family in names, family
+    kinds = {c.attention for c in MODEL_CONFIGS.values()}
+    assert kinds == {"MHA", "GQA", "MQA"}
+
+
+@pytest.mark.parametrize("config", MODEL_CONFIGS.values(), ids=list(MODEL_CONFIGS))
+def test_every_entry_is_consistent_and_sourced(config):
+    assert MODEL_CONFIGS[config.name] is config
+    assert config.d_k * config.h == config.d_model
+    assert config.h % config.n_kv_heads == 0
+    assert len(config.source) > 20  # a paper with a table/section, or a URL
+    assert any(s in config.source for s in ("Table", "section", "https://"))
+
+
+@pytest.mark.parametrize("config", MODEL_CONFIGS.values(), ids=list(MODEL_CONFIGS))
+def test_every_entry_builds_an_attention_layer(config):
+    # the shapes are ones mha.MultiHeadAttention accepts (built on the meta device: no memory)
+    import torch
+
+    with torch.device("meta"):
+        attn = mha.MultiHeadAttention(config.d_model, config.h, n_kv_heads=config.n_kv_heads)
+    assert attn.d_k == config.d_k
+
+
+def test_configs_are_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        MODEL_CONFIGS["BERT-base"].h = 8
+
+
+def test_attention_kind_and_layer_count():
+    assert MODEL_CONFIGS["Falcon-7B"].attention == "MQA"
+    assert MODEL_CONFIGS["Llama 3.1 8B"].attention == "GQA"
+    assert MODEL_CONFIGS["GPT-2 small"].attention == "MHA"
+    assert MODEL_CONFIGS["T5-base"].n_attention_layers == 3 * 12
+    assert MODEL_CONFIGS["GPT-2 small"].n_attention_layers == 12
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"d_model": 100, "h": 3}, "divisible by h"),
+        ({"h": 8, "n_kv_heads": 3}, "divisible by n_kv_heads"),
+        ({"n_layers": 0}, "positive int"),
+        ({"context": 0}, "context"),
+        ({"kind": "decoder-only"}, "kind"),
+        ({"source": " "}, "source"),
+    ],
+)
+def test_invalid_configs_are_rejected(kwargs, message):
+    fields = dict(name="x", d_model=64, h=8, n_kv_heads=8, n_layers=2, context=16, kind="decoder", source="s")
+    with pytest.raises(ValueError, match=message):
+        ModelConfig(**{**fields, **kwargs})
+
+
+def test_table_renders_every_model_in_both_formats():
+    text = configs_table()
+    lines = text.splitlines()
+    assert len(lines) == 2 + len(MODEL_CONFIGS)
+    assert "| GPT-3 175B" in text and "12288" in text
+    html = configs_table(fmt="html")
+    assert html.count("<tr>") == 1 + len(MODEL_CONFIGS)
+    assert "<td>Llama 2 70B</td>" in html
+    with pytest.raises(ValueError, match="fmt"):
+        configs_table(fmt="latex")
+
+
+def test_table_of_a_subset():
+    subset = {k: MODEL_CONFIGS[k] for k in ("BERT-base", "ViT-H/14")}
+    text = configs_table(subset)
+    assert len(text.splitlines()) == 4 and "| 80 |" in text.replace("  ", " ")

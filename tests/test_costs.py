@@ -1,0 +1,160 @@
+"""mha.costs against real counts: module parameters, FlopCounterMode, and tensor sizes."""
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+import mha
+from mha.configs import MODEL_CONFIGS
+from mha.costs import (
+    attention_macs,
+    attention_macs_per_token,
+    attention_params,
+    attention_weights_bytes,
+    format_bytes,
+    format_count,
+    kv_cache_bytes,
+    model_costs,
+)
+
+SHAPES = [
+    # d_model, h, n_kv_heads
+    (8, 1, None),
+    (16, 4, None),
+    (16, 4, 2),
+    (16, 4, 1),
+    (48, 6, 3),
+    (64, 8, 8),
+]
+
+
+def flops(fn) -> int:
+    counter = FlopCounterMode(display=False)
+    with counter:
+        fn()
+    return counter.get_total_flops()
+
+
+@pytest.mark.parametrize(("d_model", "h", "n_kv_heads"), SHAPES)
+@pytest.mark.parametrize("bias", [True, False])
+def test_params_match_the_module(d_model, h, n_kv_heads, bias):
+    attn = mha.MultiHeadAttention(d_model, h, n_kv_heads=n_kv_heads, bias=bias)
+    assert attention_params(d_model, h, n_kv_heads, bias=bias) == sum(p.numel() for p in attn.parameters())
+
+
+def test_gqa_and_mqa_save_key_value_parameters():
+    d, h = 64, 8
+    mha_, gqa, mqa = (attention_params(d, h, kv, bias=False) for kv in (8, 2, 1))
+    assert mha_ == 4 * d * d
+    assert mha_ - gqa == 2 * d * (8 - 2) * (d // h)
+    assert mqa == 2 * d * d + 2 * d * (d // h)
+
+
+@pytest.mark.parametrize(("d_model", "h", "n_kv_heads"), SHAPES)
+@pytest.mark.parametrize(("B", "n_q", "n_k"), [(1, 1, 1), (2, 5, 5), (3, 4, 7)])
+def test_macs_match_flop_counter_on_the_module(d_model, h, n_kv_heads, B, n_q, n_k):
+    attn = mha.MultiHeadAttention(d_model, h, n_kv_heads=n_kv_heads)
+    query, key = torch.randn(B, n_q, d_model), torch.randn(B, n_k, d_model)
+    counted = flops(lambda: attn(query, key))  # explicit path: every matmul is counted
+    assert counted == 2 * B * attention_macs(d_model, h, n_q, n_k, n_kv_heads=n_kv_heads)
+
+
+def test_macs_default_to_self_attention():
+    assert attention_macs(16, 4, 5) == attention_macs(16, 4, 5, 5)
+
+
+@pytest.mark.parametrize(("d_model", "h", "n_kv_heads"), SHAPES)
+@pytest.mark.parametrize("context", [1, 6])
+def test_macs_per_token_match_one_decoding_step(d_model, h, n_kv_heads, context):
+    # One decoding step, written out with the module's own layers: project the new token only, attend to
+    # the cache (context - 1 cached keys plus the new one), project the result.
+    attn = mha.MultiHeadAttention(d_model, h, n_kv_heads=n_kv_heads)
+    h_kv, d_k = attn.n_kv_heads, attn.d_k
+    x = torch.randn(1, 1, d_model)  # (B, 1, d_model)
+    cache_k = torch.randn(1, h, context - 1, d_k)  # (B, h, context - 1, d_k), already projected
+    cache_v = torch.randn(1, h, context - 1, d_k)
+
+    def step():
+        q = attn.W_q(x).view(1, 1, h, d_k).transpose(1, 2)  # (1, h, 1, d_k)
+        k = attn.W_k(x).view(1, 1, h_kv, d_k).transpose(1, 2).repeat_interleave(h // h_kv, dim=1)
+        v = attn.W_v(x).view(1, 1, h_kv, d_k).transpose(1, 2).repeat_interleave(h // h_kv, dim=1)
+        k, v = torch.cat([cache_k, k], dim=2), torch.cat([cache_v, v], dim=2)  # (1, h, context, d_k)
+        out, _ = mha.scaled_dot_product_attention(q, k, v)
+        return attn.W_o(out.transpose(1, 2).reshape(1, 1, d_model))
+
+    assert flops(step) == 2 * attention_macs_per_token(d_model, h, context, n_kv_heads=n_kv_heads)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64])
+@pytest.mark.parametrize(("n_layers", "h_kv", "d_k", "context", "batch"), [(1, 1, 1, 1, 1), (3, 2, 4, 5, 2)])
+def test_kv_cache_bytes_match_real_cache_tensors(dtype, n_layers, h_kv, d_k, context, batch):
+    cache = [
+        (
+            torch.empty(batch, h_kv, context, d_k, dtype=dtype),
+            torch.empty(batch, h_kv, context, d_k, dtype=dtype),
+        )
+        for _ in range(n_layers)
+    ]
+    real = sum(t.numel() * t.element_size() for pair in cache for t in pair)
+    assert kv_cache_bytes(n_layers, h_kv, d_k, context, batch=batch, dtype=dtype) == real
+
+
+def test_kv_cache_of_llama2_70b_at_4096_tokens():
+    c = MODEL_CONFIGS["Llama 2 70B"]
+    expected = 2 * 80 * 4096 * 8 * 128 * 2  # keys and values, layers, tokens, kv heads, d_k, bf16 bytes
+    assert kv_cache_bytes(c.n_layers, c.n_kv_heads, c.d_k, 4096) == expected
+    assert format_bytes(expected) == "1.25 GiB"
+
+
+def test_attention_weights_bytes_match_the_explicit_path():
+    attn = mha.MultiHeadAttention(16, 4)
+    _, weights = attn(torch.randn(2, 9, 16))
+    assert attention_weights_bytes(2, 4, 9, 9) == weights.numel() * weights.element_size()
+
+
+def test_model_costs_add_up_the_layers():
+    c = MODEL_CONFIGS["Mistral 7B"]
+    costs = model_costs(c, 1000, batch=3, dtype=torch.float32)
+    assert costs.params == c.n_layers * attention_params(c.d_model, c.h, c.n_kv_heads, bias=False)
+    assert costs.macs_per_token == c.n_layers * attention_macs_per_token(c.d_model, c.h, 1000, n_kv_heads=8)
+    assert costs.macs_per_sequence == 3 * c.n_layers * attention_macs(c.d_model, c.h, 1000, n_kv_heads=8)
+    assert costs.kv_cache_bytes == kv_cache_bytes(c.n_layers, 8, 128, 1000, batch=3, dtype=torch.float32)
+
+
+def test_model_costs_refuse_encoders():
+    with pytest.raises(ValueError, match="decoder-only"):
+        model_costs(MODEL_CONFIGS["BERT-base"], 512)
+    with pytest.raises(TypeError, match="ModelConfig"):
+        model_costs("GPT-2 small", 512)
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda: attention_params(10, 3), ValueError),
+        (lambda: attention_params(16, 4, 3), ValueError),
+        (lambda: attention_macs(16, 4, 0), ValueError),
+        (lambda: attention_macs_per_token(16, 4, 0), ValueError),
+        (lambda: kv_cache_bytes(1, 1, 1, 1, batch=0), ValueError),
+        (lambda: kv_cache_bytes(1, 1, 1, 1, dtype="bf16"), TypeError),
+        (lambda: attention_params(16.0, 4), ValueError),
+    ],
+)
+def test_invalid_arguments(call, error):
+    with pytest.raises(error):
+        call()
+
+
+@pytest.mark.parametrize(
+    ("n", "text"),
+    [(0, "0 B"), (1023, "1023 B"), (1024, "1.00 KiB"), (3 * 2**30, "3.00 GiB"), (2**40, "1.00 TiB")],
+)
+def test_format_bytes(n, text):
+    assert format_bytes(n) == text
+
+
+@pytest.mark.parametrize(
+    ("n", "text"), [(999, "999"), (1500, "1.50 k"), (1_500_000_000, "1.50 G"), (2 * 10**12, "2.00 T")]
+)
+def test_format_count(n, text):
+    assert format_count(n) == text
