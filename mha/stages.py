@@ -1,0 +1,95 @@
+r"""Every intermediate tensor of multi-head self-attention, named, for one sequence.
+
+:func:`attention_stages` runs a :class:`~mha.MultiHeadAttention` on one sequence the long way, keeping
+each intermediate result, so that a chapter can print or plot them one by one. It uses the module's own
+projections and :func:`mha.scaled_dot_product_attention`, and its last stage equals the module's output
+(the tests check this).
+
+Shape legend:
+    n        number of tokens (self-attention: n_q = n_k = n)
+    d_model  model width
+    h        number of heads
+    d_k      width of each head, d_model / h
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from mha._checks import check_float_tensor
+from mha.attention import scaled_dot_product_attention
+from mha.multihead import MultiHeadAttention
+
+
+@dataclass(frozen=True)
+class Stage:
+    """How to describe one intermediate tensor."""
+
+    key: str  # the key in the mapping returned by attention_stages
+    title: str  # a few words for a reader
+    formula: str  # the step in matplotlib mathtext (a subset of LaTeX)
+    shape: str  # its shape in the legend's symbols
+
+
+STAGES = (
+    Stage("x", "input", r"$X$", "(n, d_model)"),
+    Stage("q", "queries", r"$Q = X W^Q$", "(n, d_model)"),
+    Stage("k", "keys", r"$K = X W^K$", "(n, d_model)"),
+    Stage("v", "values", r"$V = X W^V$", "(n, d_model)"),
+    Stage("q_heads", "queries split into heads", r"$Q_i = X W_i^Q$", "(h, n, d_k)"),
+    Stage("k_heads", "keys split into heads", r"$K_i = X W_i^K$", "(h, n, d_k)"),
+    Stage("v_heads", "values split into heads", r"$V_i = X W_i^V$", "(h, n, d_k)"),
+    Stage("scores", "scores", r"$S_i = Q_i K_i^\top$", "(h, n, n)"),
+    Stage("scaled_scores", "scaled scores", r"$S_i / \sqrt{d_k}$", "(h, n, n)"),
+    Stage("weights", "attention weights", r"$A_i = \mathrm{softmax}(S_i / \sqrt{d_k})$", "(h, n, n)"),
+    Stage("heads", "head outputs", r"$\mathrm{head}_i = A_i V_i$", "(h, n, d_k)"),
+    Stage(
+        "concat",
+        "concatenation",
+        r"$\mathrm{Concat}(\mathrm{head}_1, \ldots, \mathrm{head}_h)$",
+        "(n, d_model)",
+    ),
+    Stage("out", "output projection", r"$\mathrm{Concat}(\ldots)\, W^O$", "(n, d_model)"),
+)
+
+
+def attention_stages(attn: MultiHeadAttention, x: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Run multi-head self-attention on one sequence and return every intermediate tensor.
+
+    Dropout is not applied (the result is what ``attn.eval()`` computes).
+
+    Args:
+        attn: a :class:`~mha.MultiHeadAttention` with ordinary heads (``n_kv_heads == h``).
+        x: one sequence of token vectors, shape ``(n, d_model)``, with the module's dtype.
+
+    Returns:
+        A dict whose keys are ``[s.key for s in STAGES]``, in that order, each mapped to a detached tensor
+        of the shape that :data:`STAGES` gives.
+    """
+    if not isinstance(attn, MultiHeadAttention):
+        raise TypeError(f"attn must be an mha.MultiHeadAttention, got {type(attn).__name__}")
+    if attn.n_kv_heads != attn.h:
+        raise ValueError("attention_stages supports ordinary multi-head attention only (n_kv_heads == h)")
+    check_float_tensor("x", x)
+    if x.dim() != 2 or x.size(-1) != attn.d_model:
+        raise ValueError(f"x must have shape (n, d_model={attn.d_model}), got {tuple(x.shape)}")
+    if x.dtype != attn.W_q.weight.dtype:
+        raise TypeError(f"x has dtype {x.dtype} but the module's parameters have {attn.W_q.weight.dtype}")
+    n, h, d_k = x.size(0), attn.h, attn.d_k
+
+    with torch.no_grad():
+        q, k, v = attn.W_q(x), attn.W_k(x), attn.W_v(x)  # 3 x (n, d_model)
+        q_heads = q.view(n, h, d_k).transpose(0, 1)  # (h, n, d_k)
+        k_heads = k.view(n, h, d_k).transpose(0, 1)  # (h, n, d_k)
+        v_heads = v.view(n, h, d_k).transpose(0, 1)  # (h, n, d_k)
+        scores = q_heads @ k_heads.transpose(-2, -1)  # (h, n, d_k) @ (h, d_k, n) -> (h, n, n)
+        scaled = scores / math.sqrt(d_k)  # (h, n, n)
+        heads, weights = scaled_dot_product_attention(q_heads, k_heads, v_heads)  # (h, n, d_k), (h, n, n)
+        concat = heads.transpose(0, 1).reshape(n, h * d_k)  # (n, h, d_k) -> (n, d_model)
+        out = attn.W_o(concat)  # (n, d_model)
+
+    values = (x, q, k, v, q_heads, k_heads, v_heads, scores, scaled, weights, heads, concat, out)
+    return {stage.key: value.detach().clone() for stage, value in zip(STAGES, values, strict=True)}

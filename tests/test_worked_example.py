@@ -1,0 +1,60 @@
+"""The worked example's data: shapes, the stated choice for head 2, and the module it loads into."""
+
+import torch
+
+import mha
+from mha.worked_example import KEY_COLUMNS, TUTORIAL_Q1_FIRST_ROW, VALUE_COLUMNS
+
+
+def test_shapes_and_dtype():
+    ex = mha.worked_example()
+    assert (ex.h, ex.d_model, ex.d_k) == (2, 8, 4)
+    assert ex.x.shape == (4, 8)
+    for w in (ex.W_q, ex.W_k, ex.W_v):
+        assert w.shape == (2, 8, 4) and w.dtype == torch.float64
+    assert ex.W_o.shape == (8, 8)
+
+
+def test_head_2_keys_and_values_follow_head_1s_rule():
+    ex = mha.worked_example()
+    for i in range(ex.h):
+        assert torch.equal(ex.W_k[i], ex.W_q[i][:, list(KEY_COLUMNS)]), i
+        assert torch.equal(ex.W_v[i], ex.W_q[i][:, list(VALUE_COLUMNS)]), i
+
+
+def test_returns_fresh_tensors():
+    ex = mha.worked_example()
+    ex.x.zero_()
+    assert mha.worked_example().x[0, 0] == 1
+
+
+def test_module_holds_the_per_head_matrices():
+    ex = mha.worked_example()
+    attn = ex.module()
+    assert not attn.training and attn.W_q.bias is None
+    x = ex.x
+    q = attn.W_q(x).view(4, ex.h, ex.d_k).transpose(0, 1)  # (h, n, d_k)
+    k = attn.W_k(x).view(4, ex.h, ex.d_k).transpose(0, 1)
+    v = attn.W_v(x).view(4, ex.h, ex.d_k).transpose(0, 1)
+    torch.testing.assert_close(q, x @ ex.W_q, atol=1e-12, rtol=0)
+    torch.testing.assert_close(k, x @ ex.W_k, atol=1e-12, rtol=0)
+    torch.testing.assert_close(v, x @ ex.W_v, atol=1e-12, rtol=0)
+    torch.testing.assert_close(attn.W_o(x), x @ ex.W_o, atol=1e-12, rtol=0)
+
+
+def test_first_query_row_is_not_the_tutorials():
+    ex = mha.worked_example()
+    q1_row = ex.x[0] @ ex.W_q[0]  # sum_j j * (j + c) / 10, exact in decimal: 20.4, 24.0, 27.6, 31.2
+    torch.testing.assert_close(q1_row, torch.tensor([20.4, 24.0, 27.6, 31.2], dtype=torch.float64))
+    assert not torch.allclose(q1_row, torch.tensor(TUTORIAL_Q1_FIRST_ROW, dtype=torch.float64))
+
+
+def test_module_matches_hand_computation_and_torch():
+    ex = mha.worked_example()
+    heads = []
+    for i in range(ex.h):
+        q, k, v = ex.x @ ex.W_q[i], ex.x @ ex.W_k[i], ex.x @ ex.W_v[i]
+        heads.append(torch.softmax(q @ k.T / ex.d_k**0.5, dim=-1) @ v)
+    expected = torch.cat(heads, dim=-1) @ ex.W_o  # (n, d_model)
+    out, _ = ex.module()(ex.x[None])
+    torch.testing.assert_close(out[0], expected, atol=1e-10, rtol=1e-12)
