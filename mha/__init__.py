@@ -4,28 +4,57 @@ The public API is what ``__all__`` lists; the book's chapters import nothing els
 """
 
 from mha.attention import scaled_dot_product_attention
+from mha.calculator import CostCalculator, cost_calculator, cost_report
+from mha.configs import MODEL_CONFIGS, ModelConfig, configs_table
+from mha.costs import (
+    attention_macs,
+    attention_macs_per_token,
+    attention_params,
+    attention_weights_bytes,
+    format_bytes,
+    format_count,
+    kv_cache_bytes,
+    model_costs,
+)
 from mha.masks import causal_mask, padding_mask
 from mha.multihead import MultiHeadAttention
 from mha.plotting import HeadPlot, plot_heads
 from mha.positional import sinusoidal_positions
 from mha.stages import STAGES, Stage, attention_stages
 from mha.stepper import StageStepper, plot_stage, stage_stepper
+from mha.tutorial_code import tutorial_class, tutorial_source
 from mha.worked_example import WorkedExample, worked_example
 
 __all__ = [
-    "HeadPlot",
+    "MODEL_CONFIGS",
     "STAGES",
+    "CostCalculator",
+    "HeadPlot",
+    "ModelConfig",
     "MultiHeadAttention",
     "Stage",
     "StageStepper",
     "WorkedExample",
+    "attention_macs",
+    "attention_macs_per_token",
+    "attention_params",
     "attention_stages",
+    "attention_weights_bytes",
     "causal_mask",
+    "configs_table",
+    "cost_calculator",
+    "cost_report",
+    "format_bytes",
+    "format_count",
+    "kv_cache_bytes",
+    "model_costs",
     "padding_mask",
     "plot_heads",
     "plot_stage",
     "scaled_dot_product_attention",
     "sinusoidal_positions",
     "stage_stepper",
+    "tutorial_class",
+    "tutorial_source",
     "worked_example",
 ]

@@ -1,0 +1,76 @@
+"""mha.calculator: the report's numbers, and the widget driven by setting its controls."""
+
+import re
+
+import pytest
+import torch
+
+from mha.calculator import DTYPES, cost_calculator, cost_report, cost_rows
+from mha.configs import MODEL_CONFIGS
+from mha.costs import format_bytes, kv_cache_bytes, model_costs
+
+
+def test_report_shows_the_costs_of_the_model():
+    c = MODEL_CONFIGS["Llama 2 70B"]
+    costs = model_costs(c, 4096, batch=8, dtype=torch.bfloat16)
+    text = cost_report("Llama 2 70B", 4096, batch=8)
+    assert f"{costs.params:,}" in text
+    assert f"{costs.kv_cache_bytes:,} bytes" in text and "10.00 GiB" in text
+    assert "80.00 GiB (8x)" in text  # the same cache with 64 key/value heads instead of 8
+
+
+def test_mha_models_have_no_comparison_row_and_long_contexts_get_a_note():
+    labels = [label for label, _ in cost_rows("GPT-2 small", 4096)]
+    assert not any("every head" in label for label in labels)
+    assert "note" in labels  # GPT-2 was trained for 1024 tokens
+    assert "note" not in [label for label, _ in cost_rows("GPT-2 small", 1024)]
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_dtype_sets_the_cache_size(dtype):
+    c = MODEL_CONFIGS["Mistral 7B"]
+    expected = kv_cache_bytes(c.n_layers, c.n_kv_heads, c.d_k, 100, dtype=DTYPES[dtype])
+    assert f"{expected:,} bytes, {dtype}" in cost_report("Mistral 7B", 100, dtype=dtype)
+
+
+def test_html_report_is_a_table_of_the_same_rows():
+    rows = cost_rows("Falcon-7B", 2048)
+    page = cost_report("Falcon-7B", 2048, fmt="html")
+    assert page.startswith("<table") and page.count("<tr>") == len(rows) + 1
+
+
+def test_widget_follows_its_controls():
+    calc = cost_calculator("Llama 3.1 8B", context=4096)
+    assert calc.report.value == cost_report("Llama 3.1 8B", 4096, fmt="html")
+    calc.model.value = "Llama 2 70B"
+    calc.context.value = 4096
+    calc.batch.value = 8
+    assert calc.report.value == cost_report("Llama 2 70B", 4096, batch=8, fmt="html")
+    calc.dtype.value = "float32"
+    shown = re.search(r"<th[^>]*>KV cache</th><td>([^<]+)</td>", calc.report.value).group(1)
+    c = MODEL_CONFIGS["Llama 2 70B"]
+    expected = kv_cache_bytes(c.n_layers, 8, 128, 4096, batch=8, dtype=torch.float32)
+    assert shown.startswith(format_bytes(expected)) and f"{expected:,}" in shown
+
+
+def test_widget_offers_only_decoder_models_and_carries_a_static_html_fallback():
+    calc = cost_calculator()
+    assert all(MODEL_CONFIGS[name].kind == "decoder" for name in calc.model.options)
+    bundle = calc._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/html"] == calc.report.value
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda: cost_rows("GPT-5", 10), KeyError),
+        (lambda: cost_rows("BERT-base", 10), ValueError),
+        (lambda: cost_rows("Mistral 7B", 10, dtype="int3"), ValueError),
+        (lambda: cost_report("Mistral 7B", 10, fmt="pdf"), ValueError),
+        (lambda: cost_calculator("T5-base"), ValueError),
+    ],
+)
+def test_bad_arguments(call, error):
+    with pytest.raises(error):
+        call()
