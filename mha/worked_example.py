@@ -90,8 +90,27 @@ _W_O = (  # (h * d_k, d_model)
 KEY_COLUMNS = (1, 0, 3, 2)
 VALUE_COLUMNS = (2, 3, 0, 1)
 
-# The tutorial's printed first row of head 1's queries, Q1 = X W_q^1, kept to compare with the true one.
-TUTORIAL_Q1_FIRST_ROW = (22.0, 25.2, 28.4, 31.6)
+# Head 1's projections as the tutorial prints them ("具体计算结果"), kept to compare with the true ones.
+_PRINTED = {
+    "Q1": (
+        (22.0, 25.2, 28.4, 31.6),
+        (26.0, 29.8, 33.6, 37.4),
+        (30.0, 34.4, 38.8, 43.2),
+        (34.0, 39.0, 44.0, 49.0),
+    ),
+    "K1": (
+        (22.8, 19.6, 32.0, 28.8),
+        (26.8, 23.0, 37.6, 33.8),
+        (30.8, 26.4, 43.2, 38.8),
+        (34.8, 29.8, 48.8, 43.8),
+    ),
+    "V1": (
+        (25.6, 28.8, 19.2, 22.4),
+        (30.4, 34.2, 22.8, 26.6),
+        (35.2, 39.6, 26.4, 30.8),
+        (40.0, 45.0, 30.0, 35.0),
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -103,6 +122,7 @@ class WorkedExample:
     W_k: torch.Tensor  # (h, d_model, d_k) per-head key projections W_k^i (head 2's: our choice)
     W_v: torch.Tensor  # (h, d_model, d_k) per-head value projections W_v^i (head 2's: our choice)
     W_o: torch.Tensor  # (h * d_k, d_model) output projection W^O
+    printed: dict[str, torch.Tensor]  # the tutorial's printed Q1 = X W_q^1, K1, V1, each (n, d_k); wrong
 
     @property
     def h(self) -> int:
@@ -133,7 +153,8 @@ def worked_example() -> WorkedExample:
 
     Returns:
         A :class:`WorkedExample` with ``x`` of shape ``(4, 8)``, per-head projections of shape
-        ``(2, 8, 4)`` and ``W_o`` of shape ``(8, 8)``, all float64.
+        ``(2, 8, 4)``, ``W_o`` of shape ``(8, 8)`` and the tutorial's printed (wrong) ``Q1``, ``K1``, ``V1``
+        of shape ``(4, 4)``, all float64.
     """
 
     def t(rows: tuple) -> torch.Tensor:
@@ -148,4 +169,5 @@ def worked_example() -> WorkedExample:
         W_k=torch.stack([t(_W_K1), w_k2]),
         W_v=torch.stack([t(_W_V1), w_v2]),
         W_o=t(_W_O),
+        printed={name: t(rows) for name, rows in _PRINTED.items()},
     )

@@ -3,7 +3,7 @@
 import torch
 
 import mha
-from mha.worked_example import KEY_COLUMNS, TUTORIAL_Q1_FIRST_ROW, VALUE_COLUMNS
+from mha.worked_example import KEY_COLUMNS, VALUE_COLUMNS
 
 
 def test_shapes_and_dtype():
@@ -42,11 +42,15 @@ def test_module_holds_the_per_head_matrices():
     torch.testing.assert_close(attn.W_o(x), x @ ex.W_o, atol=1e-12, rtol=0)
 
 
-def test_first_query_row_is_not_the_tutorials():
+def test_first_query_row_by_hand_and_the_tutorials_printed_tables_differ():
     ex = mha.worked_example()
-    q1_row = ex.x[0] @ ex.W_q[0]  # sum_j j * (j + c) / 10, exact in decimal: 20.4, 24.0, 27.6, 31.2
+    q1_row = ex.x[0] @ ex.W_q[0]  # sum_j j * (j + c) / 10 for c = 0..3, by hand: 20.4, 24.0, 27.6, 31.2
     torch.testing.assert_close(q1_row, torch.tensor([20.4, 24.0, 27.6, 31.2], dtype=torch.float64))
-    assert not torch.allclose(q1_row, torch.tensor(TUTORIAL_Q1_FIRST_ROW, dtype=torch.float64))
+    assert ex.printed["Q1"][0].tolist() == [22.0, 25.2, 28.4, 31.6]  # the tutorial's first row
+    ours = {"Q1": ex.x @ ex.W_q[0], "K1": ex.x @ ex.W_k[0], "V1": ex.x @ ex.W_v[0]}
+    for name, printed in ex.printed.items():
+        assert printed.shape == (4, 4)
+        assert not torch.isclose(printed, ours[name]).all(), name
 
 
 def test_module_matches_hand_computation_and_torch():
