@@ -3,14 +3,13 @@
 Two entry points share one drawing code:
 
 - :func:`plot_heads` draws the weights once and returns a ``matplotlib`` figure, for chapters.
-- :class:`HeadPlot` holds a figure for a fixed layout (``h``, ``n_q``, ``n_k``, tokens) and redraws only the
-  heatmaps when :meth:`HeadPlot.update` gets new weights, for the interactive explorer. Titles, tick labels
-  and the colour bar are drawn once per layout and cached as a bitmap; an update restores that bitmap and
-  draws the ``h`` images on top of it (matplotlib's "blitting"), which is about ten times faster than
-  drawing a new figure.
+- :class:`HeadPlot` keeps a figure for one layout (``h``, ``n_q``, ``n_k``) and changes it in place, for the
+  interactive explorer. A new figure with eight panels costs about half a second to draw, mostly for its
+  text; so the plot caches a bitmap of the frame and of the text, and an update draws only the ``h``
+  heatmaps on top of it (matplotlib's "blitting"), about ten times faster.
 
 Every panel shares one colour scale, 0 to 1, so heads can be compared by eye. A masked cell (a key the
-query may not attend to) is drawn grey with dark diagonal hatching, which no weight colour looks like, so
+query may not attend to) is light grey with dark diagonal hatching, unlike any colour of the scale, so
 "not allowed to attend" never looks like "attended with weight 0".
 
 Shape legend:
@@ -24,15 +23,17 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import torch
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
+from matplotlib.text import Text
+from matplotlib.transforms import offset_copy
 from PIL import Image
 
 CMAP = "viridis"  # perceptually uniform and readable in greyscale and by colour-blind readers
@@ -149,74 +150,59 @@ def _check_optional_positive_int(name: str, value: object) -> int | None:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Layout: where each panel goes, in inches
+# The figure
 # ---------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Everything that fixes the geometry and the static text of a :class:`HeadPlot`.
-
-    Two calls with equal layouts can share one figure; anything else about a call (the weights, the mask)
-    only changes pixels inside the panels.
-    """
-
-    h: int  # number of heads, one panel each
-    n_q: int  # rows per panel
-    n_k: int  # columns per panel
-    query_tokens: tuple[str, ...] | None = None  # row labels, or None for indices
-    key_tokens: tuple[str, ...] | None = None  # column labels, or None for indices
-    average: bool = False  # one more panel with the mean over heads
-    d_k: int | None = None  # shown in each panel's title when known
-    title: str | None = None  # figure title
-
-    @property
-    def n_panels(self) -> int:
-        return self.h + int(self.average)
-
-    @property
-    def grid(self) -> tuple[int, int]:
-        """``(rows, columns)`` of panels: at most four columns, rows as even as possible."""
-        rows = math.ceil(self.n_panels / _MAX_PANEL_COLUMNS)
-        return rows, math.ceil(self.n_panels / rows)
 
 
 def _label_inches(labels: Sequence[str], fontsize: float) -> float:
-    """Rough width of the longest label: an average glyph is about 0.6 em wide."""
+    """Room for the longest label, rounded up to 4 characters (an average glyph is about 0.6 em wide).
+
+    The rounding keeps the figure's size, and the cached drawing of its frame, when a new sentence has
+    labels of about the same length.
+    """
     longest = max((len(s) for s in labels), default=1)
-    return 0.6 * fontsize / 72 * longest
-
-
-# ---------------------------------------------------------------------------------------------------------
-# The figure
-# ---------------------------------------------------------------------------------------------------------
+    return 0.6 * fontsize / 72 * 4 * math.ceil(longest / 4)
 
 
 class HeadPlot:
     """A figure of per-head heatmaps that updates in place.
 
-    Build it once for a layout, then call :meth:`update` with new weights and masks as often as you like;
-    :meth:`to_png` renders the current state. Only the heatmaps are redrawn on an update; the titles,
-    tick labels and colour bar are drawn once and kept as a bitmap.
+    Build it once for a layout (``h``, ``n_q``, ``n_k``, ``average``); then :meth:`update` shows new
+    weights and masks, :meth:`set_labels` new tokens and titles, and :meth:`render` or :meth:`to_png` draws
+    the result. Drawing is cached in two layers: the frame (panel borders, colour bar) once per figure
+    size, and the text (titles, token labels) once per set of labels; an update restores the cached
+    bitmap and draws only the heatmaps on top of it. A full ``figure.savefig`` draws the same picture
+    without the caches.
 
     Args:
         h: number of heads.
-        n_q: number of queries (rows).
-        n_k: number of keys (columns).
-        query_tokens: ``n_q`` row labels; ``None`` labels rows by index.
-        key_tokens: ``n_k`` column labels; ``None`` labels columns by index.
+        n_q: number of queries (rows of each panel).
+        n_k: number of keys (columns of each panel).
+        query_tokens: ``n_q`` row labels; ``None`` labels rows by position.
+        key_tokens: ``n_k`` column labels; ``None`` labels columns by position.
         average: add a panel with the mean over heads.
         d_k: width of each head, shown in the panel titles when given.
         title: figure title.
-        fig: a figure to draw into (it is cleared and resized); ``None`` creates a new one, outside
-            ``pyplot``, so it is never shown unless you show it.
-        dpi: resolution of the figure.
+        fig: a figure to draw into (it is cleared and resized); ``None`` creates one outside ``pyplot``,
+            which is never shown unless you show it.
+        dpi: resolution of a new figure.
+
+    Attributes:
+        figure: the ``matplotlib.figure.Figure``.
+        axes: the ``h`` (or ``h + 1`` with ``average``) panels, head 0 first, the mean last.
+        images: the heatmap of each panel, an ``AxesImage`` of shape ``(n_q, n_k)``.
+        overlays: the hatching of each panel's masked cells, an RGBA ``AxesImage``.
+        weights: the weights shown, shape ``(h, n_q, n_k)``, or ``None`` before the first update.
+        mask: the mask shown, broadcast to ``(h, n_q, n_k)``, or ``None``.
 
     Example:
         >>> plot = HeadPlot(h=2, n_q=3, n_k=3)
         >>> plot.update(torch.full((2, 3, 3), 1 / 3))
         >>> png = plot.to_png()  # bytes of the rendered figure
     """
+
+    TICK_SIZE = 8.0  # points, token labels and colour bar ticks
+    TITLE_SIZE = 9.0  # points, panel titles and axis names
 
     def __init__(
         self,
@@ -237,122 +223,188 @@ class HeadPlot:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
         if not isinstance(average, bool):
             raise TypeError(f"average must be a bool, got {type(average).__name__}")
-        if title is not None and not isinstance(title, str):
-            raise TypeError(f"title must be a str or None, got {type(title).__name__}")
         if fig is not None and not isinstance(fig, Figure):
             raise TypeError(f"fig must be a matplotlib.figure.Figure or None, got {type(fig).__name__}")
-        self.layout = Layout(
-            h=h,
-            n_q=n_q,
-            n_k=n_k,
-            query_tokens=_check_tokens("query_tokens", query_tokens, n_q, "query"),
-            key_tokens=_check_tokens("key_tokens", key_tokens, n_k, "key"),
-            average=average,
-            d_k=_check_optional_positive_int("d_k", d_k),
-            title=title,
-        )
+        self.h, self.n_q, self.n_k, self.average = h, n_q, n_k, average
         self.figure = Figure(dpi=dpi) if fig is None else fig
-        if self.figure.canvas is None or not isinstance(self.figure.canvas, FigureCanvasAgg):
+        if not isinstance(self.figure.canvas, FigureCanvasAgg):
             FigureCanvasAgg(self.figure)  # attaches itself as figure.canvas
         self.figure.clear()
-        self.axes: list = []
-        self.images: list[AxesImage] = []  # the heatmaps, one per panel
-        self.overlays: list[AxesImage] = []  # the hatched masked cells, one per panel
-        self._mask_key: list = []  # legend swatch and text for masked cells
-        self._background = None  # cached bitmap of everything but the panels' contents
-        self._background_key: tuple | None = None
-        self.weights: np.ndarray | None = None  # (h, n_q, n_k), what is drawn now
-        self.mask: np.ndarray | None = None  # (h, n_q, n_k) or None
+        self.axes: list[Axes] = []
+        self.images: list[AxesImage] = []
+        self.overlays: list[AxesImage] = []
+        self.weights: np.ndarray | None = None  # (h, n_q, n_k)
+        self.mask: np.ndarray | None = None  # (h, n_q, n_k)
+        self._labels: tuple = ()  # (query labels, key labels, d_k, title) as last set
+        self._frame_cache = None  # (geometry, bitmap of the frame without text)
+        self._text_cache = None  # (geometry, labels, bitmap of the frame with text)
         self._build()
+        self.set_labels(query_tokens=query_tokens, key_tokens=key_tokens, d_k=d_k, title=title)
 
-    # -- building ------------------------------------------------------------------------------------------
+    @property
+    def n_panels(self) -> int:
+        return self.h + int(self.average)
+
+    @property
+    def grid(self) -> tuple[int, int]:
+        """``(rows, columns)`` of panels: at most four columns, rows as even as possible."""
+        rows = math.ceil(self.n_panels / _MAX_PANEL_COLUMNS)
+        return rows, math.ceil(self.n_panels / rows)
+
+    # -- building: artists once per layout, positions whenever the labels need more room ------------------
 
     def _build(self) -> None:
-        lay = self.layout
-        rows, cols = lay.grid
-        tick_size, title_size = 8.0, 9.0
-        q_labels = lay.query_tokens or tuple(str(i) for i in range(lay.n_q))
-        k_labels = lay.key_tokens or tuple(str(i) for i in range(lay.n_k))
-
-        # Geometry in inches: cells about 0.2 in, panels between 1.3 and 3 in, margins fitted to labels.
-        panel_w = min(max(0.2 * lay.n_k, 1.3), 3.0)
-        panel_h = min(max(0.2 * lay.n_q, 1.3), 3.0)
-        left = 0.45 + _label_inches(q_labels, tick_size)
-        bottom = 0.4 + _label_inches(k_labels, tick_size)
-        top = 0.35 + (0.3 if lay.title else 0.0)
-        right = 1.25  # colour bar and the key for masked cells
-        gap_w, gap_h = 0.25, 0.4
-        if lay.n_panels % cols:  # a short last row: the panels above its gap carry key labels
-            gap_h += _label_inches(k_labels, tick_size) + 0.2
-        width = left + cols * panel_w + (cols - 1) * gap_w + right
-        height = bottom + rows * panel_h + (rows - 1) * gap_h + top
-        fig = self.figure
-        fig.set_size_inches(width, height)
-
-        def rect(x0: float, y0: float, w: float, h: float) -> list[float]:
-            return [x0 / width, y0 / height, w / width, h / height]
-
+        fig, cols = self.figure, self.grid[1]
         norm = Normalize(vmin=0.0, vmax=1.0)
-        blank = np.zeros((lay.n_q, lay.n_k))  # (n_q, n_k)
-        blank_overlay = np.zeros((lay.n_q * _HATCH_CELL, lay.n_k * _HATCH_CELL, 4))  # transparent texture
-        extent = (-0.5, lay.n_k - 0.5, lay.n_q - 0.5, -0.5)  # (left, right, bottom, top): row 0 at the top
-        for p in range(lay.n_panels):
-            r, c = divmod(p, cols)
-            x0 = left + c * (panel_w + gap_w)
-            y0 = bottom + (rows - 1 - r) * (panel_h + gap_h)
-            ax = fig.add_axes(rect(x0, y0, panel_w, panel_h))
-            image = ax.imshow(blank, cmap=CMAP, norm=norm, interpolation="nearest", aspect="auto")
-            overlay = ax.imshow(blank_overlay, interpolation="nearest", aspect="auto", extent=extent)
-            ax.set_xlim(-0.5, lay.n_k - 0.5)
-            ax.set_ylim(lay.n_q - 0.5, -0.5)
-            if p < lay.h:
-                head_title = f"head {p}" + (f" (d_k={lay.d_k})" if lay.d_k else "")
-            else:
-                head_title = f"mean of {lay.h} heads"
-            ax.set_title(head_title, fontsize=title_size, pad=3)
-            ax.set_xticks(range(lay.n_k))
-            ax.set_yticks(range(lay.n_q))
-            ax.tick_params(length=2, pad=1.5, labelsize=tick_size)
-            if c == 0:
-                ax.set_yticklabels(q_labels)
-                ax.set_ylabel("query", fontsize=title_size, labelpad=2)
-            else:
-                ax.set_yticklabels([])
-            if p + cols >= lay.n_panels:  # no panel below: label the keys here
-                ax.set_xticklabels(k_labels, rotation=90)
-                ax.set_xlabel("key", fontsize=title_size, labelpad=2)
-            else:
-                ax.set_xticklabels([])
+        extent = (-0.5, self.n_k - 0.5, self.n_q - 0.5, -0.5)  # (left, right, bottom, top): row 0 on top
+        transparent = np.zeros((self.n_q * _HATCH_CELL, self.n_k * _HATCH_CELL, 4))  # (n_q s, n_k s, 4)
+        self._row_labels: list[list[Text]] = []  # per panel in the first column, one Text per query
+        self._col_labels: list[list[Text]] = []  # per panel with no panel below, one Text per key
+        for p in range(self.n_panels):
+            ax = fig.add_axes((0, 0, 1, 1), xticks=[], yticks=[])  # placed by _place
+            image = ax.imshow(np.zeros((self.n_q, self.n_k)), cmap=CMAP, norm=norm, interpolation="nearest")
+            overlay = ax.imshow(transparent, interpolation="nearest", extent=extent)
+            ax.set(aspect="auto", xlim=(-0.5, self.n_k - 0.5), ylim=(self.n_q - 0.5, -0.5))
+            ax.title.set_fontsize(self.TITLE_SIZE)
+            if p % cols == 0:
+                left_of = offset_copy(ax.transData, fig=fig, x=-3, units="points")
+                self._row_labels.append(
+                    [
+                        ax.text(
+                            -0.5, i, "", transform=left_of, ha="right", va="center", fontsize=self.TICK_SIZE
+                        )
+                        for i in range(self.n_q)
+                    ]
+                )
+            if p + cols >= self.n_panels:
+                below = offset_copy(ax.transData, fig=fig, y=-3, units="points")
+                self._col_labels.append(
+                    [
+                        ax.text(
+                            j,
+                            self.n_q - 0.5,
+                            "",
+                            transform=below,
+                            ha="center",
+                            va="top",
+                            rotation=90,
+                            fontsize=self.TICK_SIZE,
+                        )
+                        for j in range(self.n_k)
+                    ]
+                )
             self.axes.append(ax)
             self.images.append(image)
             self.overlays.append(overlay)
+        self._cax = fig.add_axes((0, 0, 1, 1))
+        bar = fig.colorbar(self.images[0], cax=self._cax, ticks=[0, 0.25, 0.5, 0.75, 1])
+        bar.ax.tick_params(labelsize=self.TICK_SIZE, length=2)
+        bar.set_label("attention weight", fontsize=self.TITLE_SIZE, labelpad=3)
+        self._query_name = fig.text(
+            0, 0, "query", rotation=90, ha="left", va="center", fontsize=self.TITLE_SIZE
+        )
+        self._key_name = fig.text(0, 0, "key", ha="center", va="bottom", fontsize=self.TITLE_SIZE)
+        self._suptitle = fig.text(0, 0, "", ha="center", va="top", fontsize=10)
+        self._swatch = Rectangle(
+            (0, 0), 1, 1, transform=fig.transFigure, facecolor=_MASK_BASE, edgecolor=_MASK_LINE,
+            hatch="////", linewidth=0.6, visible=False,
+        )  # fmt: skip
+        fig.add_artist(self._swatch)
+        self._swatch_text = fig.text(0, 0, "masked", fontsize=self.TICK_SIZE, va="center", visible=False)
+        self._hatch = _hatch_texture(self.n_q, self.n_k)  # (n_q * s, n_k * s, 4), opaque
 
+    def _texts(self) -> list[Text]:
+        """Every text that changes with the labels, i.e. what the text layer of the cache holds."""
+        labels = [t for group in (*self._row_labels, *self._col_labels) for t in group]
+        return [*labels, *(ax.title for ax in self.axes), self._query_name, self._key_name, self._suptitle]
+
+    def _place(self) -> tuple[float, ...]:
+        """Size the figure and place the panels, in inches, to fit the current labels; return the geometry."""
+        (rows, cols), (q_labels, k_labels, _, title) = self.grid, self._labels
+        panel_w = min(max(0.2 * self.n_k, 1.3), 3.0)  # cells about 0.2 in, panels 1.3 to 3 in
+        panel_h = min(max(0.2 * self.n_q, 1.3), 3.0)
+        left = 0.4 + _label_inches(q_labels, self.TICK_SIZE)
+        bottom = 0.35 + _label_inches(k_labels, self.TICK_SIZE)
+        top = 0.3 + (0.3 if title else 0.0)
+        right = 1.2  # colour bar and the key for masked cells
+        gap_w, gap_h = 0.25, 0.35
+        if self.n_panels % cols:  # a short last row: the panels above its gap carry key labels
+            gap_h += _label_inches(k_labels, self.TICK_SIZE) + 0.2
+        width = left + cols * panel_w + (cols - 1) * gap_w + right
+        height = bottom + rows * panel_h + (rows - 1) * gap_h + top
+        geometry = (width, height, left, bottom)
+        if self._frame_cache is not None and self._frame_cache[0] == geometry:
+            return geometry
+        fig = self.figure
+        fig.set_size_inches(width, height)
+
+        def rect(x0: float, y0: float, w: float, h: float) -> tuple[float, float, float, float]:
+            return (x0 / width, y0 / height, w / width, h / height)
+
+        for p, ax in enumerate(self.axes):
+            r, c = divmod(p, cols)
+            ax.set_position(
+                rect(
+                    left + c * (panel_w + gap_w),
+                    bottom + (rows - 1 - r) * (panel_h + gap_h),
+                    panel_w,
+                    panel_h,
+                )
+            )
         grid_top = bottom + rows * panel_h + (rows - 1) * gap_h
         bar_x = left + cols * panel_w + (cols - 1) * gap_w + 0.25
         bar_h = min(grid_top - bottom, 3.0)
-        cax = fig.add_axes(rect(bar_x, grid_top - bar_h, 0.14, bar_h))
-        bar = fig.colorbar(self.images[0], cax=cax, ticks=[0, 0.25, 0.5, 0.75, 1])
-        bar.ax.tick_params(labelsize=tick_size, length=2)
-        bar.set_label("attention weight", fontsize=title_size, labelpad=3)
+        self._cax.set_position(rect(bar_x, grid_top - bar_h, 0.14, bar_h))
         key_y = grid_top - bar_h - 0.55
-        swatch = Rectangle(
-            (bar_x / width, key_y / height),
-            0.22 / width,
-            0.22 / height,
-            transform=fig.transFigure,
-            facecolor=_MASK_BASE,
-            edgecolor=_MASK_LINE,
-            hatch="////",
-            linewidth=0.6,
-        )
-        fig.add_artist(swatch)
-        text = fig.text(
-            (bar_x + 0.3) / width, (key_y + 0.11) / height, "masked", fontsize=tick_size, va="center"
-        )
-        self._mask_key = [swatch, text]
-        if lay.title:
-            fig.suptitle(lay.title, fontsize=10, y=1 - 0.12 / height, va="top")
-        self._hatch = _hatch_texture(lay.n_q, lay.n_k)  # (n_q * s, n_k * s, 4), opaque
+        self._swatch.set_bounds(*rect(bar_x, key_y, 0.22, 0.22))
+        self._swatch_text.set_position(((bar_x + 0.3) / width, (key_y + 0.11) / height))
+        self._query_name.set_position((0.08 / width, (bottom + grid_top) / 2 / height))
+        self._key_name.set_position(((left + (width - right)) / 2 / width, 0.08 / height))
+        self._suptitle.set_position((0.5, 1 - 0.1 / height))
+        return geometry
+
+    def set_labels(
+        self,
+        *,
+        query_tokens: Sequence[str] | None = None,
+        key_tokens: Sequence[str] | None = None,
+        d_k: int | None = None,
+        title: str | None = None,
+    ) -> None:
+        """Replace the token labels, the ``d_k`` in the panel titles and the figure title.
+
+        Args:
+            query_tokens: ``n_q`` row labels; ``None`` labels rows by position.
+            key_tokens: ``n_k`` column labels; ``None`` labels columns by position.
+            d_k: width of each head, shown in the panel titles when given.
+            title: figure title, or ``None`` for none.
+        """
+        q = _check_tokens("query_tokens", query_tokens, self.n_q, "query")
+        k = _check_tokens("key_tokens", key_tokens, self.n_k, "key")
+        d_k = _check_optional_positive_int("d_k", d_k)
+        if title is not None and not isinstance(title, str):
+            raise TypeError(f"title must be a str or None, got {type(title).__name__}")
+        q = q or tuple(str(i) for i in range(self.n_q))
+        k = k or tuple(str(j) for j in range(self.n_k))
+        labels = (q, k, d_k, title)
+        if labels == self._labels:
+            return
+        self._labels = labels
+        for group in self._row_labels:
+            for text, label in zip(group, q, strict=True):
+                text.set_text(label)
+        for group in self._col_labels:
+            for text, label in zip(group, k, strict=True):
+                text.set_text(label)
+        for p, ax in enumerate(self.axes):
+            if p < self.h:
+                ax.set_title(
+                    f"head {p}" + (f" (d_k={d_k})" if d_k else ""), fontsize=self.TITLE_SIZE, pad=3, y=1.0
+                )
+            else:
+                ax.set_title(f"mean of {self.h} heads", fontsize=self.TITLE_SIZE, pad=3, y=1.0)
+        self._suptitle.set_text(title or "")
+        self._place()
 
     # -- updating ------------------------------------------------------------------------------------------
 
@@ -360,82 +412,90 @@ class HeadPlot:
         """Show new weights (and mask) in the existing panels.
 
         Args:
-            weights: shape ``(h, n_q, n_k)`` of this plot's layout (or ``(n_q, n_k)`` when ``h == 1``),
-                values in ``[0, 1]``; a tensor or an array.
+            weights: shape ``(h, n_q, n_k)`` of this plot (or ``(n_q, n_k)`` when ``h == 1``), values in
+                ``[0, 1]``; a tensor or an array.
             mask: optional boolean mask, ``True`` = may attend, broadcastable to ``(h, n_q, n_k)``. Masked
-                cells are drawn hatched; their weights must be 0.
+                cells are drawn hatched; the weights must be 0 there.
 
         Raises:
-            TypeError, ValueError: as :func:`plot_heads`, or weights whose shape is not this layout's.
+            TypeError, ValueError: as for :func:`plot_heads`, or weights of another shape than this plot's.
         """
-        lay = self.layout
         w = as_head_weights(weights)  # (h, n_q, n_k)
-        if w.shape != (lay.h, lay.n_q, lay.n_k):
+        if w.shape != (self.h, self.n_q, self.n_k):
             raise ValueError(
-                f"weights of shape {w.shape} do not fit this plot's layout (h, n_q, n_k) = "
-                f"{(lay.h, lay.n_q, lay.n_k)}; build a new HeadPlot for a new layout"
+                f"weights of shape {w.shape} do not fit this plot's (h, n_q, n_k) = "
+                f"{(self.h, self.n_q, self.n_k)}; build a new HeadPlot for another layout"
             )
         m = None if mask is None else as_head_mask(mask, w.shape)  # (h, n_q, n_k)
         if m is not None:
-            leak = np.abs(np.where(m, 0.0, w)).max()
+            leak = np.where(m, 0.0, w).max()
             if leak > _ATOL:
                 raise ValueError(
                     f"weights are nonzero (up to {leak:.3g}) where the mask is False; "
                     "pass the mask the weights were computed with"
                 )
-        panels = list(w)
-        masks = [None] * lay.h if m is None else list(m)
-        if lay.average:
+        panels, masks = list(w), [None] * self.h if m is None else list(m)
+        if self.average:
             panels.append(w.mean(axis=0))  # (n_q, n_k)
-            masks.append(None if m is None else m.any(axis=0))  # masked where no head may attend
+            masks.append(None if m is None else m.any(axis=0))  # hatched where no head may attend
         for image, overlay, panel, panel_mask in zip(self.images, self.overlays, panels, masks, strict=True):
             image.set_data(panel)
             overlay.set_data(self._overlay(panel_mask))
-        for artist in self._mask_key:
-            artist.set_visible(m is not None and not m.all())
+        show_key = m is not None and not m.all()
+        self._swatch.set_visible(show_key)
+        self._swatch_text.set_visible(show_key)
         self.weights, self.mask = w, None if m is None else np.array(m)
 
     def _overlay(self, panel_mask: np.ndarray | None) -> np.ndarray:
-        """Texture showing the hatching where ``panel_mask`` is False, transparent elsewhere."""
+        """The hatching texture, opaque on the cells where ``panel_mask`` is False, transparent elsewhere."""
         texture = self._hatch.copy()  # (n_q * s, n_k * s, 4)
         if panel_mask is None:
             texture[..., 3] = 0.0
         else:
-            hidden = np.repeat(np.repeat(~panel_mask, _HATCH_CELL, axis=0), _HATCH_CELL, axis=1)
-            texture[..., 3] = hidden  # (n_q * s, n_k * s): opaque exactly on masked cells
+            texture[..., 3] = np.kron(~panel_mask, np.ones((_HATCH_CELL, _HATCH_CELL)))  # (n_q * s, n_k * s)
         return texture
 
     # -- rendering -----------------------------------------------------------------------------------------
 
     def render(self) -> np.ndarray:
-        """Draw the current state and return the pixels, shape ``(height, width, 4)``, dtype uint8.
+        """Draw the current state and return its pixels, shape ``(height, width, 4)``, dtype uint8.
 
-        The first call for a layout draws everything and caches the static part (titles, labels, colour
-        bar); later calls restore that cache and draw only the heatmaps on top of it.
+        The frame and the text come from the cache when the figure's size and the labels are unchanged;
+        only the heatmaps, the panel borders on top of them and the key for masked cells are drawn anew.
         """
         if self.weights is None:
             raise RuntimeError("nothing to render yet: call update(weights) first")
-        canvas = self.figure.canvas
-        key = (self.figure.bbox.bounds, self._mask_key[0].get_visible())
-        if self._background is None or self._background_key != key:
-            dynamic = [*self.images, *self.overlays]
-            for artist in dynamic:
+        fig, canvas = self.figure, self.figure.canvas
+        geometry = self._place()
+        dynamic = [*self.images, *self.overlays, self._swatch, self._swatch_text]
+        if self._frame_cache is None or self._frame_cache[0] != geometry:
+            hidden = [*dynamic, *self._texts()]
+            visible = [a.get_visible() for a in hidden]
+            for artist in hidden:
                 artist.set_visible(False)
             canvas.draw()
-            self._background = canvas.copy_from_bbox(self.figure.bbox)
-            self._background_key = key
-            for artist in dynamic:
-                artist.set_visible(True)
-        canvas.restore_region(self._background)
+            self._frame_cache = (geometry, canvas.copy_from_bbox(fig.bbox))
+            self._text_cache = None
+            for artist, was_visible in zip(hidden, visible, strict=True):
+                artist.set_visible(was_visible)
+        if self._text_cache is None or self._text_cache[:2] != (geometry, self._labels):
+            canvas.restore_region(self._frame_cache[1])
+            for text in self._texts():
+                (text.axes or fig).draw_artist(text)
+            self._text_cache = (geometry, self._labels, canvas.copy_from_bbox(fig.bbox))
+        canvas.restore_region(self._text_cache[2])
         for ax, image, overlay in zip(self.axes, self.images, self.overlays, strict=True):
             ax.draw_artist(image)
             ax.draw_artist(overlay)
-            for spine in ax.spines.values():  # the frame sits on top of the image, as in a full draw
+            for spine in ax.spines.values():  # the border sits on top of the image, as in a full draw
                 ax.draw_artist(spine)
+        if self._swatch.get_visible():
+            fig.draw_artist(self._swatch)
+            fig.draw_artist(self._swatch_text)
         return np.asarray(canvas.buffer_rgba())
 
     def to_png(self, *, compress_level: int = 1) -> bytes:
-        """Render the current state as PNG bytes (fast compression by default, for live updates)."""
+        """Render the current state as PNG bytes; the default fast compression suits live updates."""
         pixels = self.render()  # (height, width, 4)
         buffer = io.BytesIO()
         Image.fromarray(pixels[..., :3]).save(buffer, format="png", compress_level=compress_level)
