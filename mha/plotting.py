@@ -469,7 +469,8 @@ class HeadPlot:
         geometry = self._place()
         dynamic = [*self.images, *self.overlays, self._swatch, self._swatch_text]
         if self._frame_cache is None or self._frame_cache[0] != geometry:
-            hidden = [*dynamic, *self._texts()]
+            spines = [spine for ax in self.axes for spine in ax.spines.values()]  # drawn over the images
+            hidden = [*dynamic, *spines, *self._texts()]
             visible = [a.get_visible() for a in hidden]
             for artist in hidden:
                 artist.set_visible(False)
