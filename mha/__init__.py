@@ -6,8 +6,10 @@ The public API is what ``__all__`` lists; the book's chapters import nothing els
 from mha.attention import scaled_dot_product_attention
 from mha.calculator import CostCalculator, cost_calculator, cost_report
 from mha.configs import MODEL_CONFIGS, ModelConfig, configs_table
+from mha.cost_plots import plot_attention_macs, plot_head_widths, plot_kv_cache
 from mha.costs import (
     attention_macs,
+    attention_macs_parts,
     attention_macs_per_token,
     attention_params,
     attention_weights_bytes,
@@ -36,6 +38,7 @@ __all__ = [
     "StageStepper",
     "WorkedExample",
     "attention_macs",
+    "attention_macs_parts",
     "attention_macs_per_token",
     "attention_params",
     "attention_stages",
@@ -49,7 +52,10 @@ __all__ = [
     "kv_cache_bytes",
     "model_costs",
     "padding_mask",
+    "plot_attention_macs",
+    "plot_head_widths",
     "plot_heads",
+    "plot_kv_cache",
     "plot_stage",
     "scaled_dot_product_attention",
     "sinusoidal_positions",

@@ -60,6 +60,22 @@ def attention_params(d_model: int, h: int, n_kv_heads: int | None = None, *, bia
     return weights + biases
 
 
+def attention_macs_parts(
+    d_model: int, h: int, n_q: int, n_k: int | None = None, *, n_kv_heads: int | None = None
+) -> tuple[int, int]:
+    """The two parts of :func:`attention_macs`: ``(projections, scores)``.
+
+    ``projections`` (``W_q``, ``W_k``, ``W_v``, ``W_o``) grows linearly with the sequence length;
+    ``scores`` (``q k^T`` and ``weights v``) grows with ``n_q n_k``, quadratically for self-attention.
+    """
+    _, h_kv, d_k = _heads(d_model, h, n_kv_heads)
+    n_q = _positive("n_q", n_q)
+    n_k = n_q if n_k is None else _positive("n_k", n_k)
+    projections = 2 * n_q * d_model * d_model + 2 * n_k * d_model * h_kv * d_k
+    scores = 2 * h * n_q * n_k * d_k  # q k^T and weights v, each (n_q, d_k) x (d_k, n_k) per head
+    return projections, scores
+
+
 def attention_macs(
     d_model: int, h: int, n_q: int, n_k: int | None = None, *, n_kv_heads: int | None = None
 ) -> int:
@@ -79,12 +95,7 @@ def attention_macs(
         ``n_q d_model^2`` (``W_q``) + ``2 n_k d_model h_kv d_k`` (``W_k``, ``W_v``)
         + ``2 h n_q n_k d_k`` (scores and weights times values) + ``n_q d_model^2`` (``W_o``).
     """
-    _, h_kv, d_k = _heads(d_model, h, n_kv_heads)
-    n_q = _positive("n_q", n_q)
-    n_k = n_q if n_k is None else _positive("n_k", n_k)
-    projections = 2 * n_q * d_model * d_model + 2 * n_k * d_model * h_kv * d_k
-    attention = 2 * h * n_q * n_k * d_k  # q k^T and weights v, each (n_q, d_k) x (d_k, n_k) per head
-    return projections + attention
+    return sum(attention_macs_parts(d_model, h, n_q, n_k, n_kv_heads=n_kv_heads))
 
 
 def attention_macs_per_token(d_model: int, h: int, context: int, *, n_kv_heads: int | None = None) -> int:

@@ -1,0 +1,162 @@
+"""Figures of real models' attention shapes and costs, drawn from :data:`mha.configs.MODEL_CONFIGS`.
+
+Each function returns a ``matplotlib`` figure created with ``pyplot`` (so a notebook shows it once at the
+end of the cell) and never calls ``plt.show``. The plotted numbers come from :mod:`mha.costs`; the tests
+read them back from the figure's lines.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+import torch
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+from mha.configs import MODEL_CONFIGS, ModelConfig
+from mha.costs import attention_macs_parts, format_bytes, kv_cache_bytes
+
+_STYLE = {"MHA": ("o", "tab:blue"), "GQA": ("s", "tab:orange"), "MQA": ("^", "tab:green")}
+
+
+def _subplots(*args, **kwargs):
+    import matplotlib.pyplot as plt  # only here: importing pyplot picks a backend, `import mha` should not
+
+    return plt.subplots(*args, **kwargs)
+
+
+def _configs(models: Iterable[str | ModelConfig] | None) -> list[ModelConfig]:
+    if models is None:
+        return list(MODEL_CONFIGS.values())
+    out = []
+    for m in models:
+        config = MODEL_CONFIGS.get(m) if isinstance(m, str) else m
+        if not isinstance(config, ModelConfig):
+            raise KeyError(f"unknown model {m!r}; see mha.MODEL_CONFIGS")
+        out.append(config)
+    if not out:
+        raise ValueError("no models to plot")
+    return out
+
+
+def _powers_of_two_axis(axis, lo: float, hi: float) -> None:
+    """Ticks at the powers of two in ``[lo, hi]``, labelled as plain integers."""
+    ticks = [2**k for k in range(64) if lo <= 2**k <= hi]
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_minor_locator(NullLocator())
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{int(v)}"))
+
+
+def _contexts(contexts: Sequence[int]) -> list[int]:
+    values = list(contexts)
+    if not values or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in values):
+        raise ValueError(f"contexts must be a non-empty sequence of positive ints, got {values!r}")
+    return sorted(values)
+
+
+def plot_head_widths(models: Iterable[str | ModelConfig] | None = None) -> Figure:
+    """Scatter of heads ``h`` against width ``d_model`` (log scales), with lines of constant ``d_k``.
+
+    Points are marked by attention kind (MHA, GQA, MQA); models with the same ``(d_model, h)`` share a
+    point and a label.
+    """
+    configs = _configs(models)
+    fig, ax = _subplots(figsize=(10, 6), layout="constrained")
+    xs = [c.d_model for c in configs]
+    lo, hi = min(xs) / 4, max(xs) * 1.5
+    for d_k, style in ((64, ":"), (128, "--"), (256, "-.")):
+        ax.plot([lo, hi], [lo / d_k, hi / d_k], style, color="grey", lw=1, label=f"d_k = {d_k}")
+    names: dict[tuple[int, int], list[str]] = defaultdict(list)
+    for c in configs:
+        names[(c.d_model, c.h)].append(c.name)
+    for kind, (marker, colour) in _STYLE.items():
+        chosen = [c for c in configs if c.attention == kind]
+        if chosen:
+            ax.scatter([c.d_model for c in chosen], [c.h for c in chosen], marker=marker, color=colour, s=45,
+                       label=kind, zorder=3)  # fmt: skip
+    for (d_model, h), group in names.items():
+        left = d_model <= 1024  # the small models crowd together: one line each, on the left
+        label = (", " if left else "\n").join(group)
+        ax.annotate(label, (d_model, h), xytext=(-7 if left else 7, 0), textcoords="offset points",
+                    fontsize=7, va="center", ha="right" if left else "left")  # fmt: skip
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xlim(lo, hi * 2.5)  # room for the labels on the right
+    _powers_of_two_axis(ax.xaxis, lo, hi * 2.5)
+    _powers_of_two_axis(ax.yaxis, *ax.get_ylim())
+    ax.set_xlabel("d_model")
+    ax.set_ylabel("h (query heads)")
+    ax.set_title("Heads grow with the width; the head width d_k = d_model / h stays at 64 or 128")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8)
+    return fig
+
+
+def plot_attention_macs(models: Iterable[str | ModelConfig], contexts: Sequence[int]) -> Figure:
+    """Multiply-adds of one attention layer over one sequence against its length, one panel per model.
+
+    Each panel has two lines: the projections (linear in the length) and the scores (quadratic), with a
+    vertical line where the scores overtake the projections.
+    """
+    configs = _configs(models)
+    ns = _contexts(contexts)
+    fig, axes = _subplots(1, len(configs), figsize=(4.2 * len(configs), 3.8), layout="constrained",
+                             squeeze=False)  # fmt: skip
+    for ax, c in zip(axes[0], configs, strict=True):
+        parts = [attention_macs_parts(c.d_model, c.h, n, n_kv_heads=c.n_kv_heads) for n in ns]
+        ax.plot(ns, [p for p, _ in parts], "-", color="tab:blue", label="projections W_q, W_k, W_v, W_o")
+        ax.plot(ns, [s for _, s in parts], "-", color="tab:red", label="scores q k^T and weights v")
+        crossing = next((n for n, (p, s) in zip(ns, parts, strict=True) if s >= p), None)
+        if crossing is not None:
+            ax.axvline(crossing, color="grey", lw=1, ls="--")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        _powers_of_two_axis(ax.xaxis, ns[0], ns[-1])
+        ax.tick_params(axis="x", labelrotation=45)
+        ax.set_xlabel("sequence length n")
+        ax.set_title(f"{c.name} (d_model={c.d_model}, {c.attention})", fontsize=9)
+        ax.grid(True, alpha=0.3)
+    axes[0][0].set_ylabel("multiply-adds per layer")
+    axes[0][0].legend(fontsize=7, loc="upper left")
+    return fig
+
+
+def plot_kv_cache(
+    models: Iterable[str | ModelConfig],
+    contexts: Sequence[int],
+    *,
+    batch: int = 1,
+    dtype: torch.dtype = torch.bfloat16,
+) -> Figure:
+    """Key/value-cache size against context length for decoder-only models (log-log), one line each.
+
+    A dot marks each model's trained context. Line styles follow the attention kind (MHA, GQA, MQA).
+    """
+    configs = _configs(models)
+    ns = _contexts(contexts)
+    fig, ax = _subplots(figsize=(8.5, 5), layout="constrained")
+    for c in configs:
+        if c.kind != "decoder":
+            raise ValueError(f"{c.name} is an {c.kind} model; only decoder-only models keep a KV cache")
+        gib = [
+            kv_cache_bytes(c.n_layers, c.n_kv_heads, c.d_k, n, batch=batch, dtype=dtype) / 2**30 for n in ns
+        ]
+        marker, _ = _STYLE[c.attention]
+        style = {"MHA": "-", "GQA": "--", "MQA": ":"}[c.attention]
+        (line,) = ax.plot(ns, gib, style, lw=1.8, label=f"{c.name} ({c.attention}, h_kv={c.n_kv_heads})")
+        if c.context is not None and ns[0] <= c.context <= ns[-1]:
+            at = kv_cache_bytes(c.n_layers, c.n_kv_heads, c.d_k, c.context, batch=batch, dtype=dtype) / 2**30
+            ax.plot([c.context], [at], marker, color=line.get_color())
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    _powers_of_two_axis(ax.xaxis, ns[0], ns[-1])
+    ax.yaxis.set_major_formatter(
+        FuncFormatter(lambda v, _: format_bytes(round(v * 2**30)).replace(".00", ""))
+    )
+    ax.set_xlabel("context length (tokens)")
+    ax.set_ylabel(f"KV cache, batch {batch}, {str(dtype).removeprefix('torch.')}")
+    ax.set_title("Key/value cache: grows linearly with context; GQA and MQA divide it by h / h_kv")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
