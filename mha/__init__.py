@@ -17,6 +17,7 @@ from mha.costs import (
     format_count,
     kv_cache_bytes,
     model_costs,
+    saved_for_backward_bytes,
 )
 from mha.masks import causal_mask, padding_mask
 from mha.multihead import MultiHeadAttention
@@ -57,6 +58,7 @@ __all__ = [
     "plot_heads",
     "plot_kv_cache",
     "plot_stage",
+    "saved_for_backward_bytes",
     "scaled_dot_product_attention",
     "sinusoidal_positions",
     "stage_stepper",

@@ -17,6 +17,7 @@ Shape legend:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -157,6 +158,29 @@ def attention_weights_bytes(B: int, h: int, n_q: int, n_k: int, *, dtype: torch.
     for name, value in (("B", B), ("h", h), ("n_q", n_q), ("n_k", n_k)):
         _positive(name, value)
     return B * h * n_q * n_k * torch.empty((), dtype=dtype).element_size()
+
+
+def saved_for_backward_bytes(fn: Callable[[], object]) -> int:
+    """Bytes of the distinct tensors that autograd keeps for the backward pass while ``fn()`` runs.
+
+    This is the activation memory that training pays for a call: every tensor a backward formula needs
+    (inputs of matrix products, softmax outputs, ...). Tensors that share storage (a tensor and its
+    transpose) count once. Inputs that require gradients and parameters count too, since autograd holds
+    them. The measurement is exact and deterministic, unlike a reading of the allocator.
+
+    Args:
+        fn: a call with no arguments, e.g. ``lambda: attn(x)``, whose inputs require gradients.
+    """
+    kept: list[torch.Tensor] = []  # hold every saved tensor, so that no storage is freed and reused
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        kept.append(t)
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        fn()
+    storages = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in kept}
+    return sum(storages.values())
 
 
 @dataclass(frozen=True)

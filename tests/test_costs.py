@@ -15,6 +15,7 @@ from mha.costs import (
     format_count,
     kv_cache_bytes,
     model_costs,
+    saved_for_backward_bytes,
 )
 
 SHAPES = [
@@ -158,3 +159,23 @@ def test_format_bytes(n, text):
 )
 def test_format_count(n, text):
     assert format_count(n) == text
+
+
+def test_saved_for_backward_bytes_of_the_explicit_path_are_inputs_plus_weights():
+    B, h, n, d_k = 1, 2, 16, 4
+    q, k, v = (torch.randn(B, h, n, d_k, requires_grad=True) for _ in range(3))
+    saved = saved_for_backward_bytes(lambda: mha.scaled_dot_product_attention(q, k, v))
+    inputs = 3 * q.numel() * q.element_size()  # the matmuls keep q, k, v
+    assert saved == inputs + attention_weights_bytes(B, h, n, n)  # and the softmax keeps its output
+
+
+def test_fused_path_saves_no_n_by_n_tensor():
+    B, h, n, d_k = 1, 2, 256, 8
+    q, k, v = (torch.randn(B, h, n, d_k, requires_grad=True) for _ in range(3))
+    fused = saved_for_backward_bytes(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v))
+    assert fused < attention_weights_bytes(B, h, n, n)
+
+
+def test_nothing_is_saved_without_gradients():
+    x = torch.randn(3, 3)
+    assert saved_for_backward_bytes(lambda: x @ x) == 0
