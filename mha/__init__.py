@@ -3,6 +3,7 @@
 The public API is what ``__all__`` lists; the book's chapters import nothing else.
 """
 
+from mha._embeddings import embed_tokens
 from mha.attention import scaled_dot_product_attention
 from mha.calculator import CostCalculator, cost_calculator, cost_report
 from mha.configs import MODEL_CONFIGS, ModelConfig, configs_table
@@ -26,12 +27,14 @@ from mha.positional import sinusoidal_positions
 from mha.stages import STAGES, Stage, attention_stages
 from mha.stepper import StageStepper, plot_stage, stage_stepper
 from mha.tutorial_code import tutorial_class, tutorial_source
+from mha.widgets import HeadExplorer
 from mha.worked_example import WorkedExample, worked_example
 
 __all__ = [
     "MODEL_CONFIGS",
     "STAGES",
     "CostCalculator",
+    "HeadExplorer",
     "HeadPlot",
     "ModelConfig",
     "MultiHeadAttention",
@@ -48,6 +51,7 @@ __all__ = [
     "configs_table",
     "cost_calculator",
     "cost_report",
+    "embed_tokens",
     "format_bytes",
     "format_count",
     "kv_cache_bytes",

@@ -441,6 +441,7 @@ class HeadPlot:
         for image, overlay, panel, panel_mask in zip(self.images, self.overlays, panels, masks, strict=True):
             image.set_data(panel)
             overlay.set_data(self._overlay(panel_mask))
+            overlay.set_visible(panel_mask is not None and not panel_mask.all())  # skip drawing it if empty
         show_key = m is not None and not m.all()
         self._swatch.set_visible(show_key)
         self._swatch_text.set_visible(show_key)

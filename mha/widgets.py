@@ -1,0 +1,476 @@
+"""The head explorer: change ``d_model``, ``h``, the mask and the sentence, and watch what every head does.
+
+:class:`HeadExplorer` wires a few ``ipywidgets`` controls to a :class:`mha.MultiHeadAttention` and a
+:class:`mha.HeadPlot`. On every change it embeds the sentence (:func:`mha.embed_tokens`, or a chapter's own
+embedding for a trained model), runs the attention layer, redraws the heatmaps in place and sends them to
+the front end as PNG bytes in an ``ipywidgets.Image``, which Jupyter Notebook 7, JupyterLab 4 and Colab all
+display without any extension.
+
+Without a kernel (the built book) no widget can run, so displaying an explorer also hands the notebook a
+static picture of its current state: its MIME bundle holds, beside the widget view, ``text/html`` (the
+picture, the shapes and a note to use the launch button) and ``image/png``. A live front end shows the
+widget; a static renderer that skips widget views shows the picture.
+
+Errors: a reader's input never raises (an empty or over-long sentence, a word a trained model's vocabulary
+lacks); the explorer says what is wrong instead. Anything else that goes wrong in a control's callback is
+a bug: it is shown in the explorer, kept in ``last_error`` and raised again, so a notebook cell that sets a
+control fails, and so does its nbval run.
+
+Shape legend:
+    n        number of tokens (queries and keys: this is self-attention)
+    d_model  model width
+    h        number of heads
+    d_k      width of each head, d_model / h
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import torch
+
+from mha._embeddings import embed_tokens
+from mha.masks import causal_mask, padding_mask
+from mha.multihead import MultiHeadAttention
+from mha.plotting import HeadPlot
+
+D_MODELS = (8, 12, 16, 24, 32, 48, 64)  # d_model choices for fresh layers: many divisors, quick to draw
+MAX_HEADS = 16  # at most this many panels
+MAX_TOKENS = 16  # at most this many tokens per sentence
+MASKS = ("none", "causal", "padding", "causal + padding")
+DEFAULT_SENTENCE = "the cat sat on the mat because it was tired"
+STATIC_NOTE = (
+    "This is a picture of the explorer's first state. Interaction needs a live kernel – "
+    "use the launch button (rocket icon) at the top of the page to open this chapter in Binder or Colab."
+)
+_MAX_LABEL = 10  # characters of a token shown as a label
+_PLOT_CACHE = 6  # figures kept for layouts (h, n) seen recently, so going back to one is fast
+
+Embed = Callable[[Sequence[str]], torch.Tensor]
+
+
+def head_choices(d_model: int) -> list[int]:
+    """The numbers of heads the explorer offers for ``d_model``: its divisors up to ``MAX_HEADS``."""
+    return [h for h in range(1, min(d_model, MAX_HEADS) + 1) if d_model % h == 0]
+
+
+def fresh_attention(d_model: int, h: int, seed: int) -> MultiHeadAttention:
+    """A newly initialised :class:`MultiHeadAttention`, the same for the same arguments.
+
+    The parameters follow PyTorch's default for ``nn.Linear`` (uniform in ``±1/sqrt(d_model)``) but are
+    drawn from a ``torch.Generator`` seeded with ``seed``, so the global random state is left alone. Their
+    shapes do not depend on ``h``, and neither do their values: for one ``d_model`` and ``seed``, every ``h``
+    splits the same ``W_q``, ``W_k``, ``W_v``, ``W_o`` into heads differently.
+    """
+    with torch.random.fork_rng(devices=[]):  # the constructor's own initialisation touches the global RNG
+        model = MultiHeadAttention(d_model, h)
+    generator = torch.Generator().manual_seed(seed)
+    bound = d_model**-0.5  # every projection has fan-in d_model
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.copy_(torch.rand(parameter.shape, generator=generator) * 2 * bound - bound)
+    return model.eval()
+
+
+def build_mask(kind: str, n: int, valid_length: int) -> torch.Tensor | None:
+    """The mask of a kind in ``MASKS`` for ``n`` tokens, of which the first ``valid_length`` are real.
+
+    Returns:
+        ``None`` for ``"none"``, else a boolean tensor broadcastable to ``(1, h, n, n)``, ``True`` = may
+        attend: ``(n, n)`` for causal masks, ``(1, 1, 1, n)`` for padding alone.
+    """
+    if kind not in MASKS:
+        raise ValueError(f"mask must be one of {MASKS}, got {kind!r}")
+    if kind == "none":
+        return None
+    masks = []
+    if "causal" in kind:
+        masks.append(causal_mask(n))  # (n, n)
+    if "padding" in kind:
+        masks.append(padding_mask([valid_length], n))  # (1, 1, 1, n)
+    return masks[0] if len(masks) == 1 else masks[0] & masks[1]  # (1, 1, n, n)
+
+
+def _label(token: str) -> str:
+    return token if len(token) <= _MAX_LABEL else token[: _MAX_LABEL - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Controls:
+    """The explorer's controls; set their ``.value`` to drive it from code, as a reader would."""
+
+    d_model: widgets.Dropdown  # model width
+    h: widgets.Dropdown  # number of heads, only divisors of d_model
+    mask: widgets.Dropdown  # one of MASKS
+    valid_length: widgets.IntSlider  # real tokens before the padding, for the padding masks
+    sentence: widgets.Text  # split at spaces into tokens
+    seed: widgets.BoundedIntText  # seed of a fresh layer's weights
+    source: widgets.ToggleButtons  # "fresh" or "trained"
+
+    def all(self) -> list[widgets.ValueWidget]:
+        return [self.d_model, self.h, self.mask, self.valid_length, self.sentence, self.seed, self.source]
+
+
+class HeadExplorer:
+    """Interactive per-head attention heatmaps for a sentence.
+
+    Display it in a notebook (make it the last expression of a cell). The controls choose ``d_model``, the
+    number of heads ``h`` (only divisors of ``d_model``), the mask, the sentence, the seed of a freshly
+    initialised layer, and whether to use that fresh layer or a trained one. Beside the heatmaps it lists
+    the shapes these settings imply.
+
+    Args:
+        model: a trained :class:`mha.MultiHeadAttention` to explore; it fixes ``d_model`` and ``h``. Without
+            it, only freshly initialised layers are offered.
+        embed: turns the tokens into the model's input: a callable from a list of ``n`` strings to a tensor
+            of shape ``(n, d_model)``, including positional information if the model expects it. It may
+            raise ``KeyError`` or ``ValueError`` for a token it cannot embed; the explorer shows that
+            message to the reader. ``None`` uses :func:`mha.embed_tokens`. Fresh layers always use
+            :func:`mha.embed_tokens`.
+        sentence: the initial sentence.
+        d_model: the initial model width of a fresh layer, one of ``D_MODELS``.
+        h: the initial number of heads of a fresh layer; must divide ``d_model``.
+        mask: the initial mask, one of ``MASKS``.
+        valid_length: the initial number of real tokens for the padding masks; ``None`` means all but the
+            last two.
+        seed: the initial seed of a fresh layer.
+
+    Attributes:
+        controls: the :class:`Controls`.
+        image: the ``ipywidgets.Image`` showing the heatmaps as PNG.
+        shapes_html: the ``ipywidgets.HTML`` listing the shapes.
+        status: the ``ipywidgets.HTML`` for messages to the reader (empty when all is well).
+        widget: the whole explorer, an ``ipywidgets.VBox``.
+        tokens: the tokens shown, ``weights``: their attention weights ``(h, n, n)``, ``mask``: the mask
+            used (or ``None``), ``model``: the layer used.
+        last_error: the last unexpected exception raised in a callback, or ``None``.
+
+    Example:
+        >>> explorer = HeadExplorer(d_model=16, h=4)
+        >>> explorer.controls.mask.value = "causal"  # what a reader's click does
+        >>> explorer.weights.shape
+        torch.Size([4, 10, 10])
+    """
+
+    def __init__(
+        self,
+        model: MultiHeadAttention | None = None,
+        embed: Embed | None = None,
+        *,
+        sentence: str = DEFAULT_SENTENCE,
+        d_model: int = 32,
+        h: int = 4,
+        mask: str = "none",
+        valid_length: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        if model is not None and not isinstance(model, MultiHeadAttention):
+            raise TypeError(f"model must be an mha.MultiHeadAttention or None, got {type(model).__name__}")
+        if embed is not None and not callable(embed):
+            raise TypeError(
+                f"embed must be a callable tokens -> (n, d_model) tensor, got {type(embed).__name__}"
+            )
+        if not isinstance(sentence, str):
+            raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
+        if d_model not in D_MODELS:
+            raise ValueError(f"d_model must be one of {D_MODELS}, got {d_model!r}")
+        if h not in head_choices(d_model):
+            raise ValueError(
+                f"h must be one of {head_choices(d_model)} (divisors of d_model={d_model}), got {h!r}"
+            )
+        if mask not in MASKS:
+            raise ValueError(f"mask must be one of {MASKS}, got {mask!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**31:
+            raise ValueError(f"seed must be an int in [0, 2**31), got {seed!r}")
+        n = max(1, min(len(sentence.split()), MAX_TOKENS))
+        valid_length = max(1, n - 2) if valid_length is None else valid_length
+        if isinstance(valid_length, bool) or not isinstance(valid_length, int) or not 1 <= valid_length <= n:
+            raise ValueError(
+                f"valid_length must be an int in 1..{n} (the number of tokens), got {valid_length!r}"
+            )
+
+        self.trained = model
+        self._embed = embed
+        self.tokens: list[str] = []
+        self.weights: torch.Tensor | None = None  # (h, n, n)
+        self.mask: torch.Tensor | None = None
+        self.model: MultiHeadAttention | None = None
+        self.last_error: BaseException | None = None
+        self._plots: OrderedDict[tuple[int, int], HeadPlot] = OrderedDict()
+        self._models: dict[tuple[int, int, int], MultiHeadAttention] = {}
+        self._quiet = False  # set while the explorer itself adjusts controls
+
+        d_models = sorted({*D_MODELS, *([model.d_model] if model is not None else [])})
+        wide = widgets.Layout(width="auto")
+        style = {"description_width": "initial"}
+        self.controls = Controls(
+            d_model=widgets.Dropdown(options=d_models, value=d_model, description="d_model", style=style),
+            h=widgets.Dropdown(options=head_choices(d_model), value=h, description="heads h", style=style),
+            mask=widgets.Dropdown(options=MASKS, value=mask, description="mask", style=style),
+            valid_length=widgets.IntSlider(
+                value=valid_length, min=1, max=n, description="valid length", style=style, layout=wide
+            ),
+            sentence=widgets.Text(
+                value=sentence, description="sentence", continuous_update=False, style=style,
+                layout=widgets.Layout(width="32em"),
+            ),
+            seed=widgets.BoundedIntText(value=seed, min=0, max=2**31 - 1, description="seed", style=style,
+                                        layout=widgets.Layout(width="12em")),
+            source=widgets.ToggleButtons(
+                options=[("fresh (random init)", "fresh"), ("trained", "trained")],
+                value="fresh" if model is None else "trained",
+                description="weights",
+                style=style,
+            ),
+        )  # fmt: skip
+        self.status = widgets.HTML()
+        self.note = widgets.HTML()
+        self.image = widgets.Image(format="png")
+        self.shapes_html = widgets.HTML(layout=widgets.Layout(min_width="17em"))
+        self.widget = widgets.VBox(
+            [
+                widgets.HBox(
+                    [self.controls.d_model, self.controls.h, self.controls.mask, self.controls.valid_length]
+                ),
+                widgets.HBox([self.controls.sentence, self.controls.seed]),
+                self.controls.source,
+                self.note,
+                self.status,
+                widgets.HBox([self.image, self.shapes_html], layout=widgets.Layout(flex_flow="row wrap")),
+            ]
+        )
+        for control in self.controls.all():
+            control.observe(self._on_change, names="value")
+        self.refresh()
+
+    # -- reacting to the controls ------------------------------------------------------------------------
+
+    def _on_change(self, change: dict) -> None:
+        if self._quiet:
+            return
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recompute and redraw for the controls' current values (the controls call this themselves).
+
+        Raises:
+            Exception: whatever unexpected error occurred, after showing it and keeping it in
+                ``last_error``; a reader's input never raises.
+        """
+        try:
+            self._refresh()
+        except Exception as error:
+            self.last_error = error
+            self.status.value = (
+                '<span style="color:#b00020">Something went wrong inside the explorer: '
+                f"{html.escape(type(error).__name__)}: {html.escape(str(error))}. Please report it.</span>"
+            )
+            raise
+
+    def _refresh(self) -> None:
+        c = self.controls
+        trained = c.source.value == "trained"
+        self._sync_controls(trained)
+        tokens = c.sentence.value.split()
+        if not tokens:
+            return self._say(
+                "Type a sentence: the explorer needs at least one word (words are split at spaces)."
+            )
+        if len(tokens) > MAX_TOKENS:
+            return self._say(
+                f"That sentence has {len(tokens)} words; the explorer shows at most {MAX_TOKENS}. "
+                "Please shorten it."
+            )
+        n = len(tokens)
+        self._adjust(c.valid_length, max=n, value=min(c.valid_length.value, n))
+
+        model = self.trained if trained else self._fresh(c.d_model.value, c.h.value, c.seed.value)
+        embed = self._embed if trained and self._embed is not None else self._default_embed(model.d_model)
+        try:
+            x = embed(tokens)
+        except (KeyError, ValueError) as error:
+            message = error.args[0] if error.args else error
+            return self._say(f"This model cannot embed that sentence: {html.escape(str(message))}")
+        x = self._check_embedding(x, n, model.d_model)
+        mask = build_mask(c.mask.value, n, c.valid_length.value)
+        param = next(model.parameters())
+        with torch.no_grad():
+            _, weights = model(x.to(param)[None], mask=mask)  # (1, n, d_model) -> weights (1, h, n, n)
+        weights = weights[0]  # (h, n, n)
+
+        plot = self._plot(model.h, n)
+        labels = [_label(t) for t in tokens]
+        plot.set_labels(query_tokens=labels, key_tokens=labels, d_k=model.d_k)
+        plot.update(weights, mask)
+        self.image.value = plot.to_png()
+        self.tokens, self.weights, self.mask, self.model = tokens, weights, mask, model
+        self.shapes_html.value = self._shapes_html()
+        self.status.value = ""
+        return None
+
+    def _say(self, message: str) -> None:
+        """Show a message to the reader; the picture stays that of the last valid input."""
+        self.status.value = (
+            f'<span style="color:#8a4b00">{message} (The picture still shows the last valid input.)</span>'
+        )
+
+    def _sync_controls(self, trained: bool) -> None:
+        """Enable and fill the controls that make sense for the chosen source of weights."""
+        c, model = self.controls, self.trained
+        c.source.disabled = model is None
+        for control in (c.d_model, c.h, c.seed):
+            control.disabled = trained
+        c.valid_length.disabled = "padding" not in c.mask.value
+        if trained:
+            self._adjust(c.d_model, value=model.d_model)
+            self._adjust(
+                c.h, options=head_choices(model.d_model) if model.h <= MAX_HEADS else [model.h], value=model.h
+            )
+            self.note.value = (
+                f"<i>Trained model: d_model = {model.d_model} and h = {model.h} are fixed by its weights, "
+                "and the seed plays no part; choose \u201cfresh\u201d to change them.</i>"
+            )
+        else:
+            choices = head_choices(c.d_model.value)
+            h = c.h.value if c.h.value in choices else max(k for k in choices if k <= c.h.value)
+            self._adjust(c.h, options=choices, value=h)
+            self.note.value = (
+                ""
+                if model is not None
+                else "<i>Fresh layer: random weights, PyTorch's default initialisation.</i>"
+            )
+
+    def _adjust(self, control: widgets.ValueWidget, **traits) -> None:
+        """Set traits of a control without running the explorer again for each of them."""
+        self._quiet = True
+        try:
+            for name, value in traits.items():
+                if getattr(control, name) != value:
+                    setattr(control, name, value)
+        finally:
+            self._quiet = False
+
+    def _fresh(self, d_model: int, h: int, seed: int) -> MultiHeadAttention:
+        key = (d_model, h, seed)
+        if key not in self._models:
+            if len(self._models) >= 32:
+                self._models.clear()
+            self._models[key] = fresh_attention(d_model, h, seed)
+        return self._models[key]
+
+    @staticmethod
+    def _default_embed(d_model: int) -> Embed:
+        return lambda tokens: embed_tokens(tokens, d_model)
+
+    @staticmethod
+    def _check_embedding(x: object, n: int, d_model: int) -> torch.Tensor:
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+            raise TypeError(f"embed must return a floating-point torch.Tensor, got {type(x).__name__}")
+        if tuple(x.shape) != (n, d_model):
+            raise ValueError(f"embed returned shape {tuple(x.shape)}, expected (n, d_model) = {(n, d_model)}")
+        return x
+
+    def _plot(self, h: int, n: int) -> HeadPlot:
+        """The figure for ``h`` panels of ``n`` by ``n``, reused if it was drawn recently."""
+        key = (h, n)
+        if key in self._plots:
+            self._plots.move_to_end(key)
+        else:
+            self._plots[key] = HeadPlot(h, n, n)
+            if len(self._plots) > _PLOT_CACHE:
+                self._plots.popitem(last=False)
+        return self._plots[key]
+
+    # -- what the settings imply ---------------------------------------------------------------------------
+
+    def shapes(self) -> dict[str, object]:
+        """The shapes and sizes the current settings imply, as shown beside the heatmaps.
+
+        Returns:
+            A dict with ``n``, ``d_model``, ``h``, ``d_k`` and the shapes (tuples) of ``x`` ``(n, d_model)``,
+            of each head's ``Q_i``, ``K_i``, ``V_i`` ``(n, d_k)``, of each head's weights ``(n, n)``, of all
+            weights ``(h, n, n)``, of the concatenated heads ``(n, h * d_k)`` and of the output; and
+            ``parameters``, a dict of parameter counts per projection and in total.
+        """
+        model, n = self.model, len(self.tokens)
+        if model is None:
+            raise RuntimeError("the explorer has no valid input yet")
+        counts = {
+            name: sum(p.numel() for p in getattr(model, name).parameters())
+            for name in ("W_q", "W_k", "W_v", "W_o")
+        }
+        counts["total"] = sum(counts.values())
+        d_model, h, d_k = model.d_model, model.h, model.d_k
+        return {
+            "n": n,
+            "d_model": d_model,
+            "h": h,
+            "d_k": d_k,
+            "x": (n, d_model),
+            "Q_i": (n, d_k),
+            "K_i": (n, d_k),
+            "V_i": (n, d_k),
+            "weights_i": (n, n),
+            "weights": (h, n, n),
+            "concat": (n, h * d_k),
+            "output": (n, d_model),
+            "parameters": counts,
+        }
+
+    def _shapes_html(self) -> str:
+        s = self.shapes()
+        p = s["parameters"]
+        rows = [
+            ("d_k = d_model / h", f"{s['d_model']} / {s['h']} = {s['d_k']}"),
+            ("input x", s["x"]),
+            ("Q<sub>i</sub>, K<sub>i</sub>, V<sub>i</sub> per head", s["Q_i"]),
+            ("weights per head", s["weights_i"]),
+            ("weights, all heads", s["weights"]),
+            ("Concat(head<sub>1..h</sub>)", s["concat"]),
+            ("output", s["output"]),
+        ]
+        body = "".join(f"<tr><td>{name}</td><td><code>{value}</code></td></tr>" for name, value in rows)
+        params = " + ".join(f"{name} {p[name]:,}" for name in ("W_q", "W_k", "W_v", "W_o"))
+        return (
+            f"<b>Shapes</b> for n = {s['n']} tokens, d_model = {s['d_model']}, h = {s['h']}"
+            f"<table>{body}</table>"
+            f"<b>Parameters</b>: {params} = <b>{p['total']:,}</b>"
+            "<br><small>The same for every h: heads split d_model, they do not add weights.</small>"
+        )
+
+    # -- display ---------------------------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        if self.model is None:
+            return "HeadExplorer(no valid input)"
+        return (
+            f"HeadExplorer(d_model={self.model.d_model}, h={self.model.h}, "
+            f"mask={self.controls.mask.value!r}, tokens={len(self.tokens)}, "
+            f"source={self.controls.source.value!r})"
+        )
+
+    def static_html(self) -> str:
+        """HTML of the current state for pages without a kernel: the picture, the shapes and a note."""
+        png = base64.b64encode(self.image.value).decode("ascii")
+        alt = html.escape(f"Attention weights of each head for the sentence: {' '.join(self.tokens)}")
+        return (
+            '<div class="mha-head-explorer-static">'
+            f"<p><em>{html.escape(STATIC_NOTE)}</em></p>"
+            '<div style="display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start">'
+            f'<img src="data:image/png;base64,{png}" alt="{alt}" style="max-width:100%"/>'
+            f"<div>{self.shapes_html.value}</div></div></div>"
+        )
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """The widget for live front ends, plus a static picture for renderers without a kernel."""
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
+        bundle["text/plain"] = repr(self)
+        if self.weights is not None:
+            bundle["text/html"] = self.static_html()
+            bundle["image/png"] = base64.b64encode(self.image.value).decode("ascii")
+        return bundle
