@@ -203,8 +203,10 @@ class StageStepper(widgets.VBox):
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs) or {}
-        # The picture, base64 as in a notebook file, for viewers that cannot show widgets.
-        return {**bundle, "image/png": base64.b64encode(bytes(self.image.value)).decode("ascii")}
+        # The picture, base64 as in a notebook file, for viewers that cannot show widgets, and a short
+        # text instead of ipywidgets' repr (which would spell out the PNG's bytes).
+        png = base64.b64encode(bytes(self.image.value)).decode("ascii")
+        return {**bundle, "image/png": png, "text/plain": f"StageStepper: {self.caption.value}"}
 
 
 def stage_stepper(

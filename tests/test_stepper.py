@@ -73,6 +73,7 @@ def test_display_bundle_carries_a_static_png(stages):
     bundle = stepper._repr_mimebundle_()
     assert base64.b64decode(bundle["image/png"]) == bytes(stepper.image.value)
     assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/plain"] == f"StageStepper: {stepper.caption.value}"
 
 
 @pytest.mark.parametrize(
