@@ -26,6 +26,18 @@ from mha.plotting import HeadPlot, plot_heads
 from mha.positional import sinusoidal_positions
 from mha.stages import STAGES, Stage, attention_stages
 from mha.stepper import StageStepper, plot_stage, stage_stepper
+from mha.tasks import TASKS, Task
+from mha.training import (
+    OneLayerAttentionModel,
+    TrainConfig,
+    ablate_heads,
+    evaluate,
+    head_ablation,
+    load_models,
+    load_results,
+    train,
+)
+from mha.training_plots import plot_accuracy_by_heads, plot_learning_curves
 from mha.tutorial_code import tutorial_class, tutorial_source
 from mha.widgets import HeadExplorer
 from mha.worked_example import WorkedExample, worked_example
@@ -33,14 +45,19 @@ from mha.worked_example import WorkedExample, worked_example
 __all__ = [
     "MODEL_CONFIGS",
     "STAGES",
+    "TASKS",
     "CostCalculator",
     "HeadExplorer",
     "HeadPlot",
     "ModelConfig",
     "MultiHeadAttention",
+    "OneLayerAttentionModel",
     "Stage",
     "StageStepper",
+    "Task",
+    "TrainConfig",
     "WorkedExample",
+    "ablate_heads",
     "attention_macs",
     "attention_macs_parts",
     "attention_macs_per_token",
@@ -52,20 +69,27 @@ __all__ = [
     "cost_calculator",
     "cost_report",
     "embed_tokens",
+    "evaluate",
     "format_bytes",
     "format_count",
+    "head_ablation",
     "kv_cache_bytes",
+    "load_models",
+    "load_results",
     "model_costs",
     "padding_mask",
+    "plot_accuracy_by_heads",
     "plot_attention_macs",
     "plot_head_widths",
     "plot_heads",
     "plot_kv_cache",
+    "plot_learning_curves",
     "plot_stage",
     "saved_for_backward_bytes",
     "scaled_dot_product_attention",
     "sinusoidal_positions",
     "stage_stepper",
+    "train",
     "tutorial_class",
     "tutorial_source",
     "worked_example",

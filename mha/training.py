@@ -1,0 +1,373 @@
+"""Train tiny one-layer attention models on :mod:`mha.tasks`, evaluate them, and ablate their heads.
+
+The model is the smallest thing that still has the shape of a Transformer layer: token embedding plus a
+learned position embedding (as in GPT-2, so a head can learn to look any number of places back), one
+causal :class:`mha.MultiHeadAttention` with a residual connection, and an MLP readout at every position.
+Its parameter count does not depend on ``h`` (the four projections are ``d_model x d_model`` whatever
+``h`` is), so models with different ``h`` are compared at equal size.
+
+Regenerate the chapter's shipped weights and metrics (deterministic; see :func:`main`)::
+
+    python -m mha.training
+
+Shape legend:
+    B        batch size
+    n        sequence length
+    d_model  model width
+    h        number of heads; d_k = d_model / h
+    k        number of lookups per position (``task.n_lookups``)
+    V        number of values a target can take (``task.n_values``)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import io
+import json
+import math
+import platform
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from mha.masks import causal_mask
+from mha.multihead import MultiHeadAttention
+from mha.tasks import IGNORE, TASKS, Task
+
+EVAL_SEED = 12345  # seed of every task's held-out evaluation batch; training seeds are >= 1_000_003
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that determines one training run; the same config always gives the same weights."""
+
+    task: str  # a key of mha.TASKS
+    h: int  # number of heads
+    seed: int = 0  # seeds the initial weights and the stream of training batches
+    d_model: int = 16  # model width, the same for every h
+    d_ff: int = 32  # hidden width of the readout MLP
+    steps: int = 1500  # optimiser steps, one fresh batch each (the data never repeats)
+    batch_size: int = 128  # sequences per step
+    lr: float = 3e-3  # peak AdamW learning rate: linear warm-up, then cosine decay to zero
+    warmup: int = 100  # warm-up steps
+    eval_every: int = 100  # steps between two points of the learning curve
+    eval_size: int = 2048  # sequences in the held-out evaluation batch
+
+    @property
+    def key(self) -> str:
+        """A short unique name, e.g. ``"recall-3/h4/seed0"``."""
+        return f"{self.task}/h{self.h}/seed{self.seed}"
+
+
+class OneLayerAttentionModel(nn.Module):
+    """Token + learned position embedding, one causal multi-head attention layer with a residual, MLP readout.
+
+    Args:
+        task: the task, which fixes the vocabulary, the length and the outputs.
+        d_model: model width.
+        h: number of heads; must divide ``d_model``.
+        d_ff: hidden width of the readout.
+
+    Attributes:
+        embedding: ``nn.Embedding(task.vocab_size, d_model)``.
+        position: ``nn.Embedding(task.seq_len, d_model)``, one learned vector per position.
+        attn: the :class:`mha.MultiHeadAttention` layer under study.
+        readout: ``Linear(d_model, d_ff)``, ReLU, ``Linear(d_ff, k * V)``, applied at every position.
+    """
+
+    def __init__(self, task: Task, d_model: int, h: int, *, d_ff: int = 32) -> None:
+        super().__init__()
+        self.task = task
+        self.embedding = nn.Embedding(task.vocab_size, d_model)
+        self.position = nn.Embedding(task.seq_len, d_model)
+        self.register_buffer("mask", causal_mask(task.seq_len), persistent=False)
+        self.attn = MultiHeadAttention(d_model, h)
+        self.readout = nn.Sequential(
+            nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, task.n_lookups * task.n_values)
+        )
+
+    def embed(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Token embedding plus position: ``(B, n)`` integer ids to ``(B, n, d_model)`` vectors."""
+        n = tokens.size(1)
+        return self.embedding(tokens) + self.position.weight[:n]  # (B, n, d_model)
+
+    def embed_names(self, names: Sequence[str]) -> torch.Tensor:
+        """Embed tokens given by name (``task.token_names()``, e.g. ``["3", "A5", "?"]``): ``(n, d_model)``.
+
+        This is the ``embed`` argument that :class:`mha.HeadExplorer` expects for a trained model.
+
+        Raises:
+            KeyError: a name that is not in the task's vocabulary.
+            ValueError: more names than the ``task.seq_len`` positions the model has learned.
+        """
+        ids = {name: i for i, name in enumerate(self.task.token_names())}
+        unknown = [name for name in names if name not in ids]
+        if unknown:
+            raise KeyError(f"not in the vocabulary of task {self.task.name!r}: {', '.join(unknown)}")
+        if not 1 <= len(names) <= self.task.seq_len:
+            raise ValueError(f"give 1 to {self.task.seq_len} tokens, got {len(names)}")
+        tokens = torch.tensor([[ids[name] for name in names]], device=self.position.weight.device)  # (1, n)
+        return self.embed(tokens)[0]  # (n, d_model)
+
+    def forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return ``(logits, weights)`` of shapes ``(B, n, k, V)`` and ``(B, h, n, n)``."""
+        B, n = tokens.shape
+        x = self.embed(tokens)  # (B, n, d_model)
+        mask = self.mask[:n, :n]  # (n, n)
+        a, weights = self.attn(x, mask=mask)  # (B, n, d_model), (B, h, n, n)
+        logits = self.readout(x + a)  # (B, n, k * V)
+        return logits.view(B, n, self.task.n_lookups, self.task.n_values), weights
+
+
+def build_model(config: TrainConfig) -> OneLayerAttentionModel:
+    """The untrained model of ``config``, its weights drawn from ``config.seed`` (global RNG untouched)."""
+    with torch.random.fork_rng():
+        torch.manual_seed(config.seed)
+        return OneLayerAttentionModel(TASKS[config.task], config.d_model, config.h, d_ff=config.d_ff)
+
+
+def loss_and_accuracy(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Cross-entropy over the scored targets, and the accuracy of each lookup slot.
+
+    Args:
+        logits: shape ``(B, n, k, V)``.
+        targets: shape ``(B, n, k)``, :data:`mha.tasks.IGNORE` where nothing is scored.
+
+    Returns:
+        ``(loss, slot_accuracy)``: a scalar, and a tensor of shape ``(k,)``, the fraction of correct
+        predictions per lookup.
+    """
+    V = logits.size(-1)
+    loss = F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1), ignore_index=IGNORE)
+    scored = targets != IGNORE  # (B, n, k)
+    correct = (logits.argmax(-1) == targets) & scored  # (B, n, k)
+    slot_accuracy = correct.sum(dim=(0, 1)) / scored.sum(dim=(0, 1))  # (k,)
+    return loss, slot_accuracy
+
+
+@torch.no_grad()
+def evaluate(model: OneLayerAttentionModel, *, size: int = 2048, heads_off: Iterable[int] = ()) -> dict:
+    """Loss and accuracy of ``model`` on its task's held-out batch (seed :data:`EVAL_SEED`).
+
+    Args:
+        model: a trained or untrained model.
+        size: number of held-out sequences.
+        heads_off: heads to ablate during the evaluation (see :func:`ablate_heads`).
+
+    Returns:
+        ``{"loss": float, "accuracy": float, "slot_accuracy": list[float]}``; ``accuracy`` is the mean
+        over the lookups.
+    """
+    tokens, targets = model.task.sample(size, seed=EVAL_SEED)
+    was_training = model.training
+    model.eval()
+    with ablate_heads(model.attn, heads_off):
+        logits, _ = model(tokens)
+    model.train(was_training)
+    loss, slot_accuracy = loss_and_accuracy(logits, targets)
+    return {
+        "loss": loss.item(),
+        "accuracy": slot_accuracy.mean().item(),
+        "slot_accuracy": slot_accuracy.tolist(),
+    }
+
+
+@contextlib.contextmanager
+def ablate_heads(attn: MultiHeadAttention, heads: Iterable[int]) -> Iterator[None]:
+    """Within the ``with`` block, zero the outputs of ``heads`` before ``attn.W_o`` mixes them.
+
+    ``W_o`` sees the heads side by side, ``Concat(head_1, ..., head_h)`` of width ``h * d_k``; a forward
+    pre-hook multiplies the ``d_k`` columns of each ablated head by zero. Nothing else changes: the other
+    heads, their weights and ``W_o``'s bias are untouched, and the hook is removed on exit.
+
+    Args:
+        attn: the attention layer.
+        heads: indices in ``0..h-1``; an empty iterable ablates nothing.
+    """
+    heads = sorted(set(heads))
+    if any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < attn.h for i in heads):
+        raise ValueError(f"heads must be ints in 0..h-1={attn.h - 1}, got {heads}")
+    if not heads:
+        yield
+        return
+    keep = torch.ones(attn.h, attn.d_k)  # (h, d_k)
+    keep[heads] = 0.0
+
+    def zero_heads(module: nn.Module, args: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+        (concat,) = args  # (B, n_q, h * d_k)
+        return (concat * keep.to(concat).flatten(),)  # (B, n_q, h * d_k)
+
+    handle = attn.W_o.register_forward_pre_hook(zero_heads)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
+def head_ablation(model: OneLayerAttentionModel, *, size: int = 2048) -> list[dict]:
+    """Evaluate ``model`` with each head ablated in turn.
+
+    Returns:
+        One dict per head ``i`` (in order), :func:`evaluate`'s result with head ``i`` zeroed, plus
+        ``"head": i`` and ``"drop"``: full accuracy minus ablated accuracy.
+    """
+    full = evaluate(model, size=size)["accuracy"]
+    rows = []
+    for i in range(model.attn.h):
+        result = evaluate(model, size=size, heads_off=[i])
+        rows.append({"head": i, **result, "drop": full - result["accuracy"]})
+    return rows
+
+
+def train(config: TrainConfig) -> tuple[OneLayerAttentionModel, dict]:
+    """Train one model; deterministic for a given ``config`` (on one thread, same PyTorch build).
+
+    Returns:
+        ``(model, curve)``: the trained model in eval mode and its learning curve,
+        ``{"step": [...], "loss": [...], "accuracy": [...]}`` measured on the held-out batch at step 0
+        and every ``config.eval_every`` steps.
+    """
+    task = TASKS[config.task]
+    model = build_model(config)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.0)
+
+    def lr_at(step: int) -> float:
+        if step < config.warmup:
+            return config.lr * (step + 1) / config.warmup
+        progress = (step - config.warmup) / max(1, config.steps - config.warmup)
+        return config.lr * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+    curve: dict[str, list] = {"step": [], "loss": [], "accuracy": []}
+    for step in range(config.steps + 1):
+        if step % config.eval_every == 0 or step == config.steps:
+            result = evaluate(model, size=config.eval_size)
+            curve["step"].append(step)
+            curve["loss"].append(result["loss"])
+            curve["accuracy"].append(result["accuracy"])
+        if step == config.steps:
+            break
+        model.train()
+        tokens, targets = task.sample(config.batch_size, seed=1_000_003 * (config.seed + 1) + step)
+        logits, _ = model(tokens)
+        loss, _ = loss_and_accuracy(logits, targets)
+        for group in optimiser.param_groups:
+            group["lr"] = lr_at(step)
+        optimiser.zero_grad(set_to_none=True)
+        loss.backward()
+        optimiser.step()
+    return model.eval(), curve
+
+
+# --- The chapter's grid of runs: regenerate, save, load ----------------------------------------------
+
+GRID_TASKS = ("copy-1", "copy-3", "recall-1", "recall-3")  # the tasks of the chapter
+GRID_H = (1, 2, 4, 8, 16)  # numbers of heads at d_model = 16, so d_k = 16, 8, 4, 2, 1
+GRID_SEEDS = (0, 1, 2)  # seeds per (task, h)
+RESULTS_FILE = "heads_runs.json"  # configs, learning curves, final metrics, timing
+WEIGHTS_FILE = "heads_weights.pt"  # {run key: state dict}, float32
+
+
+def grid_configs() -> list[TrainConfig]:
+    """The configs of the chapter's runs: every task x h x seed, other fields at their defaults."""
+    return [TrainConfig(task, h, seed) for task in GRID_TASKS for h in GRID_H for seed in GRID_SEEDS]
+
+
+def _run(config: TrainConfig) -> tuple[str, dict, dict]:
+    torch.set_num_threads(1)  # one thread per run: deterministic, and runs go in parallel processes
+    start = time.perf_counter()
+    model, curve = train(config)
+    final = evaluate(model, size=config.eval_size)
+    record = {
+        "config": dataclasses.asdict(config),
+        "curve": curve,
+        "final": final,
+        "train_seconds": time.perf_counter() - start,
+    }
+    return config.key, record, model.state_dict()
+
+
+def regenerate(out_dir: str | Path, *, jobs: int = 2) -> dict:
+    """Train every run of :func:`grid_configs` and write :data:`RESULTS_FILE` and :data:`WEIGHTS_FILE`.
+
+    Args:
+        out_dir: directory for the two files (the package's ``mha/data`` for the shipped ones).
+        jobs: number of worker processes, one thread each.
+
+    Returns:
+        The results dict that was written.
+    """
+    from concurrent.futures import ProcessPoolExecutor
+
+    configs = grid_configs()
+    start = time.perf_counter()
+    if jobs == 1:
+        outputs = [_run(config) for config in configs]
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            outputs = list(pool.map(_run, configs))
+    wall = time.perf_counter() - start
+    results = {
+        "command": "python -m mha.training",
+        "wall_seconds": wall,
+        "jobs": jobs,
+        "threads_per_job": 1,
+        "torch": torch.__version__,
+        "machine": f"{platform.machine()} {platform.processor() or platform.system()}",
+        "eval_seed": EVAL_SEED,
+        "grid": {"tasks": list(GRID_TASKS), "h": list(GRID_H), "seeds": list(GRID_SEEDS)},
+        "runs": {key: record for key, record, _ in outputs},
+    }
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / RESULTS_FILE).write_text(json.dumps(results, indent=1) + "\n")
+    torch.save({key: state for key, _, state in outputs}, out / WEIGHTS_FILE)
+    return results
+
+
+def load_results() -> dict:
+    """The shipped results: the configs, learning curves and final metrics of every run, and the timing."""
+    return json.loads(resources.files("mha").joinpath("data", RESULTS_FILE).read_text())
+
+
+def load_models(results: dict | None = None) -> dict[str, OneLayerAttentionModel]:
+    """The shipped trained models, in eval mode, keyed like ``"recall-3/h4/seed0"`` (see ``TrainConfig.key``).
+
+    Args:
+        results: :func:`load_results`'s dict (loaded if ``None``); its configs rebuild the models.
+    """
+    results = load_results() if results is None else results
+    raw = resources.files("mha").joinpath("data", WEIGHTS_FILE).read_bytes()
+    states = torch.load(io.BytesIO(raw), weights_only=True)
+    models = {}
+    for key, record in results["runs"].items():
+        model = build_model(TrainConfig(**record["config"]))
+        model.load_state_dict(states[key])
+        models[key] = model.eval()
+    return models
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command line: ``python -m mha.training [--out DIR] [--jobs N]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m mha.training",
+        description="Regenerate the trained models and metrics of the chapter 'Why multiple heads?'.",
+    )
+    default_out = Path(__file__).resolve().parent / "data"
+    parser.add_argument("--out", default=str(default_out), help=f"output directory (default: {default_out})")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes, one thread each (default: 2)")
+    args = parser.parse_args(argv)
+    results = regenerate(args.out, jobs=args.jobs)
+    n = len(results["runs"])
+    print(f"{n} runs in {results['wall_seconds']:.0f} s with {args.jobs} processes; wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""Figures of the chapter's training runs: learning curves and final accuracy against the number of heads.
+
+Both functions read the results dict of :func:`mha.load_results` (or of :func:`mha.training.regenerate`),
+return a ``matplotlib`` figure created with ``pyplot`` and never call ``plt.show``. Each line is the mean
+over the seeds; the shaded band or the dots show every seed, so the spread is visible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+
+
+def _runs(results: dict, task: str, h: int) -> list[dict]:
+    runs = [r for r in results["runs"].values() if r["config"]["task"] == task and r["config"]["h"] == h]
+    if not runs:
+        raise KeyError(f"no runs of task {task!r} with h={h} in the results")
+    return sorted(runs, key=lambda r: r["config"]["seed"])
+
+
+def _tasks(results: dict, tasks: Sequence[str] | None) -> list[str]:
+    tasks = list(results["grid"]["tasks"] if tasks is None else tasks)
+    if not tasks:
+        raise ValueError("no tasks to plot")
+    return tasks
+
+
+def plot_learning_curves(
+    results: dict, *, tasks: Sequence[str] | None = None, metric: str = "accuracy"
+) -> Figure:
+    """One panel per task: held-out ``metric`` ("accuracy" or "loss") against training step, one line per h.
+
+    The line is the mean over seeds, the band spans the lowest to the highest seed.
+    """
+    if metric not in ("accuracy", "loss"):
+        raise ValueError(f"metric must be 'accuracy' or 'loss', got {metric!r}")
+    tasks = _tasks(results, tasks)
+    hs = results["grid"]["h"]
+    colours = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, len(hs)))
+    fig, axes = plt.subplots(
+        1, len(tasks), figsize=(3.2 * len(tasks), 3.2), sharey=True, layout="constrained", squeeze=False
+    )
+    for ax, task in zip(axes[0], tasks, strict=True):
+        for h, colour in zip(hs, colours, strict=True):
+            runs = _runs(results, task, h)
+            steps = runs[0]["curve"]["step"]
+            values = np.array([r["curve"][metric] for r in runs])  # (seeds, points)
+            ax.plot(steps, values.mean(0), color=colour, label=f"h = {h}")
+            ax.fill_between(steps, values.min(0), values.max(0), color=colour, alpha=0.25, linewidth=0)
+        ax.set_title(task)
+        ax.set_xlabel("training step")
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel(f"held-out {metric}")
+    if metric == "loss":
+        axes[0, 0].set_yscale("log")
+    axes[0, -1].legend(loc="lower right" if metric == "accuracy" else "upper right", fontsize="small")
+    return fig
+
+
+def plot_accuracy_by_heads(results: dict, *, tasks: Sequence[str] | None = None) -> Figure:
+    """Final held-out accuracy against ``h`` (log scale), one line per task; a dot per seed."""
+    tasks = _tasks(results, tasks)
+    hs = results["grid"]["h"]
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
+    for i, task in enumerate(tasks):
+        colour = f"C{i}"
+        finals = np.array(
+            [[r["final"]["accuracy"] for r in _runs(results, task, h)] for h in hs]
+        )  # (h, seeds)
+        ax.plot(hs, finals.mean(1), "-", color=colour, label=task)
+        for h, row in zip(hs, finals, strict=True):
+            ax.plot([h] * len(row), row, "o", color=colour, markersize=4, alpha=0.6)
+    ax.set_xscale("log", base=2)
+    d_model = next(iter(results["runs"].values()))["config"]["d_model"]
+    ax.set_xticks(hs, [f"{h}\n(d_k = {d_model // h})" for h in hs])
+    ax.minorticks_off()
+    ax.set_xlabel("number of heads h (d_model fixed)")
+    ax.set_ylabel("held-out accuracy")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    return fig

@@ -1,0 +1,91 @@
+"""mha.tasks: the synthetic tasks are deterministic for a seed and their targets mean what they say."""
+
+import pytest
+import torch
+
+import mha
+from mha.tasks import IGNORE, Task
+
+
+@pytest.mark.parametrize("name", sorted(mha.TASKS))
+def test_same_seed_same_batch_other_seed_other_batch(name):
+    task = mha.TASKS[name]
+    tokens, targets = task.sample(32, seed=7)
+    again_tokens, again_targets = task.sample(32, seed=7)
+    assert torch.equal(tokens, again_tokens) and torch.equal(targets, again_targets)
+    other_tokens, _ = task.sample(32, seed=8)
+    assert not torch.equal(tokens, other_tokens)
+
+
+def test_sampling_leaves_the_global_rng_alone():
+    state = torch.get_rng_state()
+    mha.TASKS["recall-3"].sample(4, seed=0)
+    assert torch.equal(state, torch.get_rng_state())
+
+
+@pytest.mark.parametrize("name", sorted(mha.TASKS))
+def test_shapes_and_ranges(name):
+    task = mha.TASKS[name]
+    tokens, targets = task.sample(16, seed=0)
+    assert tokens.shape == (16, task.seq_len) and tokens.dtype == torch.long
+    assert targets.shape == (16, task.seq_len, task.n_lookups)
+    assert tokens.min() >= 0 and tokens.max() < task.vocab_size
+    scored = targets[targets != IGNORE]
+    assert scored.numel() > 0 and scored.min() >= 0 and scored.max() < task.n_values
+    assert len(task.token_names()) == task.vocab_size
+
+
+@pytest.mark.parametrize("name", ["copy-1", "copy-3"])
+def test_copy_targets_are_the_tokens_offsets_back(name):
+    task = mha.TASKS[name]
+    tokens, targets = task.sample(8, seed=1)
+    start = max(task.offsets)
+    assert (targets[:, :start] == IGNORE).all()
+    for i in range(start, task.seq_len):
+        for j, offset in enumerate(task.offsets):
+            assert torch.equal(targets[:, i, j], tokens[:, i - offset])
+
+
+@pytest.mark.parametrize("name", ["recall-1", "recall-3"])
+def test_recall_targets_are_the_values_of_the_marked_tokens(name):
+    task = mha.TASKS[name]
+    V = task.n_values
+    tokens, targets = task.sample(64, seed=2)
+    assert (tokens[:, -1] == task.query_token).all()
+    assert (targets[:, :-1] == IGNORE).all()
+    for b in range(64):
+        body = tokens[b, :-1]
+        for marker in range(task.n_markers):
+            (place,) = torch.nonzero(body // V == marker + 1)[:, 0].tolist()  # exactly one token per marker
+            if marker in task.lookups:
+                assert targets[b, -1, task.lookups.index(marker)] == body[place] % V
+    names = task.token_names()
+    assert names[V + 5] == "A5" and names[task.query_token] == "?"
+
+
+def test_markers_land_everywhere():
+    # Markers must not sit at fixed places, or a head could find them by position instead of content.
+    task = mha.TASKS["recall-3"]
+    tokens, _ = task.sample(512, seed=3)
+    places = torch.nonzero(tokens[:, :-1] // task.n_values == 1)[:, 1]  # positions of the A tokens
+    assert set(places.tolist()) == set(range(task.seq_len - 1))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"family": "copy", "offsets": (0,)}, "offsets"),
+        ({"family": "copy", "offsets": (16,)}, "offsets"),
+        ({"family": "recall", "n_markers": 0, "lookups": (0,)}, "n_markers"),
+        ({"family": "recall", "n_markers": 2, "lookups": (2,)}, "lookups"),
+        ({"family": "sort"}, "family"),
+    ],
+)
+def test_bad_tasks_raise(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Task("bad", description="", **kwargs)
+
+
+def test_bad_batch_size_raises():
+    with pytest.raises(ValueError, match="batch_size"):
+        mha.TASKS["copy-1"].sample(0, seed=0)
