@@ -24,6 +24,8 @@ from matplotlib.figure import Figure
 from mha.stages import STAGES
 
 _BY_KEY = {stage.key: stage for stage in STAGES}
+# Stages whose columns are the h heads side by side, d_k each.
+_HEADS_SIDE_BY_SIDE = ("q", "k", "v", "concat")
 _AXIS_NAMES = {"n": "token", "d_model": "dimension", "d_k": "dimension in the head"}
 
 
@@ -109,6 +111,13 @@ def plot_stage(
         ax.set_xlabel("key" if names == ["n", "n"] else _AXIS_NAMES[names[1]], fontsize=8)
         if len(panels) > 1:
             ax.set_title(f"head {p + 1}", fontsize=9)
+        h = stages["q_heads"].size(0)
+        if key in _HEADS_SIDE_BY_SIDE and h > 1:  # mark where each head's d_k columns begin and end
+            d_k = cols // h
+            for i in range(1, h):
+                ax.axvline(i * d_k - 0.5, color="white", linewidth=2.5)
+            for i in range(h):
+                ax.text((i + 0.5) * d_k - 0.5, -0.6, f"head {i + 1}", ha="center", va="bottom", fontsize=8)
         if annotate and rows * cols <= 100:
             for i in range(rows):
                 for j in range(cols):

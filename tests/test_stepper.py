@@ -94,3 +94,9 @@ def test_plot_stage_handles_a_constant_tensor():
     attn = mha.MultiHeadAttention(4, 2).double()
     stages = mha.attention_stages(attn, torch.zeros(3, 4, dtype=torch.float64))
     assert figure_png(mha.plot_stage(stages, "x")).startswith(PNG)
+
+
+@pytest.mark.parametrize(("key", "lines"), [("x", 0), ("q", 1), ("concat", 1), ("out", 0), ("weights", 0)])
+def test_head_boundaries_are_marked_where_heads_sit_side_by_side(stages, key, lines):
+    fig = mha.plot_stage(stages, key)
+    assert len(fig.axes[1].lines) == lines
