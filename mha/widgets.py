@@ -28,7 +28,8 @@ from __future__ import annotations
 import base64
 import html
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -49,9 +50,24 @@ STATIC_NOTE = (
     "use the launch button (rocket icon) at the top of the page to open this chapter in Binder or Colab."
 )
 _MAX_LABEL = 10  # characters of a token shown as a label
-_PLOT_CACHE = 6  # figures kept for layouts (h, n) seen recently, so going back to one is fast
+_PLOT_CACHE = 8  # figures kept for layouts (h, n) seen recently, so going back to one is fast
 
 Embed = Callable[[Sequence[str]], torch.Tensor]
+
+
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """Run PyTorch single-threaded inside the block, then restore the caller's setting.
+
+    The explorer's tensors are tiny (at most 16 tokens), so a thread pool only costs: on a busy two-core
+    machine, waking PyTorch's second thread made a (10, 32) projection take 5-25 ms instead of 10 us.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def head_choices(d_model: int) -> list[int]:
@@ -248,6 +264,11 @@ class HeadExplorer:
             control.observe(self._on_change, names="value")
         self.refresh()
 
+    @property
+    def plot(self) -> HeadPlot | None:
+        """The :class:`mha.HeadPlot` drawn last, or ``None`` before any valid input."""
+        return self._plots[(self.model.h, len(self.tokens))] if self.model is not None else None
+
     # -- reacting to the controls ------------------------------------------------------------------------
 
     def _on_change(self, change: dict) -> None:
@@ -263,7 +284,8 @@ class HeadExplorer:
                 ``last_error``; a reader's input never raises.
         """
         try:
-            self._refresh()
+            with _one_thread():
+                self._refresh()
         except Exception as error:
             self.last_error = error
             self.status.value = (
