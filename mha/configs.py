@@ -153,8 +153,8 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
         ),
         ModelConfig(
             "PaLM 62B", 8192, 32, 1, 64, 2048, "decoder",
-            "Chowdhery et al. 2023, Table 1 (64 layers, 32 heads, d_model 8192; head size 256) and "
-            "section 2 (multi-query attention, sequence length 2048)",
+            "Chowdhery et al. 2023, Table 1 (64 layers, 32 heads, d_model 8192; head size 256), section 2 "
+            "(multi-query attention) and section 5 (sequence length 2048)",
         ),
         ModelConfig(
             "Falcon-7B", 4544, 71, 1, 32, 2048, "decoder",
