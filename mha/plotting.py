@@ -33,7 +33,7 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
-from matplotlib.transforms import offset_copy
+from matplotlib.transforms import Bbox, offset_copy
 from PIL import Image
 
 CMAP = "viridis"  # perceptually uniform and readable in greyscale and by colour-blind readers
@@ -154,13 +154,13 @@ def _check_optional_positive_int(name: str, value: object) -> int | None:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def _label_inches(labels: Sequence[str], fontsize: float) -> float:
-    """Room for the longest label, rounded up to 4 characters (an average glyph is about 0.6 em wide).
+def _label_inches(labels: Sequence[str], fontsize: float, at_least: int) -> float:
+    """Room for the longest label, at least ``at_least`` characters, rounded up to 4 characters.
 
-    The rounding keeps the figure's size, and the cached drawing of its frame, when a new sentence has
-    labels of about the same length.
+    An average glyph is about 0.6 em wide. The rounding keeps the figure's size, and the cached drawing of
+    its frame, when new labels are about as long as the old ones.
     """
-    longest = max((len(s) for s in labels), default=1)
+    longest = max(at_least, *(len(s) for s in labels))
     return 0.6 * fontsize / 72 * 4 * math.ceil(longest / 4)
 
 
@@ -186,6 +186,8 @@ class HeadPlot:
         fig: a figure to draw into (it is cleared and resized); ``None`` creates one outside ``pyplot``,
             which is never shown unless you show it.
         dpi: resolution of a new figure.
+        label_chars: room to keep for labels of at least this many characters, so that relabelling with
+            tokens up to that long keeps the figure's size (and its cached frame).
 
     Attributes:
         figure: the ``matplotlib.figure.Figure``.
@@ -217,8 +219,9 @@ class HeadPlot:
         title: str | None = None,
         fig: Figure | None = None,
         dpi: float = 100,
+        label_chars: int = 1,
     ) -> None:
-        for name, value in (("h", h), ("n_q", n_q), ("n_k", n_k)):
+        for name, value in (("h", h), ("n_q", n_q), ("n_k", n_k), ("label_chars", label_chars)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
         if not isinstance(average, bool):
@@ -226,6 +229,7 @@ class HeadPlot:
         if fig is not None and not isinstance(fig, Figure):
             raise TypeError(f"fig must be a matplotlib.figure.Figure or None, got {type(fig).__name__}")
         self.h, self.n_q, self.n_k, self.average = h, n_q, n_k, average
+        self._label_chars = label_chars
         self.figure = Figure(dpi=dpi) if fig is None else fig
         if not isinstance(self.figure.canvas, FigureCanvasAgg):
             FigureCanvasAgg(self.figure)  # attaches itself as figure.canvas
@@ -236,8 +240,10 @@ class HeadPlot:
         self.weights: np.ndarray | None = None  # (h, n_q, n_k)
         self.mask: np.ndarray | None = None  # (h, n_q, n_k)
         self._labels: tuple = ()  # (query labels, key labels, d_k, title) as last set
-        self._frame_cache = None  # (geometry, bitmap of the frame without text)
-        self._text_cache = None  # (geometry, labels, bitmap of the frame with text)
+        # Three cached layers, each a bitmap of the whole figure with the key it was drawn for:
+        self._frame_cache = None  # (geometry, bitmap): panel areas, colour bar; no text
+        self._label_cache = None  # ((geometry, tokens), bitmap): + token labels, axis names
+        self._title_cache = None  # ((geometry, tokens, d_k, title), bitmap): + titles
         self._build()
         self.set_labels(query_tokens=query_tokens, key_tokens=key_tokens, d_k=d_k, title=title)
 
@@ -313,23 +319,32 @@ class HeadPlot:
         self._swatch_text = fig.text(0, 0, "masked", fontsize=self.TICK_SIZE, va="center", visible=False)
         self._hatch = _hatch_texture(self.n_q, self.n_k)  # (n_q * s, n_k * s, 4), opaque
 
-    def _texts(self) -> list[Text]:
-        """Every text that changes with the labels, i.e. what the text layer of the cache holds."""
+    def _label_texts(self) -> list[Text]:
+        """The texts that change with the tokens: the labels of rows and columns, and the axis names."""
         labels = [t for group in (*self._row_labels, *self._col_labels) for t in group]
-        return [*labels, *(ax.title for ax in self.axes), self._query_name, self._key_name, self._suptitle]
+        return [*labels, self._query_name, self._key_name]
+
+    def _title_texts(self) -> list[Text]:
+        """The texts that change with ``d_k`` and the title."""
+        return [*(ax.title for ax in self.axes), self._suptitle]
 
     def _place(self) -> tuple[float, ...]:
         """Size the figure and place the panels, in inches, to fit the current labels; return the geometry."""
         (rows, cols), (q_labels, k_labels, _, title) = self.grid, self._labels
         panel_w = min(max(0.2 * self.n_k, 1.3), 3.0)  # cells about 0.2 in, panels 1.3 to 3 in
         panel_h = min(max(0.2 * self.n_q, 1.3), 3.0)
-        left = 0.4 + _label_inches(q_labels, self.TICK_SIZE)
-        bottom = 0.35 + _label_inches(k_labels, self.TICK_SIZE)
+        left = 0.4 + _label_inches(q_labels, self.TICK_SIZE, self._label_chars)
+        bottom = 0.35 + _label_inches(k_labels, self.TICK_SIZE, self._label_chars)
         top = 0.3 + (0.3 if title else 0.0)
         right = 1.2  # colour bar and the key for masked cells
         gap_w, gap_h = 0.25, 0.35
         if self.n_panels % cols:  # a short last row: the panels above its gap carry key labels
-            gap_h += _label_inches(k_labels, self.TICK_SIZE) + 0.2
+            gap_h += _label_inches(k_labels, self.TICK_SIZE, self._label_chars) + 0.2
+        # Whole pixels, so that panels lie a whole number of pixels apart (see _draw_labels).
+        dpi = self.figure.dpi
+        panel_w, panel_h, left, bottom, top, right, gap_w, gap_h = (
+            round(inches * dpi) / dpi for inches in (panel_w, panel_h, left, bottom, top, right, gap_w, gap_h)
+        )
         width = left + cols * panel_w + (cols - 1) * gap_w + right
         height = bottom + rows * panel_h + (rows - 1) * gap_h + top
         geometry = (width, height, left, bottom)
@@ -471,21 +486,26 @@ class HeadPlot:
         dynamic = [*self.images, *self.overlays, self._swatch, self._swatch_text]
         if self._frame_cache is None or self._frame_cache[0] != geometry:
             spines = [spine for ax in self.axes for spine in ax.spines.values()]  # drawn over the images
-            hidden = [*dynamic, *spines, *self._texts()]
+            hidden = [*dynamic, *spines, *self._label_texts(), *self._title_texts()]
             visible = [a.get_visible() for a in hidden]
             for artist in hidden:
                 artist.set_visible(False)
             canvas.draw()
             self._frame_cache = (geometry, canvas.copy_from_bbox(fig.bbox))
-            self._text_cache = None
             for artist, was_visible in zip(hidden, visible, strict=True):
                 artist.set_visible(was_visible)
-        if self._text_cache is None or self._text_cache[:2] != (geometry, self._labels):
+        label_key = (geometry, *self._labels[:2])
+        if self._label_cache is None or self._label_cache[0] != label_key:
             canvas.restore_region(self._frame_cache[1])
-            for text in self._texts():
+            self._draw_labels()
+            self._label_cache = (label_key, canvas.copy_from_bbox(fig.bbox))
+        title_key = (geometry, *self._labels)
+        if self._title_cache is None or self._title_cache[0] != title_key:
+            canvas.restore_region(self._label_cache[1])
+            for text in self._title_texts():
                 (text.axes or fig).draw_artist(text)
-            self._text_cache = (geometry, self._labels, canvas.copy_from_bbox(fig.bbox))
-        canvas.restore_region(self._text_cache[2])
+            self._title_cache = (title_key, canvas.copy_from_bbox(fig.bbox))
+        canvas.restore_region(self._title_cache[1])
         for ax, image, overlay in zip(self.axes, self.images, self.overlays, strict=True):
             ax.draw_artist(image)
             ax.draw_artist(overlay)
@@ -495,6 +515,33 @@ class HeadPlot:
             fig.draw_artist(self._swatch)
             fig.draw_artist(self._swatch_text)
         return np.asarray(canvas.buffer_rgba())
+
+    def _draw_labels(self) -> None:
+        """Draw the token labels: one panel's column of labels, copied as a bitmap to the other panels.
+
+        Every panel of a column (row) carries the same labels at the same place relative to the panel, and
+        panels sit a whole number of pixels apart (see ``_place``), so a copy is exactly what drawing the
+        labels again would give, at a fraction of the cost of matplotlib's text rendering.
+        """
+        canvas = self.figure.canvas
+        renderer = canvas.get_renderer()
+        for groups in (self._row_labels, self._col_labels):
+            first = groups[0]
+            for text in first:
+                text.axes.draw_artist(text)
+            box = Bbox.union([text.get_window_extent(renderer) for text in first]).padded(2)
+            box = Bbox.intersection(box, self.figure.bbox)
+            if box is None:  # the labels lie outside the figure: nothing to copy
+                continue
+            strip = canvas.copy_from_bbox(box)
+            x1, y1, _, _ = strip.get_extents()  # pixels, y downwards
+            origin = first[0].axes.bbox
+            for group in groups[1:]:
+                panel = group[0].axes.bbox
+                dx, dy = round(panel.x0 - origin.x0), round(panel.y0 - origin.y0)
+                canvas.restore_region(strip, xy=(x1 + dx, y1 - dy))
+        self.figure.draw_artist(self._query_name)
+        self.figure.draw_artist(self._key_name)
 
     def to_png(self, *, compress_level: int = 1) -> bytes:
         """Render the current state as PNG bytes; the default fast compression suits live updates."""

@@ -403,7 +403,7 @@ class HeadExplorer:
         if key in self._plots:
             self._plots.move_to_end(key)
         else:
-            self._plots[key] = HeadPlot(h, n, n)
+            self._plots[key] = HeadPlot(h, n, n, label_chars=_MAX_LABEL)  # one size for every sentence
             if len(self._plots) > _PLOT_CACHE:
                 self._plots.popitem(last=False)
         return self._plots[key]

@@ -192,20 +192,23 @@ def test_numpy_input_and_float32_tolerance():
     assert len(panels(fig)) == 2
 
 
-def test_update_reuses_the_figure_and_matches_a_fresh_one():
-    weights_a, mask = causal_weights(4, 6, seed=1)
-    weights_b = torch.softmax(torch.randn(4, 6, 6, dtype=torch.float64), dim=-1)
-    plot = HeadPlot(4, 6, 6, query_tokens=TOKENS, key_tokens=TOKENS, d_k=8, title="t")
+@pytest.mark.parametrize(("h", "average"), [(4, False), (8, False), (5, False), (8, True), (16, False)])
+def test_update_reuses_the_figure_and_matches_a_fresh_one(h, average):
+    # One row of panels, two, a short last row (labels copied into the gap), three rows, four rows.
+    weights_a, mask = causal_weights(h, 6, seed=1)
+    weights_b = torch.softmax(torch.randn(h, 6, 6, dtype=torch.float64), dim=-1)
+    kwargs = {"query_tokens": TOKENS, "key_tokens": TOKENS, "d_k": 8, "title": "t", "average": average}
+    plot = HeadPlot(h, 6, 6, **kwargs)
     plot.update(weights_a, mask)
     plot.render()
     fig, n_artists = plot.figure, len(plot.figure.findobj())
     plot.update(weights_b)
     updated = plot.render().copy()
     assert plot.figure is fig and len(fig.findobj()) == n_artists
-    for image, w in zip(plot.images, weights_b, strict=True):
+    for image, w in zip(plot.images, weights_b, strict=False):  # strict=False: the mean panel comes last
         np.testing.assert_array_equal(image.get_array(), w.numpy())
 
-    fresh = HeadPlot(4, 6, 6, query_tokens=TOKENS, key_tokens=TOKENS, d_k=8, title="t")
+    fresh = HeadPlot(h, 6, 6, **kwargs)
     fresh.update(weights_b)
     np.testing.assert_array_equal(updated, fresh.render())
     # The cached drawing gives exactly the pixels of a full matplotlib draw.
@@ -245,5 +248,5 @@ def test_png_is_a_png_of_the_figure_size():
     plot.update(torch.full((2, 3, 3), 1 / 3))
     png = plot.to_png()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = (int(v) for v in plot.figure.bbox.size)
+    width, height = (round(v) for v in plot.figure.bbox.size)
     assert int.from_bytes(png[16:20], "big") == width and int.from_bytes(png[20:24], "big") == height
