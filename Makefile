@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BOOK_FLAGS := -W -n --keep-going
 
-.PHONY: book test lint format bench weights clean
+.PHONY: book test lint format notebooks lab bench clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,13 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+# Re-run every chapter (or NB=chapters/x.ipynb) in place to refresh its stored outputs, then `make test`.
+notebooks: $(STAMP)
+	$(BIN)/python scripts/execute_notebooks.py $(NB)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab chapters/
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_attention.py

@@ -87,6 +87,13 @@ def test_no_page_shows_an_error(page):
     assert "output error" not in " ".join(parse(page).classes)
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_pages_do_not_load_the_widget_manager(page):
+    """Widgets show a static picture on the site; the ~1 MB widget manager from a CDN would buy nothing."""
+    text = (SITE / f"{page}.html").read_text()
+    assert "html-manager" not in text and "require.min.js" not in text
+
+
 @pytest.mark.parametrize("page", CHAPTER_PAGES)
 def test_chapters_offer_colab_and_binder_from_the_configured_repository(page):
     links = parse(page).links

@@ -1,0 +1,49 @@
+"""Execute chapter notebooks in place, storing fresh outputs (what `make notebooks` runs).
+
+Usage:
+    python scripts/execute_notebooks.py [chapters/NAME.ipynb ...]   # default: every chapter
+
+Each notebook runs top to bottom in a fresh kernel with the chapter folder as working directory, as nbval
+runs it in CI. Widget state is not stored: a widget needs a live kernel anyway, and stored state would make
+every page of the site load the widget manager from a CDN. The widgets in `mha` show a static picture of
+their initial state instead.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+CHAPTERS = Path(__file__).resolve().parents[1] / "chapters"
+
+
+def execute(path: Path) -> float:
+    """Run ``path`` in place and return the seconds it took."""
+    notebook = nbformat.read(path, as_version=4)
+    notebook.metadata.pop("widgets", None)
+    client = NotebookClient(
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        store_widget_state=False,
+    )
+    start = time.perf_counter()
+    client.execute()
+    seconds = time.perf_counter() - start
+    nbformat.write(notebook, path)
+    return seconds
+
+
+def main(argv: list[str]) -> None:
+    paths = [Path(arg) for arg in argv] or sorted(CHAPTERS.glob("*.ipynb"))
+    for path in paths:
+        print(f"{path}: executed in {execute(path):.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
