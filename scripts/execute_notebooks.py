@@ -25,12 +25,15 @@ def execute(path: Path) -> float:
     """Run ``path`` in place and return the seconds it took."""
     notebook = nbformat.read(path, as_version=4)
     notebook.metadata.pop("widgets", None)
+    for cell in notebook.cells:
+        cell.metadata.pop("execution", None)
     client = NotebookClient(
         notebook,
         timeout=120,
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
         store_widget_state=False,
+        record_timing=False,  # no timestamps in cell metadata: re-running changes only what changed
     )
     start = time.perf_counter()
     client.execute()
