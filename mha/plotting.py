@@ -373,10 +373,18 @@ class HeadPlot:
         key_y = grid_top - bar_h - 0.55
         self._swatch.set_bounds(*rect(bar_x, key_y, 0.22, 0.22))
         self._swatch_text.set_position(((bar_x + 0.3) / width, (key_y + 0.11) / height))
-        self._query_name.set_position((0.08 / width, (bottom + grid_top) / 2 / height))
-        self._key_name.set_position(((left + (width - right)) / 2 / width, 0.08 / height))
         self._suptitle.set_position((0.5, 1 - 0.1 / height))
+        self._grid_box = (left, bottom, width - right, grid_top, width, height)
         return geometry
+
+    def _place_axis_names(self) -> None:
+        """Put "query" and "key" just beyond the labels actually shown (the room kept may be wider)."""
+        left, bottom, right, top, width, height = self._grid_box
+        q_labels, k_labels = self._labels[:2]
+        q_room = _label_inches(q_labels, self.TICK_SIZE, 1)
+        k_room = _label_inches(k_labels, self.TICK_SIZE, 1)
+        self._query_name.set_position((max(left - q_room - 0.3, 0.05) / width, (bottom + top) / 2 / height))
+        self._key_name.set_position(((left + right) / 2 / width, max(bottom - k_room - 0.3, 0.05) / height))
 
     def set_labels(
         self,
@@ -420,6 +428,7 @@ class HeadPlot:
                 ax.set_title(f"mean of {self.h} heads", fontsize=self.TITLE_SIZE, pad=3, y=1.0)
         self._suptitle.set_text(title or "")
         self._place()
+        self._place_axis_names()
 
     # -- updating ------------------------------------------------------------------------------------------
 

@@ -222,26 +222,25 @@ class HeadExplorer:
         self._quiet = False  # set while the explorer itself adjusts controls
 
         d_models = sorted({*D_MODELS, *([model.d_model] if model is not None else [])})
-        wide = widgets.Layout(width="auto")
-        style = {"description_width": "initial"}
+
+        def look(description: str, width: str) -> dict:
+            return {
+                "description": description,
+                "style": {"description_width": "initial"},
+                "layout": widgets.Layout(width=width),
+            }
+
         self.controls = Controls(
-            d_model=widgets.Dropdown(options=d_models, value=d_model, description="d_model", style=style),
-            h=widgets.Dropdown(options=head_choices(d_model), value=h, description="heads h", style=style),
-            mask=widgets.Dropdown(options=MASKS, value=mask, description="mask", style=style),
-            valid_length=widgets.IntSlider(
-                value=valid_length, min=1, max=n, description="valid length", style=style, layout=wide
-            ),
-            sentence=widgets.Text(
-                value=sentence, description="sentence", continuous_update=False, style=style,
-                layout=widgets.Layout(width="32em"),
-            ),
-            seed=widgets.BoundedIntText(value=seed, min=0, max=2**31 - 1, description="seed", style=style,
-                                        layout=widgets.Layout(width="12em")),
+            d_model=widgets.Dropdown(options=d_models, value=d_model, **look("d_model", "10em")),
+            h=widgets.Dropdown(options=head_choices(d_model), value=h, **look("heads h", "10em")),
+            mask=widgets.Dropdown(options=MASKS, value=mask, **look("mask", "15em")),
+            valid_length=widgets.IntSlider(value=valid_length, min=1, max=n, **look("valid length", "auto")),
+            sentence=widgets.Text(value=sentence, continuous_update=False, **look("sentence", "32em")),
+            seed=widgets.BoundedIntText(value=seed, min=0, max=2**31 - 1, **look("seed", "10em")),
             source=widgets.ToggleButtons(
                 options=[("fresh (random init)", "fresh"), ("trained", "trained")],
                 value="fresh" if model is None else "trained",
-                description="weights",
-                style=style,
+                **look("weights", "auto"),
             ),
         )  # fmt: skip
         self.status = widgets.HTML()
@@ -456,11 +455,14 @@ class HeadExplorer:
             ("Concat(head<sub>1..h</sub>)", s["concat"]),
             ("output", s["output"]),
         ]
-        body = "".join(f"<tr><td>{name}</td><td><code>{value}</code></td></tr>" for name, value in rows)
+        cell = 'style="text-align:left;padding:0.1em 0.6em 0.1em 0"'
+        body = "".join(
+            f"<tr><td {cell}>{name}</td><td {cell}><code>{value}</code></td></tr>" for name, value in rows
+        )
         params = " + ".join(f"{name} {p[name]:,}" for name in ("W_q", "W_k", "W_v", "W_o"))
         return (
             f"<b>Shapes</b> for n = {s['n']} tokens, d_model = {s['d_model']}, h = {s['h']}"
-            f"<table>{body}</table>"
+            f'<table style="margin:0.3em 0">{body}</table>'
             f"<b>Parameters</b>: {params} = <b>{p['total']:,}</b>"
             "<br><small>The same for every h: heads split d_model, they do not add weights.</small>"
         )
