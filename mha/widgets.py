@@ -234,7 +234,7 @@ class HeadExplorer:
             d_model=widgets.Dropdown(options=d_models, value=d_model, **look("d_model", "10em")),
             h=widgets.Dropdown(options=head_choices(d_model), value=h, **look("heads h", "10em")),
             mask=widgets.Dropdown(options=MASKS, value=mask, **look("mask", "15em")),
-            valid_length=widgets.IntSlider(value=valid_length, min=1, max=n, **look("valid length", "auto")),
+            valid_length=widgets.IntSlider(value=valid_length, min=1, max=n, **look("valid length", "20em")),
             sentence=widgets.Text(value=sentence, continuous_update=False, **look("sentence", "32em")),
             seed=widgets.BoundedIntText(value=seed, min=0, max=2**31 - 1, **look("seed", "10em")),
             source=widgets.ToggleButtons(
@@ -242,7 +242,7 @@ class HeadExplorer:
                 value="fresh" if model is None else "trained",
                 **look("weights", "auto"),
             ),
-        )  # fmt: skip
+        )
         self.status = widgets.HTML()
         self.note = widgets.HTML()
         self.image = widgets.Image(format="png")
