@@ -599,7 +599,8 @@ def plot_heads(
         average: add a panel with the mean over heads (a cell is hatched there if every head masks it).
         title: figure title.
         fig: a figure to draw into; it is cleared and resized. ``None`` creates one with ``pyplot``, so a
-            notebook shows it once at the end of the cell like any matplotlib figure.
+            notebook shows it at the end of the cell like any pyplot figure: write
+            ``fig = plot_heads(...)``, since a figure left as the cell's last expression is shown twice.
         d_k: width of each head, shown in each panel's title when given.
 
     Returns:
@@ -611,9 +612,12 @@ def plot_heads(
             broadcast or hides nonzero weights; the wrong number of tokens.
 
     Example:
-        >>> attn = MultiHeadAttention(d_model=16, h=4)
-        >>> _, weights = attn(torch.randn(1, 5, 16), mask=causal_mask(5))  # (1, 4, 5, 5)
-        >>> fig = plot_heads(weights[0], mask=causal_mask(5), d_k=attn.d_k)
+        >>> import mha
+        >>> attn = mha.MultiHeadAttention(d_model=16, h=4)
+        >>> _, weights = attn(torch.randn(1, 5, 16), mask=mha.causal_mask(5))  # (1, 4, 5, 5)
+        >>> fig = mha.plot_heads(weights[0], mask=mha.causal_mask(5), d_k=attn.d_k)
+        >>> len(fig.axes)  # four panels and a colour bar
+        5
     """
     w = as_head_weights(weights)  # (h, n_q, n_k)
     h, n_q, n_k = w.shape

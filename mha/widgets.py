@@ -9,7 +9,18 @@ display without any extension.
 Without a kernel (the built book) no widget can run, so displaying an explorer also hands the notebook a
 static picture of its current state: its MIME bundle holds, beside the widget view, ``text/html`` (the
 picture, the shapes and a note to use the launch button) and ``image/png``. A live front end shows the
-widget; a static renderer that skips widget views shows the picture.
+widget; a static renderer that skips widget views shows the picture. myst-nb 1.4 does not skip them by
+itself: it ranks ``application/vnd.jupyter.widget-view+json`` first and renders it as an empty ``<script>``
+placeholder, which only the ipywidgets HTML manager (loaded from a CDN, and only for notebooks saved with
+widget state) could fill; without state the output is silently blank. So the book's ``_config.yml`` drops
+widget views from the ranking, and myst-nb then takes the ``text/html``::
+
+    sphinx:
+      config:
+        nb_mime_priority_overrides: [["*", "application/vnd.jupyter.widget-view+json", null]]
+
+Chapters are best saved without widget state (``nbclient``'s ``store_widget_state=False``), which would
+only make every page load the widget JavaScript for nothing.
 
 Errors: a reader's input never raises (an empty or over-long sentence, a word a trained model's vocabulary
 lacks); the explorer says what is wrong instead. Anything else that goes wrong in a control's callback is
@@ -238,7 +249,7 @@ class HeadExplorer:
             sentence=widgets.Text(value=sentence, continuous_update=False, **look("sentence", "32em")),
             seed=widgets.BoundedIntText(value=seed, min=0, max=2**31 - 1, **look("seed", "10em")),
             source=widgets.ToggleButtons(
-                options=[("fresh (random init)", "fresh"), ("trained", "trained")],
+                options=[("fresh (random init)", "fresh"), *([("trained", "trained")] if model else [])],
                 value="fresh" if model is None else "trained",
                 **look("weights", "auto"),
             ),
