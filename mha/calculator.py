@@ -36,6 +36,10 @@ def _decoder(model: str | ModelConfig) -> ModelConfig:
     return config
 
 
+def _macs(n: int) -> str:
+    return f"{format_count(n)} = {format_count(2 * n)}FLOP (attention layers only)"
+
+
 def cost_rows(
     model: str | ModelConfig, context: int, *, batch: int = 1, dtype: str = "bfloat16"
 ) -> list[tuple[str, str]]:
@@ -56,8 +60,8 @@ def cost_rows(
     rows = [
         ("model", f"{config.name} ({config.attention}: {shape}, {config.n_layers} layers)"),
         ("attention weights, all layers", f"{format_count(costs.params)} parameters ({costs.params:,})"),
-        ("multiply-adds per new token", f"{format_count(costs.macs_per_token)} (attention layers only)"),
-        ("multiply-adds, forward over the batch", f"{format_count(costs.macs_per_sequence)}"),
+        ("multiply-adds per new token", _macs(costs.macs_per_token)),
+        ("multiply-adds, forward over the batch", _macs(costs.macs_per_sequence)),
         ("KV cache", f"{format_bytes(costs.kv_cache_bytes)} ({costs.kv_cache_bytes:,} bytes, {dtype})"),
     ]
     if config.n_kv_heads != config.h:

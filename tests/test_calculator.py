@@ -7,7 +7,7 @@ import torch
 
 from mha.calculator import DTYPES, cost_calculator, cost_report, cost_rows
 from mha.configs import MODEL_CONFIGS
-from mha.costs import format_bytes, kv_cache_bytes, model_costs
+from mha.costs import format_bytes, format_count, kv_cache_bytes, model_costs
 
 
 def test_report_shows_the_costs_of_the_model():
@@ -17,6 +17,8 @@ def test_report_shows_the_costs_of_the_model():
     assert f"{costs.params:,}" in text
     assert f"{costs.kv_cache_bytes:,} bytes" in text and "10.00 GiB" in text
     assert "80.00 GiB (8x)" in text  # the same cache with 64 key/value heads instead of 8
+    per_token = costs.macs_per_token
+    assert f"{format_count(per_token)} = {format_count(2 * per_token)}FLOP" in text
 
 
 def test_mha_models_have_no_comparison_row_and_long_contexts_get_a_note():
