@@ -7,7 +7,8 @@ The explorer starts with 8 heads and a 10-token sentence (d_model = 64, so every
 valid). For each kind of control change the benchmark sets the control's value, as a click in the front
 end does, and times the synchronous callback: embedding, the attention layer, the redraw of the heatmaps
 (Agg backend), the PNG encoding and the hand-over of the bytes to the ``ipywidgets.Image``. Each kind
-alternates between a few values, so every timed update really changes the picture:
+alternates between a few values, so every timed update really changes the picture; the kinds take turns
+(one update of each, then again), so that a change in the machine's speed affects them alike:
 
 - ``mask``:     none -> causal -> padding -> causal + padding -> ...
 - ``seed``:     0 -> 1 -> 2 -> ...   (new random weights)
@@ -45,20 +46,14 @@ SENTENCES = (
 )
 
 
-def time_changes(explorer: HeadExplorer, control, values, updates: int) -> list[float]:
-    """Milliseconds per update for ``updates`` changes of ``control`` cycling through ``values``."""
-    cycle = itertools.cycle(values)
-    for _ in range(len(values)):  # warm-up: every value once, so caches hold what a reader has seen
-        control.value = next(cycle)
-    times = []
-    for _ in range(updates):
-        value = next(cycle)
-        start = time.perf_counter()
-        control.value = value
-        times.append((time.perf_counter() - start) * 1e3)
-        if explorer.status.value:
-            raise RuntimeError(f"the explorer reported a problem: {explorer.status.value}")
-    return times
+def time_change(explorer: HeadExplorer, control, value) -> float:
+    """Milliseconds from setting ``control`` to ``value`` until the explorer has sent its new PNG."""
+    start = time.perf_counter()
+    control.value = value
+    elapsed = (time.perf_counter() - start) * 1e3
+    if explorer.status.value:
+        raise RuntimeError(f"the explorer reported a problem: {explorer.status.value}")
+    return elapsed
 
 
 def main() -> None:
@@ -86,17 +81,22 @@ def main() -> None:
         f"8 heads x 10 tokens, d_model 64, PNG {png_bytes / 1e3:.0f} kB, updates {args.updates} per kind, "
         f"torch threads {torch.get_num_threads()}, load average {load:.1f}"
     )
-    for name, (control, values) in kinds.items():
-        times = time_changes(explorer, control, values, args.updates)
-        medians[name] = statistics.median(times)
-        print(f"{name:>8}: median {medians[name]:6.1f} ms  (min {min(times):.1f}, max {max(times):.1f})")
+    cycles = {name: itertools.cycle(values) for name, (_, values) in kinds.items()}
+    for name, (control, values) in kinds.items():  # warm-up: every value once, as a reader would have
+        for _ in values[:4]:
+            control.value = next(cycles[name])
+    times = {name: [] for name in kinds}
+    for _ in range(args.updates):  # interleaved, so a drift in machine speed hits every kind alike
+        for name, (control, _) in kinds.items():
+            times[name].append(time_change(explorer, control, next(cycles[name])))
+    for name, ts in times.items():
+        medians[name] = statistics.median(ts)
+        print(f"{name:>8}: median {medians[name]:6.1f} ms  (min {min(ts):.1f}, max {max(ts):.1f})")
 
     first = []  # a layout never drawn before: empty the explorer's cache of figures before each change
     for value in itertools.islice(itertools.cycle([4, 8]), 10):
         explorer._plots.clear()
-        start = time.perf_counter()
-        c.h.value = value
-        first.append((time.perf_counter() - start) * 1e3)
+        first.append(time_change(explorer, c.h, value))
     print(f"h, first visit: median {statistics.median(first):6.1f} ms  (a new figure; not in median_ms)")
     print(f"median_ms={max(medians.values()):.1f}")
 

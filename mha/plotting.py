@@ -240,10 +240,11 @@ class HeadPlot:
         self.weights: np.ndarray | None = None  # (h, n_q, n_k)
         self.mask: np.ndarray | None = None  # (h, n_q, n_k)
         self._labels: tuple = ()  # (query labels, key labels, d_k, title) as last set
-        # Three cached layers, each a bitmap of the whole figure with the key it was drawn for:
+        # Cached drawings, each with the key it was drawn for: the frame as a bitmap of the whole figure,
+        # the two kinds of text as bitmaps of the (disjoint) regions they cover.
         self._frame_cache = None  # (geometry, bitmap): panel areas, colour bar; no text
-        self._label_cache = None  # ((geometry, tokens), bitmap): + token labels, axis names
-        self._title_cache = None  # ((geometry, tokens, d_k, title), bitmap): + titles
+        self._label_cache = None  # ((geometry, tokens), regions): token labels, axis names
+        self._title_cache = None  # ((geometry, d_k, title), regions): panel and figure titles
         self._build()
         self.set_labels(query_tokens=query_tokens, key_tokens=key_tokens, d_k=d_k, title=title)
 
@@ -485,8 +486,9 @@ class HeadPlot:
     def render(self) -> np.ndarray:
         """Draw the current state and return its pixels, shape ``(height, width, 4)``, dtype uint8.
 
-        The frame and the text come from the cache when the figure's size and the labels are unchanged;
-        only the heatmaps, the panel borders on top of them and the key for masked cells are drawn anew.
+        The frame and the text come from the caches: the frame is drawn again only when the figure's size
+        changes, the token labels when the tokens change, the titles when ``d_k`` or the title change. The
+        heatmaps, the panel borders on top of them and the key for masked cells are drawn every time.
         """
         if self.weights is None:
             raise RuntimeError("nothing to render yet: call update(weights) first")
@@ -503,18 +505,16 @@ class HeadPlot:
             self._frame_cache = (geometry, canvas.copy_from_bbox(fig.bbox))
             for artist, was_visible in zip(hidden, visible, strict=True):
                 artist.set_visible(was_visible)
-        label_key = (geometry, *self._labels[:2])
+        label_key, title_key = (geometry, *self._labels[:2]), (geometry, *self._labels[2:])
         if self._label_cache is None or self._label_cache[0] != label_key:
             canvas.restore_region(self._frame_cache[1])
-            self._draw_labels()
-            self._label_cache = (label_key, canvas.copy_from_bbox(fig.bbox))
-        title_key = (geometry, *self._labels)
+            self._label_cache = (label_key, self._copy(self._draw_labels()))
         if self._title_cache is None or self._title_cache[0] != title_key:
-            canvas.restore_region(self._label_cache[1])
-            for text in self._title_texts():
-                (text.axes or fig).draw_artist(text)
-            self._title_cache = (title_key, canvas.copy_from_bbox(fig.bbox))
-        canvas.restore_region(self._title_cache[1])
+            canvas.restore_region(self._frame_cache[1])
+            self._title_cache = (title_key, self._copy(self._draw_titles()))
+        canvas.restore_region(self._frame_cache[1])
+        for region in (*self._label_cache[1], *self._title_cache[1]):
+            canvas.restore_region(region)
         for ax, image, overlay in zip(self.axes, self.images, self.overlays, strict=True):
             ax.draw_artist(image)
             ax.draw_artist(overlay)
@@ -525,32 +525,54 @@ class HeadPlot:
             fig.draw_artist(self._swatch_text)
         return np.asarray(canvas.buffer_rgba())
 
-    def _draw_labels(self) -> None:
-        """Draw the token labels: one panel's column of labels, copied as a bitmap to the other panels.
+    def _draw_labels(self) -> list[Bbox]:
+        """Draw the token labels and axis names on the canvas; return the boxes they cover (pixels).
 
-        Every panel of a column (row) carries the same labels at the same place relative to the panel, and
-        panels sit a whole number of pixels apart (see ``_place``), so a copy is exactly what drawing the
-        labels again would give, at a fraction of the cost of matplotlib's text rendering.
+        One panel's labels are drawn and copied as a bitmap to the other panels of its column (row): each
+        carries the same labels at the same place relative to the panel, and panels sit a whole number of
+        pixels apart (see ``_place``), so the copy is exactly what drawing the labels again would give, at
+        a fraction of the cost of matplotlib's text rendering.
         """
         canvas = self.figure.canvas
-        renderer = canvas.get_renderer()
+        boxes = []
         for groups in (self._row_labels, self._col_labels):
             first = groups[0]
             for text in first:
                 text.axes.draw_artist(text)
-            box = Bbox.union([text.get_window_extent(renderer) for text in first]).padded(2)
-            box = Bbox.intersection(box, self.figure.bbox)
+            box = self._extent(first)
             if box is None:  # the labels lie outside the figure: nothing to copy
                 continue
             strip = canvas.copy_from_bbox(box)
             x1, y1, _, _ = strip.get_extents()  # pixels, y downwards
             origin = first[0].axes.bbox
-            for group in groups[1:]:
+            for group in groups:
                 panel = group[0].axes.bbox
                 dx, dy = round(panel.x0 - origin.x0), round(panel.y0 - origin.y0)
-                canvas.restore_region(strip, xy=(x1 + dx, y1 - dy))
-        self.figure.draw_artist(self._query_name)
-        self.figure.draw_artist(self._key_name)
+                if group is not first:
+                    canvas.restore_region(strip, xy=(x1 + dx, y1 - dy))
+                boxes.append(box.translated(dx, dy))
+        for name in (self._query_name, self._key_name):
+            self.figure.draw_artist(name)
+            boxes.append(self._extent([name]))
+        return boxes
+
+    def _draw_titles(self) -> list[Bbox]:
+        """Draw the panel titles and the figure title on the canvas; return the boxes they cover."""
+        boxes = []
+        for text in self._title_texts():
+            (text.axes or self.figure).draw_artist(text)
+            boxes.append(self._extent([text]))
+        return boxes
+
+    def _extent(self, texts: Sequence[Text]) -> Bbox | None:
+        """The pixels ``texts`` cover on the canvas, with a margin for antialiasing; ``None`` if off it."""
+        renderer = self.figure.canvas.get_renderer()
+        box = Bbox.union([text.get_window_extent(renderer) for text in texts]).padded(2)
+        return Bbox.intersection(box, self.figure.bbox)
+
+    def _copy(self, boxes: Sequence[Bbox | None]) -> list:
+        """Copy the canvas inside each box, to be pasted back with ``restore_region``."""
+        return [self.figure.canvas.copy_from_bbox(box) for box in boxes if box is not None]
 
     def to_png(self, *, compress_level: int = 1) -> bytes:
         """Render the current state as PNG bytes; the default fast compression suits live updates."""

@@ -233,6 +233,21 @@ def test_set_labels_changes_text_in_place_and_matches_a_fresh_figure():
     np.testing.assert_array_equal(relabelled, fresh.render())
 
 
+@pytest.mark.parametrize("h", [3, 8])
+def test_changing_only_tokens_or_only_d_k_redraws_exactly_that(h):
+    weights = torch.softmax(torch.randn(h, 6, 6, dtype=torch.float64), dim=-1)
+    other = ["one", "two", "three", "four", "five", "six"]
+    plot = HeadPlot(h, 6, 6, query_tokens=TOKENS, key_tokens=TOKENS, d_k=4, label_chars=10)
+    plot.update(weights)
+    plot.render()
+    for labels, d_k in ((other, 4), (other, 16), (TOKENS, 16)):  # tokens only, d_k only, tokens only
+        plot.set_labels(query_tokens=labels, key_tokens=labels, d_k=d_k)
+        fresh = HeadPlot(h, 6, 6, query_tokens=labels, key_tokens=labels, d_k=d_k, label_chars=10)
+        fresh.update(weights)
+        fresh.figure.canvas.draw()  # a full matplotlib draw, no caches
+        np.testing.assert_array_equal(plot.render(), np.asarray(fresh.figure.canvas.buffer_rgba()))
+
+
 def test_update_rejects_another_layout_and_render_needs_weights():
     plot = HeadPlot(2, 3, 3)
     with pytest.raises(RuntimeError, match="call update"):
