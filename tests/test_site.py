@@ -82,7 +82,8 @@ def test_every_page_exists_with_its_images_and_local_links(page):
 @pytest.mark.parametrize("page", PAGES)
 def test_no_page_shows_an_error(page):
     text = (SITE / f"{page}.html").read_text()
-    for marker in ("Traceback (most recent call last)", "Error in callback", "ModuleNotFoundError"):
+    # (not "ModuleNotFoundError": every chapter's set-up cell catches it, in its source)
+    for marker in ("Traceback (most recent call last)", "Error in callback"):
         assert marker not in text, f"{page} shows {marker!r}"
     assert "output error" not in " ".join(parse(page).classes)
 
