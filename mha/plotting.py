@@ -264,7 +264,9 @@ class HeadPlot:
         fig, cols = self.figure, self.grid[1]
         norm = Normalize(vmin=0.0, vmax=1.0)
         extent = (-0.5, self.n_k - 0.5, self.n_q - 0.5, -0.5)  # (left, right, bottom, top): row 0 on top
-        transparent = np.zeros((self.n_q * _HATCH_CELL, self.n_k * _HATCH_CELL, 4))  # (n_q s, n_k s, 4)
+        transparent = np.zeros(
+            (self.n_q * _HATCH_CELL, self.n_k * _HATCH_CELL, 4), np.uint8
+        )  # (n_q s, n_k s, 4)
         self._row_labels: list[list[Text]] = []  # per panel in the first column, one Text per query
         self._col_labels: list[list[Text]] = []  # per panel with no panel below, one Text per key
         for p in range(self.n_panels):
@@ -474,11 +476,12 @@ class HeadPlot:
 
     def _overlay(self, panel_mask: np.ndarray | None) -> np.ndarray:
         """The hatching texture, opaque on the cells where ``panel_mask`` is False, transparent elsewhere."""
-        texture = self._hatch.copy()  # (n_q * s, n_k * s, 4)
+        texture = self._hatch.copy()  # (n_q * s, n_k * s, 4), uint8
         if panel_mask is None:
-            texture[..., 3] = 0.0
+            texture[..., 3] = 0
         else:
-            texture[..., 3] = np.kron(~panel_mask, np.ones((_HATCH_CELL, _HATCH_CELL)))  # (n_q * s, n_k * s)
+            hidden = (~panel_mask).repeat(_HATCH_CELL, axis=0).repeat(_HATCH_CELL, axis=1)  # (n_q s, n_k s)
+            texture[..., 3] = 255 * hidden  # opaque exactly on the masked cells
         return texture
 
     # -- rendering -----------------------------------------------------------------------------------------
@@ -583,13 +586,13 @@ class HeadPlot:
 
 
 def _hatch_texture(n_q: int, n_k: int) -> np.ndarray:
-    """Opaque RGBA texture of grey cells with dark diagonal lines, ``_HATCH_CELL`` pixels per cell."""
+    """Opaque uint8 RGBA texture of grey cells with dark diagonal lines, ``_HATCH_CELL`` pixels per cell."""
     rows = np.arange(n_q * _HATCH_CELL)[:, None]  # (n_q * s, 1)
     cols = np.arange(n_k * _HATCH_CELL)[None, :]  # (1, n_k * s)
     line = (rows + cols) % _HATCH_PERIOD == 0  # (n_q * s, n_k * s)
-    texture = np.empty((*line.shape, 4))  # (n_q * s, n_k * s, 4)
-    texture[..., :3] = np.where(line[..., None], _MASK_LINE, _MASK_BASE)
-    texture[..., 3] = 1.0
+    texture = np.empty((*line.shape, 4), dtype=np.uint8)  # (n_q * s, n_k * s, 4)
+    texture[..., :3] = np.round(255 * np.where(line[..., None], _MASK_LINE, _MASK_BASE))
+    texture[..., 3] = 255
     return texture
 
 

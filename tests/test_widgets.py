@@ -105,7 +105,7 @@ def test_d_model_change_keeps_h_valid():
     check_drawn(explorer)
 
 
-def test_sentence_change_relabels_and_resizes():
+def test_sentence_change_relabels_and_shortens_long_tokens():
     explorer = HeadExplorer(d_model=16, h=2)
     explorer.controls.sentence.value = "attention is all you need"
     check_drawn(explorer)
