@@ -4,9 +4,9 @@ Two entry points share one drawing code:
 
 - :func:`plot_heads` draws the weights once and returns a ``matplotlib`` figure, for chapters.
 - :class:`HeadPlot` keeps a figure for one layout (``h``, ``n_q``, ``n_k``) and changes it in place, for the
-  interactive explorer. A new figure with eight panels costs about half a second to draw, mostly for its
-  text; so the plot caches a bitmap of the frame and of the text, and an update draws only the ``h``
-  heatmaps on top of it (matplotlib's "blitting"), about ten times faster.
+  interactive explorer. Drawing a figure of eight panels from scratch takes matplotlib a tenth of a second
+  or more, mostly for its text; so the plot caches bitmaps of the frame and of the text, and an update
+  draws only the ``h`` heatmaps on top of them (matplotlib's "blitting"), several times faster.
 
 Every panel shares one colour scale, 0 to 1, so heads can be compared by eye. A masked cell (a key the
 query may not attend to) is light grey with dark diagonal hatching, unlike any colour of the scale, so
@@ -275,33 +275,15 @@ class HeadPlot:
             overlay = ax.imshow(transparent, interpolation="nearest", extent=extent)
             ax.set(aspect="auto", xlim=(-0.5, self.n_k - 0.5), ylim=(self.n_q - 0.5, -0.5))
             ax.title.set_fontsize(self.TITLE_SIZE)
-            if p % cols == 0:
-                left_of = offset_copy(ax.transData, fig=fig, x=-3, units="points")
-                self._row_labels.append(
-                    [
-                        ax.text(
-                            -0.5, i, "", transform=left_of, ha="right", va="center", fontsize=self.TICK_SIZE
-                        )
-                        for i in range(self.n_q)
-                    ]
-                )
-            if p + cols >= self.n_panels:
+            # Labels are plain texts, not tick labels: matplotlib's ticks cost more than the rest together.
+            if p % cols == 0:  # first column: a label left of each row
+                left = offset_copy(ax.transData, fig=fig, x=-3, units="points")
+                rows = [(-0.5, i) for i in range(self.n_q)]
+                self._row_labels.append(self._texts(ax, rows, left, ha="right", va="center"))
+            if p + cols >= self.n_panels:  # no panel below: a label under each column
                 below = offset_copy(ax.transData, fig=fig, y=-3, units="points")
-                self._col_labels.append(
-                    [
-                        ax.text(
-                            j,
-                            self.n_q - 0.5,
-                            "",
-                            transform=below,
-                            ha="center",
-                            va="top",
-                            rotation=90,
-                            fontsize=self.TICK_SIZE,
-                        )
-                        for j in range(self.n_k)
-                    ]
-                )
+                columns = [(j, self.n_q - 0.5) for j in range(self.n_k)]
+                self._col_labels.append(self._texts(ax, columns, below, ha="center", va="top", rotation=90))
             self.axes.append(ax)
             self.images.append(image)
             self.overlays.append(overlay)
@@ -321,6 +303,12 @@ class HeadPlot:
         fig.add_artist(self._swatch)
         self._swatch_text = fig.text(0, 0, "masked", fontsize=self.TICK_SIZE, va="center", visible=False)
         self._hatch = _hatch_texture(self.n_q, self.n_k)  # (n_q * s, n_k * s, 4), opaque
+
+    def _texts(self, ax: Axes, positions: Sequence[tuple[float, float]], transform, **style) -> list[Text]:
+        """Empty label texts at ``positions`` (data coordinates of ``ax``, shifted by ``transform``)."""
+        return [
+            ax.text(x, y, "", transform=transform, fontsize=self.TICK_SIZE, **style) for x, y in positions
+        ]
 
     def _label_texts(self) -> list[Text]:
         """The texts that change with the tokens: the labels of rows and columns, and the axis names."""
