@@ -159,7 +159,7 @@ class HeadExplorer:
             raise ``KeyError`` or ``ValueError`` for a token it cannot embed; the explorer shows that
             message to the reader. ``None`` uses :func:`mha.embed_tokens`. Fresh layers always use
             :func:`mha.embed_tokens`.
-        sentence: the initial sentence.
+        sentence: the initial sentence; with a trained model, one its ``embed`` accepts.
         d_model: the initial model width of a fresh layer, one of ``D_MODELS``.
         h: the initial number of heads of a fresh layer; must divide ``d_model``.
         mask: the initial mask, one of ``MASKS``.
@@ -310,14 +310,14 @@ class HeadExplorer:
         self._sync_controls(trained)
         tokens = c.sentence.value.split()
         if not tokens:
-            return self._say(
-                "Type a sentence: the explorer needs at least one word (words are split at spaces)."
-            )
+            self._say("Type a sentence: the explorer needs at least one word (words are split at spaces).")
+            return
         if len(tokens) > MAX_TOKENS:
-            return self._say(
+            self._say(
                 f"That sentence has {len(tokens)} words; the explorer shows at most {MAX_TOKENS}. "
                 "Please shorten it."
             )
+            return
         n = len(tokens)
         self._adjust(c.valid_length, max=n, value=min(c.valid_length.value, n))
 
@@ -325,9 +325,10 @@ class HeadExplorer:
         embed = self._embed if trained and self._embed is not None else self._default_embed(model.d_model)
         try:
             x = embed(tokens)
-        except (KeyError, ValueError) as error:
+        except (KeyError, ValueError) as error:  # a word the model does not know: the reader's input
             message = error.args[0] if error.args else error
-            return self._say(f"This model cannot embed that sentence: {html.escape(str(message))}")
+            self._say(f"This model cannot embed that sentence: {html.escape(str(message))}")
+            return
         x = self._check_embedding(x, n, model.d_model)
         mask = build_mask(c.mask.value, n, c.valid_length.value)
         param = next(model.parameters())
@@ -343,7 +344,6 @@ class HeadExplorer:
         self.tokens, self.weights, self.mask, self.model = tokens, weights, mask, model
         self.shapes_html.value = self._shapes_html()
         self.status.value = ""
-        return None
 
     def _say(self, message: str) -> None:
         """Show a message to the reader; the picture stays that of the last valid input."""
