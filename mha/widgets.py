@@ -12,15 +12,16 @@ picture, the shapes and a note to use the launch button) and ``image/png``. A li
 widget; a static renderer that skips widget views shows the picture. myst-nb 1.4 does not skip them by
 itself: it ranks ``application/vnd.jupyter.widget-view+json`` first and renders it as an empty ``<script>``
 placeholder, which only the ipywidgets HTML manager (loaded from a CDN, and only for notebooks saved with
-widget state) could fill; without state the output is silently blank. So the book's ``_config.yml`` drops
-widget views from the ranking, and myst-nb then takes the ``text/html``::
+widget state) could fill; without state the output is silently blank, and the build gives no warning. So
+the book's ``_config.yml`` ranks widget views below ``text/html`` (30) and ``image/png`` (50), and myst-nb
+takes the ``text/html``::
 
     sphinx:
       config:
-        nb_mime_priority_overrides: [["*", "application/vnd.jupyter.widget-view+json", null]]
+        nb_mime_priority_overrides: [[html, application/vnd.jupyter.widget-view+json, 55]]
 
-Chapters are best saved without widget state (``nbclient``'s ``store_widget_state=False``), which would
-only make every page load the widget JavaScript for nothing.
+Chapters are saved without widget state (``nbclient``'s ``store_widget_state=False``), which would only
+make every page load the widget JavaScript from a CDN for nothing.
 
 Errors: a reader's input never raises (an empty or over-long sentence, a word a trained model's vocabulary
 lacks); the explorer says what is wrong instead. Anything else that goes wrong in a control's callback is
