@@ -1,0 +1,28 @@
+"""Repository-wide pytest hooks: a per-notebook timing summary at the end of every run.
+
+nbval reports each cell as its own test, so `--durations` shows slow cells; this adds each chapter's total
+(set-up, cells and teardown), which must stay within the 20 s budget of CONTRIBUTING.md. It reports and
+does not fail: timings on a shared machine are no basis for a red build.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+NOTEBOOK_BUDGET_S = 20.0
+_seconds: defaultdict[str, float] = defaultdict(float)
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::", 1)[0]
+    if path.endswith(".ipynb"):
+        _seconds[path] += report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _seconds:
+        return
+    terminalreporter.section("notebook execution time")
+    for path, seconds in sorted(_seconds.items()):
+        flag = "  OVER BUDGET" if seconds > NOTEBOOK_BUDGET_S else ""
+        terminalreporter.write_line(f"{seconds:6.1f} s  {path}{flag}")
