@@ -6,9 +6,9 @@ causal :class:`mha.MultiHeadAttention` with a residual connection, and an MLP re
 Its parameter count does not depend on ``h`` (the four projections are ``d_model x d_model`` whatever
 ``h`` is), so models with different ``h`` are compared at equal size.
 
-Regenerate the chapter's shipped weights and metrics (deterministic; see :func:`main`)::
+Regenerate the chapter's shipped weights and metrics (deterministic; see :mod:`mha.train_heads`)::
 
-    python -m mha.training
+    python -m mha.train_heads
 
 Shape legend:
     B        batch size
@@ -21,7 +21,6 @@ Shape legend:
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import io
@@ -266,13 +265,59 @@ def train(config: TrainConfig) -> tuple[OneLayerAttentionModel, dict]:
     return model.eval(), curve
 
 
+def attention_by_offset(weights: torch.Tensor, *, start: int = 0) -> torch.Tensor:
+    """Mean attention weight that each head gives to the key ``o`` places back, for every offset ``o``.
+
+    Args:
+        weights: attention weights of shape ``(B, h, n, n)`` (self-attention).
+        start: average over the queries ``start..n-1`` only (e.g. those where a copy task is scored).
+
+    Returns:
+        Tensor of shape ``(h, n)``: entry ``[j, o]`` is the mean of ``weights[:, j, i, i - o]`` over the
+        batch and the queries ``i >= max(start, o)``. Under a causal mask each row sums to 1 when
+        ``start = n - 1``; with a smaller ``start`` the columns average over different queries.
+    """
+    _, h, n, _ = weights.shape  # (B, h, n, n)
+    if not 0 <= start < n:
+        raise ValueError(f"start must lie in 0..n-1={n - 1}, got {start}")
+    profile = torch.zeros(h, n, dtype=weights.dtype)
+    for o in range(n):
+        diagonal = weights.diagonal(offset=-o, dim1=2, dim2=3)  # (B, h, n - o), entries (i, i - o)
+        first = max(start, o) - o  # index of query max(start, o) along the diagonal
+        if first < n - o:
+            profile[:, o] = diagonal[:, :, first:].mean(dim=(0, 2))
+    return profile  # (h, n)
+
+
+def attention_to_markers(weights: torch.Tensor, tokens: torch.Tensor, task: Task) -> torch.Tensor:
+    """Mean attention weight that the final query of a recall task gives to each marker, per head.
+
+    Args:
+        weights: attention weights of shape ``(B, h, n, n)``.
+        tokens: the input ids of shape ``(B, n)``.
+        task: a recall task.
+
+    Returns:
+        Tensor of shape ``(h, n_markers + 2)``: the weight on marker A, B, ..., then on the unmarked
+        tokens, then on the query itself; each row sums to 1.
+    """
+    if task.family != "recall":
+        raise ValueError(f"task must be a recall task, got {task.name!r}")
+    last = weights[:, :, -1, :]  # (B, h, n), where the query looks
+    kind = tokens // task.n_values  # (B, n): 0 unmarked, 1 + m for marker m, n_markers + 1 the query
+    columns = [(last * (kind == m)[:, None, :]).sum(-1) for m in range(1, task.n_markers + 1)]
+    columns += [(last * (kind == 0)[:, None, :]).sum(-1), last[:, :, -1]]  # unmarked, the query itself
+    return torch.stack(columns, dim=-1).mean(0)  # (h, n_markers + 2)
+
+
 # --- The chapter's grid of runs: regenerate, save, load ----------------------------------------------
 
 GRID_TASKS = ("copy-1", "copy-3", "recall-1", "recall-3")  # the tasks of the chapter
 GRID_H = (1, 2, 4, 8, 16)  # numbers of heads at d_model = 16, so d_k = 16, 8, 4, 2, 1
 GRID_SEEDS = (0, 1, 2)  # seeds per (task, h)
 RESULTS_FILE = "heads_runs.json"  # configs, learning curves, final metrics, timing
-WEIGHTS_FILE = "heads_weights.pt"  # {run key: state dict}, float32
+WEIGHTS_FILE = "heads_weights.pt"  # {run key: state dict}, in SHIPPED_DTYPE
+SHIPPED_DTYPE = torch.float16  # storage type of the shipped weights; models compute in float32
 
 
 def grid_configs() -> list[TrainConfig]:
@@ -284,6 +329,9 @@ def _run(config: TrainConfig) -> tuple[str, dict, dict]:
     torch.set_num_threads(1)  # one thread per run: deterministic, and runs go in parallel processes
     start = time.perf_counter()
     model, curve = train(config)
+    # Ship the weights in float16 (half the bytes); the final metrics are those of the shipped weights.
+    state = {name: tensor.to(SHIPPED_DTYPE) for name, tensor in model.state_dict().items()}
+    model.load_state_dict(state)  # load_state_dict casts back to the model's float32
     final = evaluate(model, size=config.eval_size)
     record = {
         "config": dataclasses.asdict(config),
@@ -291,7 +339,7 @@ def _run(config: TrainConfig) -> tuple[str, dict, dict]:
         "final": final,
         "train_seconds": time.perf_counter() - start,
     }
-    return config.key, record, model.state_dict()
+    return config.key, record, state
 
 
 def regenerate(out_dir: str | Path, *, jobs: int = 2) -> dict:
@@ -315,13 +363,14 @@ def regenerate(out_dir: str | Path, *, jobs: int = 2) -> dict:
             outputs = list(pool.map(_run, configs))
     wall = time.perf_counter() - start
     results = {
-        "command": "python -m mha.training",
+        "command": "python -m mha.train_heads",
         "wall_seconds": wall,
         "jobs": jobs,
         "threads_per_job": 1,
         "torch": torch.__version__,
         "machine": f"{platform.machine()} {platform.processor() or platform.system()}",
         "eval_seed": EVAL_SEED,
+        "weights_dtype": str(SHIPPED_DTYPE).removeprefix("torch."),
         "grid": {"tasks": list(GRID_TASKS), "h": list(GRID_H), "seeds": list(GRID_SEEDS)},
         "runs": {key: record for key, record, _ in outputs},
     }
@@ -349,25 +398,6 @@ def load_models(results: dict | None = None) -> dict[str, OneLayerAttentionModel
     models = {}
     for key, record in results["runs"].items():
         model = build_model(TrainConfig(**record["config"]))
-        model.load_state_dict(states[key])
+        model.load_state_dict(states[key])  # casts the float16 weights to the model's float32
         models[key] = model.eval()
     return models
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Command line: ``python -m mha.training [--out DIR] [--jobs N]``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m mha.training",
-        description="Regenerate the trained models and metrics of the chapter 'Why multiple heads?'.",
-    )
-    default_out = Path(__file__).resolve().parent / "data"
-    parser.add_argument("--out", default=str(default_out), help=f"output directory (default: {default_out})")
-    parser.add_argument("--jobs", type=int, default=2, help="worker processes, one thread each (default: 2)")
-    args = parser.parse_args(argv)
-    results = regenerate(args.out, jobs=args.jobs)
-    n = len(results["runs"])
-    print(f"{n} runs in {results['wall_seconds']:.0f} s with {args.jobs} processes; wrote {args.out}")
-
-
-if __name__ == "__main__":
-    main()
