@@ -13,6 +13,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
+from mha.tasks import TASKS
+
 
 def _runs(results: dict, task: str, h: int) -> list[dict]:
     runs = [r for r in results["runs"].values() if r["config"]["task"] == task and r["config"]["h"] == h]
@@ -61,24 +63,35 @@ def plot_learning_curves(
 
 
 def plot_accuracy_by_heads(results: dict, *, tasks: Sequence[str] | None = None) -> Figure:
-    """Final held-out accuracy against ``h`` (log scale), one line per task; a dot per seed."""
+    """Final held-out accuracy against ``h`` (log scale): one panel per task family, a dot per seed.
+
+    Lookup by position ("copy") and by content ("recall") get a panel each; within a panel the one-lookup
+    control is dashed and the task with more lookups solid. The line is the mean over seeds.
+    """
     tasks = _tasks(results, tasks)
     hs = results["grid"]["h"]
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
-    for i, task in enumerate(tasks):
-        colour = f"C{i}"
-        finals = np.array(
-            [[r["final"]["accuracy"] for r in _runs(results, task, h)] for h in hs]
-        )  # (h, seeds)
-        ax.plot(hs, finals.mean(1), "-", color=colour, label=task)
-        for h, row in zip(hs, finals, strict=True):
-            ax.plot([h] * len(row), row, "o", color=colour, markersize=4, alpha=0.6)
-    ax.set_xscale("log", base=2)
     d_model = next(iter(results["runs"].values()))["config"]["d_model"]
-    ax.set_xticks(hs, [f"{h}\n(d_k = {d_model // h})" for h in hs])
-    ax.minorticks_off()
-    ax.set_xlabel("number of heads h (d_model fixed)")
-    ax.set_ylabel("held-out accuracy")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
+    families = list(dict.fromkeys(TASKS[name].family for name in tasks))
+    fig, axes = plt.subplots(
+        1, len(families), figsize=(4.2 * len(families), 3.6), sharey=True, layout="constrained", squeeze=False
+    )
+    for ax, family in zip(axes[0], families, strict=True):
+        for i, name in enumerate(tasks):
+            task = TASKS[name]
+            if task.family != family:
+                continue
+            runs = [_runs(results, name, h) for h in hs]
+            finals = np.array([[r["final"]["accuracy"] for r in row] for row in runs])  # (len(hs), seeds)
+            style = "--" if task.n_lookups == 1 else "-"
+            ax.plot(hs, finals.mean(1), style, color=f"C{i}", label=f"{name} (k = {task.n_lookups})")
+            for h, row in zip(hs, finals, strict=True):
+                ax.plot([h] * len(row), row, "o", color=f"C{i}", markersize=4, alpha=0.6)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(hs, [f"{h}\n(d_k = {d_model // h})" for h in hs])
+        ax.minorticks_off()
+        ax.set_xlabel(f"number of heads h (d_model = {d_model})")
+        ax.set_title("lookup by position" if family == "copy" else "lookup by content")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small", loc="lower left")
+    axes[0, 0].set_ylabel("held-out accuracy")
     return fig
