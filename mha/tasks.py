@@ -36,7 +36,7 @@ class Task:
 
     name: str  # key in TASKS
     family: str  # "copy" (lookup by position) or "recall" (lookup by content)
-    description: str  # one line for tables
+    description: str  # what the answers are, one line for tables
     seq_len: int = 16  # n, tokens per sequence (for recall, including the final query token)
     n_values: int = 8  # symbols a target can take; chance accuracy is 1 / n_values
     offsets: tuple[int, ...] = ()  # copy: how far back each target lies, in target order
@@ -114,24 +114,24 @@ class Task:
 TASKS: dict[str, Task] = {
     task.name: task
     for task in (
-        Task("copy-1", "copy", "copy the token 3 back (control: one lookup by position)", offsets=(3,)),
+        Task("copy-1", "copy", "the token 3 back (control: one lookup by position)", offsets=(3,)),
         Task(
             "copy-3",
             "copy",
-            "copy the tokens 1, 3 and 6 back, in order (three lookups by position)",
+            "the tokens 1, 3 and 6 back, in order (three lookups by position)",
             offsets=(1, 3, 6),
         ),
         Task(
             "recall-1",
             "recall",
-            "output the value marked A (control: one lookup by content, B and C distract)",
+            "the value marked A (control: one lookup by content; B, C distract)",
             n_markers=3,
             lookups=(0,),
         ),
         Task(
             "recall-3",
             "recall",
-            "output the values marked A, B and C, in order (three lookups by content)",
+            "the values marked A, B and C, in order (three lookups by content)",
             n_markers=3,
             lookups=(0, 1, 2),
         ),

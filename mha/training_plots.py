@@ -33,7 +33,7 @@ def _tasks(results: dict, tasks: Sequence[str] | None) -> list[str]:
 def plot_learning_curves(
     results: dict, *, tasks: Sequence[str] | None = None, metric: str = "accuracy"
 ) -> Figure:
-    """One panel per task: held-out ``metric`` ("accuracy" or "loss") against training step, one line per h.
+    """A panel per task, two per row: held-out ``metric`` ("accuracy" or "loss") by step, a line per h.
 
     The line is the mean over seeds, the band spans the lowest to the highest seed.
     """
@@ -42,10 +42,15 @@ def plot_learning_curves(
     tasks = _tasks(results, tasks)
     hs = results["grid"]["h"]
     colours = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, len(hs)))
+    ncols = min(2, len(tasks))
+    nrows = -(-len(tasks) // ncols)
     fig, axes = plt.subplots(
-        1, len(tasks), figsize=(3.2 * len(tasks), 3.2), sharey=True, layout="constrained", squeeze=False
-    )
-    for ax, task in zip(axes[0], tasks, strict=True):
+        nrows, ncols, figsize=(4.4 * ncols, 3.2 * nrows), sharex=True, sharey=True, layout="constrained",
+        squeeze=False,
+    )  # fmt: skip
+    for ax in axes.flat[len(tasks) :]:
+        ax.set_visible(False)
+    for ax, task in zip(axes.flat, tasks, strict=False):
         for h, colour in zip(hs, colours, strict=True):
             runs = _runs(results, task, h)
             steps = runs[0]["curve"]["step"]
@@ -53,9 +58,11 @@ def plot_learning_curves(
             ax.plot(steps, values.mean(0), color=colour, label=f"h = {h}")
             ax.fill_between(steps, values.min(0), values.max(0), color=colour, alpha=0.25, linewidth=0)
         ax.set_title(task)
-        ax.set_xlabel("training step")
         ax.grid(alpha=0.3)
-    axes[0, 0].set_ylabel(f"held-out {metric}")
+    for ax in axes[-1]:
+        ax.set_xlabel("training step")
+    for ax in axes[:, 0]:
+        ax.set_ylabel(f"held-out {metric}")
     if metric == "loss":
         axes[0, 0].set_yscale("log")
     axes[0, -1].legend(loc="lower right" if metric == "accuracy" else "upper right", fontsize="small")
