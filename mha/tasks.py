@@ -9,6 +9,9 @@ integer ``tokens`` and ``targets``; the same seed always gives the same batch. T
 * **recall** (lookup by *content*): ``n_markers`` tokens of the sequence carry a marker (A, B, C, ...) and a
   value; the others are unmarked values (noise). The last token is a query; its targets are the values of
   the markers in ``lookups``, in order. Markers sit at random places, so only content can find them.
+  With ``split_embedding`` the data are the same, but the model embeds a token as the sum of a marker
+  embedding and a value embedding (as a Transformer adds a word and its position), so which value goes
+  with which marker is no longer written into one vector per token.
 
 A target of :data:`IGNORE` (``-100``, PyTorch's ``ignore_index``) means "no prediction here".
 
@@ -42,6 +45,7 @@ class Task:
     offsets: tuple[int, ...] = ()  # copy: how far back each target lies, in target order
     n_markers: int = 0  # recall: marked tokens per sequence (markers 0, 1, ... = A, B, ...)
     lookups: tuple[int, ...] = ()  # recall: which markers' values the query must output, in order
+    split_embedding: bool = False  # recall: the model embeds a token as marker + value, two tables added
 
     def __post_init__(self) -> None:
         if self.family == "copy":
@@ -54,6 +58,8 @@ class Task:
                 raise ValueError(f"lookups must name markers 0..{self.n_markers - 1}, got {self.lookups}")
         else:
             raise ValueError(f"family must be 'copy' or 'recall', got {self.family!r}")
+        if self.split_embedding and self.family != "recall":
+            raise ValueError("split_embedding applies to recall tasks only")
 
     @property
     def n_lookups(self) -> int:
@@ -135,6 +141,14 @@ TASKS: dict[str, Task] = {
             n_markers=3,
             lookups=(0, 1, 2),
         ),
+        Task(
+            "recall-3-split",
+            "recall",
+            "as recall-3, but each token embedded as marker + value (two tables added)",
+            n_markers=3,
+            lookups=(0, 1, 2),
+            split_embedding=True,
+        ),
     )
 }
-"""The chapter's tasks. Each ``-1`` task is a control that needs one lookup; its ``-3`` twin needs three."""
+"""The chapter's tasks. Each ``-1`` task is a control that needs one lookup; its ``-3`` twins need three."""

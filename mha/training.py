@@ -36,6 +36,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 from mha.masks import causal_mask
 from mha.multihead import MultiHeadAttention
@@ -76,7 +77,10 @@ class OneLayerAttentionModel(nn.Module):
         d_ff: hidden width of the readout.
 
     Attributes:
-        embedding: ``nn.Embedding(task.vocab_size, d_model)``.
+        embedding: ``nn.Embedding(task.vocab_size, d_model)``, one vector per token; for a task with
+            ``split_embedding``, ``nn.Embedding(task.n_values, d_model)``, one vector per value.
+        marker: ``None``, or for ``split_embedding`` ``nn.Embedding(task.n_markers + 2, d_model)``: one
+            vector per kind of token (unmarked, A, B, ..., query), added to the value's.
         position: ``nn.Embedding(task.seq_len, d_model)``, one learned vector per position.
         attn: the :class:`mha.MultiHeadAttention` layer under study.
         readout: ``Linear(d_model, d_ff)``, ReLU, ``Linear(d_ff, k * V)``, applied at every position.
@@ -85,7 +89,12 @@ class OneLayerAttentionModel(nn.Module):
     def __init__(self, task: Task, d_model: int, h: int, *, d_ff: int = 32) -> None:
         super().__init__()
         self.task = task
-        self.embedding = nn.Embedding(task.vocab_size, d_model)
+        if task.split_embedding:
+            self.embedding = nn.Embedding(task.n_values, d_model)
+            self.marker = nn.Embedding(task.n_markers + 2, d_model)
+        else:
+            self.embedding = nn.Embedding(task.vocab_size, d_model)
+            self.marker = None
         self.position = nn.Embedding(task.seq_len, d_model)
         self.register_buffer("mask", causal_mask(task.seq_len), persistent=False)
         self.attn = MultiHeadAttention(d_model, h)
@@ -96,7 +105,12 @@ class OneLayerAttentionModel(nn.Module):
     def embed(self, tokens: torch.Tensor) -> torch.Tensor:
         """Token embedding plus position: ``(B, n)`` integer ids to ``(B, n, d_model)`` vectors."""
         n = tokens.size(1)
-        return self.embedding(tokens) + self.position.weight[:n]  # (B, n, d_model)
+        if self.marker is None:
+            x = self.embedding(tokens)  # (B, n, d_model)
+        else:  # token id = kind * n_values + value, see mha.tasks
+            V = self.task.n_values
+            x = self.embedding(tokens % V) + self.marker(tokens // V)  # (B, n, d_model)
+        return x + self.position.weight[:n]  # (B, n, d_model)
 
     def embed_names(self, names: Sequence[str]) -> torch.Tensor:
         """Embed tokens given by name (``task.token_names()``, e.g. ``["3", "A5", "?"]``): ``(n, d_model)``.
@@ -312,11 +326,11 @@ def attention_to_markers(weights: torch.Tensor, tokens: torch.Tensor, task: Task
 
 # --- The chapter's grid of runs: regenerate, save, load ----------------------------------------------
 
-GRID_TASKS = ("copy-1", "copy-3", "recall-1", "recall-3")  # the tasks of the chapter
+GRID_TASKS = ("copy-1", "copy-3", "recall-1", "recall-3", "recall-3-split")  # the tasks of the chapter
 GRID_H = (1, 2, 4, 8, 16)  # numbers of heads at d_model = 16, so d_k = 16, 8, 4, 2, 1
 GRID_SEEDS = (0, 1, 2)  # seeds per (task, h)
 RESULTS_FILE = "heads_runs.json"  # configs, learning curves, final metrics, timing
-WEIGHTS_FILE = "heads_weights.pt"  # {run key: state dict}, in SHIPPED_DTYPE
+WEIGHTS_FILE = "heads_weights.pt"  # {run key: all parameters as one vector, in the order of .parameters()}
 SHIPPED_DTYPE = torch.float16  # storage type of the shipped weights; models compute in float32
 
 
@@ -329,9 +343,9 @@ def _run(config: TrainConfig) -> tuple[str, dict, dict]:
     torch.set_num_threads(1)  # one thread per run: deterministic, and runs go in parallel processes
     start = time.perf_counter()
     model, curve = train(config)
-    # Ship the weights in float16 (half the bytes); the final metrics are those of the shipped weights.
-    state = {name: tensor.to(SHIPPED_DTYPE) for name, tensor in model.state_dict().items()}
-    model.load_state_dict(state)  # load_state_dict casts back to the model's float32
+    # Ship the weights as one float16 vector (half the bytes); the final metrics are those of that copy.
+    flat = parameters_to_vector(model.parameters()).detach().to(SHIPPED_DTYPE)  # (number of parameters,)
+    vector_to_parameters(flat.float(), model.parameters())
     final = evaluate(model, size=config.eval_size)
     record = {
         "config": dataclasses.asdict(config),
@@ -339,7 +353,7 @@ def _run(config: TrainConfig) -> tuple[str, dict, dict]:
         "final": final,
         "train_seconds": time.perf_counter() - start,
     }
-    return config.key, record, state
+    return config.key, record, flat
 
 
 def regenerate(out_dir: str | Path, *, jobs: int = 2) -> dict:
@@ -377,7 +391,7 @@ def regenerate(out_dir: str | Path, *, jobs: int = 2) -> dict:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / RESULTS_FILE).write_text(json.dumps(results, indent=1) + "\n")
-    torch.save({key: state for key, _, state in outputs}, out / WEIGHTS_FILE)
+    torch.save({key: flat for key, _, flat in outputs}, out / WEIGHTS_FILE)
     return results
 
 
@@ -394,10 +408,11 @@ def load_models(results: dict | None = None) -> dict[str, OneLayerAttentionModel
     """
     results = load_results() if results is None else results
     raw = resources.files("mha").joinpath("data", WEIGHTS_FILE).read_bytes()
-    states = torch.load(io.BytesIO(raw), weights_only=True)
+    vectors = torch.load(io.BytesIO(raw), weights_only=True)
     models = {}
     for key, record in results["runs"].items():
         model = build_model(TrainConfig(**record["config"]))
-        model.load_state_dict(states[key])  # casts the float16 weights to the model's float32
+        with torch.no_grad():
+            vector_to_parameters(vectors[key].float(), model.parameters())
         models[key] = model.eval()
     return models

@@ -46,7 +46,7 @@ def test_copy_targets_are_the_tokens_offsets_back(name):
             assert torch.equal(targets[:, i, j], tokens[:, i - offset])
 
 
-@pytest.mark.parametrize("name", ["recall-1", "recall-3"])
+@pytest.mark.parametrize("name", ["recall-1", "recall-3", "recall-3-split"])
 def test_recall_targets_are_the_values_of_the_marked_tokens(name):
     task = mha.TASKS[name]
     V = task.n_values
@@ -79,6 +79,7 @@ def test_markers_land_everywhere():
         ({"family": "recall", "n_markers": 0, "lookups": (0,)}, "n_markers"),
         ({"family": "recall", "n_markers": 2, "lookups": (2,)}, "lookups"),
         ({"family": "sort"}, "family"),
+        ({"family": "copy", "offsets": (1,), "split_embedding": True}, "split_embedding"),
     ],
 )
 def test_bad_tasks_raise(kwargs, message):
@@ -89,3 +90,10 @@ def test_bad_tasks_raise(kwargs, message):
 def test_bad_batch_size_raises():
     with pytest.raises(ValueError, match="batch_size"):
         mha.TASKS["copy-1"].sample(0, seed=0)
+
+
+def test_split_task_has_the_same_data_as_its_twin():
+    split, twin = mha.TASKS["recall-3-split"], mha.TASKS["recall-3"]
+    assert split.split_embedding and not twin.split_embedding
+    for x, y in zip(split.sample(8, seed=4), twin.sample(8, seed=4), strict=True):
+        assert torch.equal(x, y)

@@ -186,3 +186,16 @@ def test_attention_to_markers_rows_sum_to_one_and_find_the_marker():
     torch.testing.assert_close(shares, torch.tensor([[0.0, 1, 0, 0, 0], [0, 0, 0, 0, 1]]))
     with pytest.raises(ValueError, match="recall"):
         mha.attention_to_markers(weights, tokens, mha.TASKS["copy-3"])
+
+
+def test_split_embedding_adds_a_marker_vector_and_a_value_vector():
+    model = build_model(mha.TrainConfig("recall-3-split", h=2))
+    assert model.embedding.num_embeddings == 8 and model.marker.num_embeddings == 5
+    x = model.embed_names(["A5", "B5", "A3", "?"])  # (n, d_model), positions 0..3
+    p = model.position.weight[:4]  # (4, d_model)
+    value, marker = model.embedding.weight, model.marker.weight
+    torch.testing.assert_close(x[0] - p[0], value[5] + marker[1])
+    torch.testing.assert_close(x[1] - p[1], value[5] + marker[2])
+    torch.testing.assert_close(x[2] - p[2], value[3] + marker[1])
+    torch.testing.assert_close(x[3] - p[3], value[0] + marker[4])  # the query token
+    assert build_model(mha.TrainConfig("recall-3", h=2)).marker is None
