@@ -29,7 +29,8 @@ def test_accuracy_by_heads_plots_the_mean_and_every_seed(results):
     grid = results["grid"]
     axes = fig.axes
     assert [ax.get_title() for ax in axes] == ["lookup by position", "lookup by content"]
-    for ax, tasks in zip(axes, (["copy-1", "copy-3"], ["recall-1", "recall-3"]), strict=True):
+    by_family = [[t for t in grid["tasks"] if mha.TASKS[t].family == f] for f in ("copy", "recall")]
+    for ax, tasks in zip(axes, by_family, strict=True):
         means = [line for line in ax.get_lines() if line.get_label() and not line.get_label().startswith("_")]
         assert [line.get_label().split()[0] for line in means] == tasks
         for line, task in zip(means, tasks, strict=True):
