@@ -59,7 +59,9 @@ def plot_learning_curves(
             ax.fill_between(steps, values.min(0), values.max(0), color=colour, alpha=0.25, linewidth=0)
         ax.set_title(task)
         ax.grid(alpha=0.3)
-    for ax in axes[-1]:
+    for column in range(ncols):  # label the lowest visible panel of each column
+        ax = axes[(len(tasks) - 1 - column) // ncols, column]
+        ax.xaxis.set_tick_params(labelbottom=True)
         ax.set_xlabel("training step")
     for ax in axes[:, 0]:
         ax.set_ylabel(f"held-out {metric}")
@@ -99,6 +101,6 @@ def plot_accuracy_by_heads(results: dict, *, tasks: Sequence[str] | None = None)
         ax.set_xlabel(f"number of heads h (d_model = {d_model})")
         ax.set_title("lookup by position" if family == "copy" else "lookup by content")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize="small", loc="lower left")
+        ax.legend(fontsize="small", loc="center")  # the middle of the panel stays free of data
     axes[0, 0].set_ylabel("held-out accuracy")
     return fig
