@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BOOK_FLAGS := -W -n --keep-going
 
-.PHONY: book test lint format notebooks lab bench clean
+.PHONY: book test lint format notebooks weights lab bench clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,11 +36,17 @@ format: $(STAMP)
 notebooks: $(STAMP)
 	$(BIN)/python scripts/execute_notebooks.py $(NB)
 
+# Retrain the heads of "Why multiple heads?" into mha/data/ (about 7 minutes on 2 cores), then
+# `make notebooks NB=chapters/why_multiple_heads.ipynb`.
+weights: $(STAMP)
+	$(BIN)/python -m mha.train_heads
+
 lab: $(STAMP)
 	$(BIN)/jupyter lab chapters/
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_attention.py
+	$(BIN)/python benchmarks/bench_widgets.py
 
 clean:
 	rm -rf _build .pytest_cache .ruff_cache .hypothesis

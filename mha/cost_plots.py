@@ -14,16 +14,11 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
+from mha._pyplot import subplots
 from mha.configs import MODEL_CONFIGS, ModelConfig
 from mha.costs import attention_macs_parts, format_bytes, kv_cache_bytes
 
 _STYLE = {"MHA": ("o", "tab:blue"), "GQA": ("s", "tab:orange"), "MQA": ("^", "tab:green")}
-
-
-def _subplots(*args, **kwargs):
-    import matplotlib.pyplot as plt  # only here: importing pyplot picks a backend, `import mha` should not
-
-    return plt.subplots(*args, **kwargs)
 
 
 def _configs(models: Iterable[str | ModelConfig] | None) -> list[ModelConfig]:
@@ -62,7 +57,7 @@ def plot_head_widths(models: Iterable[str | ModelConfig] | None = None) -> Figur
     point and a label.
     """
     configs = _configs(models)
-    fig, ax = _subplots(figsize=(10, 6), layout="constrained")
+    fig, ax = subplots(figsize=(10, 6), layout="constrained")
     xs = [c.d_model for c in configs]
     lo, hi = min(xs) / 4, max(xs) * 1.5
     for d_k, style in ((64, ":"), (128, "--"), (256, "-.")):
@@ -101,7 +96,7 @@ def plot_attention_macs(models: Iterable[str | ModelConfig], contexts: Sequence[
     """
     configs = _configs(models)
     ns = _contexts(contexts)
-    fig, axes = _subplots(1, len(configs), figsize=(4.2 * len(configs), 3.8), layout="constrained",
+    fig, axes = subplots(1, len(configs), figsize=(4.2 * len(configs), 3.8), layout="constrained",
                              squeeze=False)  # fmt: skip
     for ax, c in zip(axes[0], configs, strict=True):
         parts = [attention_macs_parts(c.d_model, c.h, n, n_kv_heads=c.n_kv_heads) for n in ns]
@@ -135,7 +130,7 @@ def plot_kv_cache(
     """
     configs = _configs(models)
     ns = _contexts(contexts)
-    fig, ax = _subplots(figsize=(8.5, 5), layout="constrained")
+    fig, ax = subplots(figsize=(8.5, 5), layout="constrained")
     for c in configs:
         if c.kind != "decoder":
             raise ValueError(f"{c.name} is an {c.kind} model; only decoder-only models keep a KV cache")

@@ -36,6 +36,8 @@ from matplotlib.text import Text
 from matplotlib.transforms import Bbox, offset_copy
 from PIL import Image
 
+from mha import _pyplot
+
 CMAP = "viridis"  # perceptually uniform and readable in greyscale and by colour-blind readers
 _MASK_BASE = (0.86, 0.86, 0.86)  # light grey under the hatching of a masked cell
 _MASK_LINE = (0.35, 0.35, 0.35)  # dark grey hatching lines
@@ -637,9 +639,7 @@ def plot_heads(
     if key_tokens is None and query_tokens is not None and n_q == n_k:
         key_tokens = query_tokens
     if fig is None:
-        import matplotlib.pyplot as plt  # only here: pyplot picks a backend, which the explorer never needs
-
-        fig = plt.figure()
+        fig = _pyplot.figure()
     plot = HeadPlot(
         h,
         n_q,

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import matplotlib.pyplot as plt
+import matplotlib as mpl
 import numpy as np
 from matplotlib.figure import Figure
 
+from mha._pyplot import subplots
 from mha.tasks import TASKS
 
 
@@ -41,10 +42,10 @@ def plot_learning_curves(
         raise ValueError(f"metric must be 'accuracy' or 'loss', got {metric!r}")
     tasks = _tasks(results, tasks)
     hs = results["grid"]["h"]
-    colours = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, len(hs)))
+    colours = mpl.colormaps["viridis"](np.linspace(0.0, 0.85, len(hs)))
     ncols = min(2, len(tasks))
     nrows = -(-len(tasks) // ncols)
-    fig, axes = plt.subplots(
+    fig, axes = subplots(
         nrows, ncols, figsize=(4.4 * ncols, 3.2 * nrows), sharex=True, sharey=True, layout="constrained",
         squeeze=False,
     )  # fmt: skip
@@ -81,7 +82,7 @@ def plot_accuracy_by_heads(results: dict, *, tasks: Sequence[str] | None = None)
     hs = results["grid"]["h"]
     d_model = next(iter(results["runs"].values()))["config"]["d_model"]
     families = list(dict.fromkeys(TASKS[name].family for name in tasks))
-    fig, axes = plt.subplots(
+    fig, axes = subplots(
         1, len(families), figsize=(4.2 * len(families), 3.6), sharey=True, layout="constrained", squeeze=False
     )
     for ax, family in zip(axes[0], families, strict=True):

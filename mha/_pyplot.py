@@ -1,0 +1,27 @@
+"""Lazy access to ``matplotlib.pyplot`` for the figure-returning functions of ``mha``.
+
+The book's figures are made with ``pyplot`` so that a notebook shows each one exactly once, at the end of
+its cell, like any other pyplot figure (chapters write ``fig = mha.plot_...(...)``). Importing ``pyplot``
+picks a backend, though, which ``import mha`` must not do (the widgets render with Agg and never need it),
+so pyplot is imported here, on the first figure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matplotlib.figure import Figure
+
+
+def figure(**kwargs: Any) -> Figure:
+    """``pyplot.figure(**kwargs)``, importing pyplot on first use."""
+    import matplotlib.pyplot as plt
+
+    return plt.figure(**kwargs)
+
+
+def subplots(*args: Any, **kwargs: Any) -> tuple[Figure, Any]:
+    """``pyplot.subplots(*args, **kwargs)``, importing pyplot on first use."""
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(*args, **kwargs)
