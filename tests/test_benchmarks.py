@@ -20,3 +20,10 @@ def test_attention_benchmark_prints_ratios():
         "bench_attention.py", "--batch", "1", "--n", "8", "--d-model", "16", "--heads", "2", "--repeats", "2"
     )
     assert re.fullmatch(r"ratio_fused=\d+\.\d\d ratio_explicit=\d+\.\d\d", lines[-1]), lines[-1]
+
+
+def test_widget_benchmark_prints_each_kind_and_the_worst_median():
+    lines = run("bench_widgets.py", "--updates", "20")
+    kinds = [line.split(":")[0].strip() for line in lines if "median" in line and ":" in line]
+    assert {"mask", "seed", "sentence", "d_model", "h"} <= set(kinds), lines
+    assert re.fullmatch(r"median_ms=\d+\.\d", lines[-1]), lines[-1]
