@@ -70,6 +70,8 @@ def scaled_dot_product_attention(
             "q, k and v must have broadcastable leading dimensions (...), got "
             f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
         ) from None
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"dropout_p must lie in [0, 1), got {dropout_p}")
     n_q, d_k, n_k = q.size(-2), q.size(-1), k.size(-2)
     if mask is not None:
         check_mask(mask, (*batch, n_q, n_k), "(..., n_q, n_k)")

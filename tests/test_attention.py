@@ -123,6 +123,12 @@ def test_bad_inputs_raise_clear_errors(args, error, words):
         mha.scaled_dot_product_attention(*args)
 
 
+@pytest.mark.parametrize("dropout_p", [-0.1, 1.0])
+def test_bad_dropout_raises(dropout_p):
+    with pytest.raises(ValueError, match="dropout_p must lie in"):
+        mha.scaled_dot_product_attention(rand(2, 3), rand(2, 3), rand(2, 3), dropout_p=dropout_p)
+
+
 @pytest.mark.parametrize(
     ("mask", "error", "words"),
     [
