@@ -106,7 +106,8 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
         ModelConfig("GPT-2 XL", 1600, 25, 25, 48, 1024, "decoder", _GPT2.format("gpt2-xl")),
         ModelConfig(
             "GPT-3 175B", 12288, 96, 96, 96, 2048, "decoder",
-            "Brown et al. 2020, Table 2.1 (n_layers=96, d_model=12288, n_heads=96, d_head=128, n_ctx=2048)",
+            "Brown et al. 2020, Table 2.1 (n_layers=96, d_model=12288, n_heads=96, d_head=128); context: "
+            "n_ctx=2048 tokens for all models, section 2.1",
         ),
         ModelConfig(
             "T5-base", 768, 12, 12, 12, 512, "encoder-decoder",
@@ -117,7 +118,8 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
         ModelConfig(
             "T5-large", 1024, 16, 16, 24, 512, "encoder-decoder",
             "Raffel et al. 2020, section 3.7 (d_model=1024, 16 heads, d_kv=64, 24 layers per stack); "
-            "https://huggingface.co/google-t5/t5-large/blob/main/config.json",
+            "https://huggingface.co/google-t5/t5-large/blob/main/config.json; context: 512-token inputs, "
+            "section 3.1.2",
         ),
         ModelConfig(
             "ViT-B/16", 768, 12, 12, 12, 197, "encoder",
@@ -149,7 +151,8 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
         ModelConfig(
             "Mistral 7B", 4096, 32, 8, 32, 8192, "decoder",
             "Jiang et al. 2023, Table 1 (dim 4096, n_layers 32, head_dim 128, n_heads 32, n_kv_heads 8, "
-            "context_len 8192)",
+            "context_len 8192, window_size 4096: a sliding window, so its rolling-buffer KV cache keeps at "
+            "most 4096 tokens, section 2)",
         ),
         ModelConfig(
             "PaLM 62B", 8192, 32, 1, 64, 2048, "decoder",
@@ -159,8 +162,8 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
         ModelConfig(
             "Falcon-7B", 4544, 71, 1, 32, 2048, "decoder",
             "https://huggingface.co/tiiuae/falcon-7b (model card, table 'Model Architecture and Objective': "
-            "32 layers, d_model 4544, head_dim 64, sequence length 2048, multiquery); 71 heads in its "
-            "config.json",
+            "32 layers, d_model 4544, head_dim 64, sequence length 2048, multiquery); 71 heads: n_head in "
+            "https://huggingface.co/tiiuae/falcon-7b/blob/main/config.json",
         ),
     )
 }  # fmt: skip
