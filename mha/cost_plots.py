@@ -82,7 +82,7 @@ def plot_head_widths(models: Iterable[str | ModelConfig] | None = None) -> Figur
     _powers_of_two_axis(ax.yaxis, *ax.get_ylim())
     ax.set_xlabel("d_model")
     ax.set_ylabel("h (query heads)")
-    ax.set_title("Heads grow with the width; the head width d_k = d_model / h stays at 64 or 128")
+    ax.set_title("Heads grow with the width; the head width d_k = d_model / h mostly stays at 64 or 128")
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
     return fig
@@ -92,7 +92,8 @@ def plot_attention_macs(models: Iterable[str | ModelConfig], contexts: Sequence[
     """Multiply-adds of one attention layer over one sequence against its length, one panel per model.
 
     Each panel has two lines: the projections (linear in the length) and the scores (quadratic), with a
-    vertical line where the scores overtake the projections.
+    vertical dashed line at the length ``n* = d_model + h_kv d_k`` where the two are equal (if it lies in
+    the plotted range); beyond it the scores cost more.
     """
     configs = _configs(models)
     ns = _contexts(contexts)
@@ -102,8 +103,8 @@ def plot_attention_macs(models: Iterable[str | ModelConfig], contexts: Sequence[
         parts = [attention_macs_parts(c.d_model, c.h, n, n_kv_heads=c.n_kv_heads) for n in ns]
         ax.plot(ns, [p for p, _ in parts], "-", color="tab:blue", label="projections W_q, W_k, W_v, W_o")
         ax.plot(ns, [s for _, s in parts], "-", color="tab:red", label="scores q k^T and weights v")
-        crossing = next((n for n, (p, s) in zip(ns, parts, strict=True) if s >= p), None)
-        if crossing is not None:
+        crossing = c.d_model + c.n_kv_heads * c.d_k  # n*: 2 n d_model (d_model + h_kv d_k) = 2 n^2 d_model
+        if ns[0] <= crossing <= ns[-1]:
             ax.axvline(crossing, color="grey", lw=1, ls="--")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")

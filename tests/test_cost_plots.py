@@ -42,14 +42,21 @@ def test_attention_macs_lines_are_the_two_parts():
         assert list(scores.get_ydata()) == [s for _, s in parts]
 
 
-def test_crossing_marks_the_first_length_where_scores_win():
+@pytest.mark.parametrize("name", ["GPT-2 small", "Llama 3.1 8B", "Falcon-7B"])
+def test_crossing_marks_the_length_where_scores_equal_projections(name):
     ns = [2**k for k in range(6, 14)]
-    fig = plot_attention_macs(["GPT-2 small"], ns)
+    fig = plot_attention_macs([name], ns)
     crossing = fig.axes[0].lines[2].get_xdata()[0]
-    c = MODEL_CONFIGS["GPT-2 small"]
-    parts = {n: attention_macs_parts(c.d_model, c.h, n) for n in ns}
-    first = next(n for n in ns if parts[n][1] >= parts[n][0])
-    assert crossing == first
+    c = MODEL_CONFIGS[name]
+    projections, scores = attention_macs_parts(c.d_model, c.h, crossing, n_kv_heads=c.n_kv_heads)
+    assert projections == scores
+    below = attention_macs_parts(c.d_model, c.h, crossing - 1, n_kv_heads=c.n_kv_heads)
+    assert below[1] < below[0]
+
+
+def test_no_crossing_line_outside_the_plotted_lengths():
+    fig = plot_attention_macs(["GPT-3 175B"], [64, 128, 256])  # n* = 24576
+    assert len(fig.axes[0].lines) == 2
 
 
 def test_kv_cache_lines_are_in_gib():
