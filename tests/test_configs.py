@@ -17,6 +17,18 @@ KNOWN = {
     "GPT-3 175B": (12288, 96, 96, 96, 2048),  # Brown et al. 2020, Table 2.1
     "Llama 2 70B": (8192, 64, 8, 80, 4096),  # Llama-2-70b-hf config.json; Touvron et al. 2023b, Table 1
     "Mistral 7B": (4096, 32, 8, 32, 8192),  # Jiang et al. 2023, Table 1
+    "GPT-2 small": (768, 12, 12, 12, 1024),  # gpt2 config.json
+    "T5-base": (768, 12, 12, 12, 512),  # Raffel et al. 2020, sections 3.1.1 and 3.1.2
+    "T5-large": (1024, 16, 16, 24, 512),  # Raffel et al. 2020, section 3.7
+    "ViT-B/16": (768, 12, 12, 12, 197),  # Dosovitskiy et al. 2021, Table 1; (224/16)^2 + 1 tokens
+    "ViT-H/14": (1280, 16, 16, 32, 257),  # Dosovitskiy et al. 2021, Table 1; (224/14)^2 + 1 tokens
+    "LLaMA 7B": (4096, 32, 32, 32, 2048),  # Touvron et al. 2023a, Table 2; 2023b, Table 1
+    "Llama 2 7B": (4096, 32, 32, 32, 4096),  # Llama-2-7b-hf config.json
+    "Llama 3.1 8B": (4096, 32, 8, 32, 131072),  # Grattafiori et al. 2024, Table 3; config.json
+    "Llama 3.1 70B": (8192, 64, 8, 80, 131072),
+    "Llama 3.1 405B": (16384, 128, 8, 126, 131072),
+    "PaLM 62B": (8192, 32, 1, 64, 2048),  # Chowdhery et al. 2023, Table 1 (head size 256), sections 2, 5
+    "Falcon-7B": (4544, 71, 1, 32, 2048),  # tiiuae/falcon-7b model card and config.json
 }
 
 
@@ -28,6 +40,12 @@ def test_known_facts(name):
 
 def test_gpt3_head_width_is_128():
     assert MODEL_CONFIGS["GPT-3 175B"].d_k == 128  # Table 2.1's d_head
+
+
+def test_head_widths_stated_by_the_sources():
+    assert MODEL_CONFIGS["PaLM 62B"].d_k == 256  # "attention head size is always 256"
+    assert MODEL_CONFIGS["Falcon-7B"].d_k == 64  # model card: head_dim 64
+    assert MODEL_CONFIGS["Mistral 7B"].d_k == 128  # Table 1: head_dim 128
 
 
 def test_table_covers_the_families_the_chapter_promises():

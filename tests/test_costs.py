@@ -100,6 +100,19 @@ def test_kv_cache_bytes_match_real_cache_tensors(dtype, n_layers, h_kv, d_k, con
     assert kv_cache_bytes(n_layers, h_kv, d_k, context, batch=batch, dtype=dtype) == real
 
 
+@pytest.mark.parametrize(("d_model", "h", "n_kv_heads"), SHAPES)
+def test_kv_cache_bytes_match_the_modules_keys_and_values(d_model, h, n_kv_heads):
+    # What a decoder caches per layer is W_k(x) and W_v(x) of every past token: measure the module's own.
+    n_layers, batch, context = 2, 3, 5
+    layers = [
+        mha.MultiHeadAttention(d_model, h, n_kv_heads=n_kv_heads).to(torch.bfloat16) for _ in range(n_layers)
+    ]
+    x = torch.randn(batch, context, d_model, dtype=torch.bfloat16)  # (B, context, d_model)
+    real = sum(t.numel() * t.element_size() for layer in layers for t in (layer.W_k(x), layer.W_v(x)))
+    attn = layers[0]
+    assert kv_cache_bytes(n_layers, attn.n_kv_heads, attn.d_k, context, batch=batch) == real
+
+
 def test_kv_cache_of_llama2_70b_at_4096_tokens():
     c = MODEL_CONFIGS["Llama 2 70B"]
     expected = 2 * 80 * 4096 * 8 * 128 * 2  # keys and values, layers, tokens, kv heads, d_k, bf16 bytes
