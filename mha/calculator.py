@@ -59,7 +59,7 @@ def cost_rows(
     shape = f"d_model={config.d_model}, h={config.h}, n_kv_heads={config.n_kv_heads}, d_k={config.d_k}"
     rows = [
         ("model", f"{config.name} ({config.attention}: {shape}, {config.n_layers} layers)"),
-        ("attention weights, all layers", f"{format_count(costs.params)} parameters ({costs.params:,})"),
+        ("attention parameters, all layers", f"{format_count(costs.params)} parameters ({costs.params:,})"),
         ("multiply-adds per new token", _macs(costs.macs_per_token)),
         ("multiply-adds, forward over the batch", _macs(costs.macs_per_sequence)),
         ("KV cache", f"{format_bytes(costs.kv_cache_bytes)} ({costs.kv_cache_bytes:,} bytes, {dtype})"),
