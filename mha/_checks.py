@@ -19,6 +19,13 @@ def check_float_tensor(name: str, x: object) -> torch.Tensor:
     return x
 
 
+def check_positive_int(name: str, value: object) -> int:
+    """Return ``value`` if it is an int of at least 1 (``bool`` excluded), else raise ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return value
+
+
 def check_same_dtype_device(**tensors: torch.Tensor) -> None:
     """Raise ``TypeError`` unless all named tensors share one dtype and one device."""
     (first_name, first), *rest = tensors.items()

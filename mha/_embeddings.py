@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import torch
 
+from mha._checks import check_positive_int
 from mha.positional import sinusoidal_positions
 
 
@@ -60,8 +61,7 @@ def embed_tokens(
         raise TypeError(f"tokens must contain only strings, got {[type(t).__name__ for t in tokens]}")
     if not tokens:
         raise ValueError("tokens must not be empty")
-    if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 1:
-        raise ValueError(f"d_model must be a positive int, got {d_model!r}")
+    check_positive_int("d_model", d_model)
     generator = torch.Generator()
     rows = []
     for token in tokens:

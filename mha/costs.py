@@ -22,19 +22,14 @@ from dataclasses import dataclass
 
 import torch
 
+from mha._checks import check_positive_int
 from mha.configs import ModelConfig
-
-
-def _positive(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return value
 
 
 def _heads(d_model: int, h: int, n_kv_heads: int | None) -> tuple[int, int, int]:
     """Check the head arithmetic and return ``(h, h_kv, d_k)``."""
-    d_model, h = _positive("d_model", d_model), _positive("h", h)
-    n_kv_heads = h if n_kv_heads is None else _positive("n_kv_heads", n_kv_heads)
+    d_model, h = check_positive_int("d_model", d_model), check_positive_int("h", h)
+    n_kv_heads = h if n_kv_heads is None else check_positive_int("n_kv_heads", n_kv_heads)
     if d_model % h:
         raise ValueError(f"d_model={d_model} must be divisible by h={h}")
     if h % n_kv_heads:
@@ -70,8 +65,8 @@ def attention_macs_parts(
     ``scores`` (``q k^T`` and ``weights v``) grows with ``n_q n_k``, quadratically for self-attention.
     """
     _, h_kv, d_k = _heads(d_model, h, n_kv_heads)
-    n_q = _positive("n_q", n_q)
-    n_k = n_q if n_k is None else _positive("n_k", n_k)
+    n_q = check_positive_int("n_q", n_q)
+    n_k = n_q if n_k is None else check_positive_int("n_k", n_k)
     projections = 2 * n_q * d_model * d_model + 2 * n_k * d_model * h_kv * d_k
     scores = 2 * h * n_q * n_k * d_k  # q k^T and weights v, each (n_q, d_k) x (d_k, n_k) per head
     return projections, scores
@@ -113,7 +108,7 @@ def attention_macs_per_token(d_model: int, h: int, context: int, *, n_kv_heads: 
         n_kv_heads: number of key/value heads; ``None`` means ``h``.
     """
     _, h_kv, d_k = _heads(d_model, h, n_kv_heads)
-    context = _positive("context", context)
+    context = check_positive_int("context", context)
     return 2 * d_model * d_model + 2 * d_model * h_kv * d_k + 2 * h * context * d_k
 
 
@@ -145,8 +140,8 @@ def kv_cache_bytes(
         ("d_k", d_k),
         ("context", context),
     ):
-        _positive(name, value)
-    _positive("batch", batch)
+        check_positive_int(name, value)
+    check_positive_int("batch", batch)
     if not isinstance(dtype, torch.dtype):
         raise TypeError(f"dtype must be a torch.dtype, got {type(dtype).__name__}")
     element = torch.empty((), dtype=dtype).element_size()
@@ -156,7 +151,7 @@ def kv_cache_bytes(
 def attention_weights_bytes(B: int, h: int, n_q: int, n_k: int, *, dtype: torch.dtype = torch.float32) -> int:
     """Bytes of the ``(B, h, n_q, n_k)`` attention-weight tensor that the explicit path materialises."""
     for name, value in (("B", B), ("h", h), ("n_q", n_q), ("n_k", n_k)):
-        _positive(name, value)
+        check_positive_int(name, value)
     return B * h * n_q * n_k * torch.empty((), dtype=dtype).element_size()
 
 
@@ -213,7 +208,7 @@ def model_costs(
     if config.kind != "decoder":
         raise ValueError(f"{config.name} is an {config.kind} model; costs here are for decoder-only models")
     d, h, h_kv, L = config.d_model, config.h, config.n_kv_heads, config.n_layers
-    _positive("batch", batch)
+    check_positive_int("batch", batch)
     return ModelCosts(
         params=L * attention_params(d, h, h_kv, bias=False),
         macs_per_token=L * attention_macs_per_token(d, h, context, n_kv_heads=h_kv),

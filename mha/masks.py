@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import torch
 
+from mha._checks import check_positive_int
+
 
 def causal_mask(
     n_q: int, n_k: int | None = None, *, device: torch.device | str | None = None
@@ -33,9 +35,8 @@ def causal_mask(
         Boolean tensor of shape ``(n_q, n_k)``; ``True`` where query ``i`` may attend to key ``j``.
     """
     n_k = n_q if n_k is None else n_k
-    for name, n in (("n_q", n_q), ("n_k", n_k)):
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"{name} must be a positive int, got {n!r}")
+    check_positive_int("n_q", n_q)
+    check_positive_int("n_k", n_k)
     ones = torch.ones(n_q, n_k, dtype=torch.bool, device=device)
     return torch.tril(ones, diagonal=n_k - n_q)  # (n_q, n_k)
 
@@ -54,8 +55,7 @@ def padding_mask(
     Returns:
         Boolean tensor of shape ``(B, 1, 1, n_k)``; ``True`` where the key is a real token.
     """
-    if isinstance(n_k, bool) or not isinstance(n_k, int) or n_k < 1:
-        raise ValueError(f"n_k must be a positive int, got {n_k!r}")
+    check_positive_int("n_k", n_k)
     if isinstance(lengths, torch.Tensor):
         if lengths.dim() != 1 or lengths.is_floating_point() or lengths.is_complex():
             raise TypeError(

@@ -37,6 +37,7 @@ from matplotlib.transforms import Bbox, offset_copy
 from PIL import Image
 
 from mha import _pyplot
+from mha._checks import check_positive_int
 
 CMAP = "viridis"  # perceptually uniform and readable in greyscale and by colour-blind readers
 _MASK_BASE = (0.86, 0.86, 0.86)  # light grey under the hatching of a masked cell
@@ -224,8 +225,7 @@ class HeadPlot:
         label_chars: int = 1,
     ) -> None:
         for name, value in (("h", h), ("n_q", n_q), ("n_k", n_k), ("label_chars", label_chars)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            check_positive_int(name, value)
         if not isinstance(average, bool):
             raise TypeError(f"average must be a bool, got {type(average).__name__}")
         if fig is not None and not isinstance(fig, Figure):

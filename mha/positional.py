@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import torch
 
+from mha._checks import check_positive_int
+
 
 def sinusoidal_positions(n: int, d_model: int, *, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     r"""Return the encodings :math:`PE_{p, 2i} = \sin(p / 10000^{2i/d})`, :math:`PE_{p, 2i+1} = \cos(\cdot)`.
@@ -21,9 +23,8 @@ def sinusoidal_positions(n: int, d_model: int, *, dtype: torch.dtype = torch.flo
     Returns:
         Tensor of shape ``(n, d_model)`` with values in ``[-1, 1]``.
     """
-    for name, value in (("n", n), ("d_model", d_model)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    check_positive_int("n", n)
+    check_positive_int("d_model", d_model)
     position = torch.arange(n, dtype=torch.float64)[:, None]  # (n, 1)
     i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (ceil(d_model / 2),)
     angle = position / 10000.0 ** (i / d_model)  # (n, ceil(d_model / 2))

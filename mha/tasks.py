@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import torch
 
+from mha._checks import check_positive_int
+
 IGNORE = -100  # target that the loss and the accuracy skip (the default ignore_index of cross_entropy)
 
 
@@ -96,8 +98,7 @@ class Task:
             ``(tokens, targets)``: ``tokens`` of shape ``(B, n)`` with ids in ``0..vocab_size-1`` and
             ``targets`` of shape ``(B, n, k)`` with values in ``0..n_values-1`` or :data:`IGNORE`.
         """
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        check_positive_int("batch_size", batch_size)
         gen = torch.Generator().manual_seed(seed)
         B, n, V = batch_size, self.seq_len, self.n_values
         tokens = torch.randint(V, (B, n), generator=gen)  # (B, n), unmarked values
