@@ -27,6 +27,7 @@ test: $(STAMP) lint book
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
@@ -39,7 +40,7 @@ notebooks: $(STAMP)
 # Retrain the heads of "Why multiple heads?" into mha/data/ (about 7 minutes on 2 cores), then
 # `make notebooks NB=chapters/why_multiple_heads.ipynb`.
 weights: $(STAMP)
-	$(BIN)/python -m mha.train_heads
+	$(BIN)/python -m mha.chapters.train_heads
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab chapters/

@@ -20,10 +20,38 @@ def check_float_tensor(name: str, x: object) -> torch.Tensor:
 
 
 def check_positive_int(name: str, value: object) -> int:
-    """Return ``value`` if it is an int of at least 1 (``bool`` excluded), else raise ``ValueError``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    """Return ``value`` if it is an int of at least 1.
+
+    Raises:
+        TypeError: ``value`` is not an int (``bool`` excluded).
+        ValueError: ``value`` is less than 1.
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be a positive int, got {type(value).__name__} {value!r}")
+    if value < 1:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
     return value
+
+
+def check_heads(d_model: object, h: object, n_kv_heads: object = None) -> tuple[int, int, int]:
+    """Check the head arithmetic of an attention layer and return ``(h, h_kv, d_k)``.
+
+    Args:
+        d_model: model width; ``h`` must divide it.
+        h: number of query heads.
+        n_kv_heads: number of key/value heads, which must divide ``h``; ``None`` means ``h``.
+
+    Raises:
+        TypeError: an argument that is not an int.
+        ValueError: a non-positive argument, or a width that does not divide.
+    """
+    d_model, h = check_positive_int("d_model", d_model), check_positive_int("h", h)
+    n_kv_heads = h if n_kv_heads is None else check_positive_int("n_kv_heads", n_kv_heads)
+    if d_model % h:
+        raise ValueError(f"d_model={d_model} must be divisible by the number of heads h={h}")
+    if h % n_kv_heads:
+        raise ValueError(f"h={h} must be divisible by n_kv_heads={n_kv_heads}")
+    return h, n_kv_heads, d_model // h
 
 
 def check_same_dtype_device(**tensors: torch.Tensor) -> None:

@@ -72,14 +72,36 @@ def scaled_dot_product_attention(
         ) from None
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must lie in [0, 1), got {dropout_p}")
-    n_q, d_k, n_k = q.size(-2), q.size(-1), k.size(-2)
+    n_q, n_k = q.size(-2), k.size(-2)
     if mask is not None:
         check_mask(mask, (*batch, n_q, n_k), "(..., n_q, n_k)")
 
-    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., n_q, d_k) @ (..., d_k, n_k) -> (..., n_q, n_k)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))  # a masked key gets probability exactly 0
-    weights = torch.softmax(scores, dim=-1)  # (..., n_q, n_k)
+    steps = attention_steps(q, k, v, mask, dropout_p=dropout_p)
+    return steps["out"], steps["weights"]
+
+
+def attention_steps(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    *,
+    dropout_p: float = 0.0,
+) -> dict[str, torch.Tensor]:
+    """The computation of :func:`scaled_dot_product_attention`, keeping each step; inputs are not checked.
+
+    :func:`scaled_dot_product_attention` and :class:`mha.MultiHeadAttention` both compute through this
+    function, so a view of the steps (``mha.compute.stages``) is the forward pass itself, not a copy.
+
+    Returns:
+        ``{"scores": (..., n_q, n_k), "scaled_scores": (..., n_q, n_k), "weights": (..., n_q, n_k),
+        "out": (..., n_q, d_v)}``: ``q k^T``, divided by ``sqrt(d_k)``, after the softmax (and the mask),
+        and the weighted sum of the values.
+    """
+    scores = q @ k.transpose(-2, -1)  # (..., n_q, d_k) @ (..., d_k, n_k) -> (..., n_q, n_k)
+    scaled = scores / math.sqrt(q.size(-1))  # (..., n_q, n_k)
+    masked = scaled if mask is None else scaled.masked_fill(~mask, float("-inf"))  # a masked key gets 0
+    weights = torch.softmax(masked, dim=-1)  # (..., n_q, n_k)
     if mask is not None:
         # A row with every key masked is softmax(-inf, ..., -inf) = NaN; zero it (no NaN, no silent average).
         weights = weights.masked_fill(~mask, 0.0)
@@ -87,4 +109,4 @@ def scaled_dot_product_attention(
     if dropout_p > 0.0:
         attended = torch.nn.functional.dropout(weights, p=dropout_p)
     out = attended @ v  # (..., n_q, n_k) @ (..., n_k, d_v) -> (..., n_q, d_v)
-    return out, weights
+    return {"scores": scores, "scaled_scores": scaled, "weights": weights, "out": out}

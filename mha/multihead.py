@@ -21,16 +21,25 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mha._checks import check_float_tensor, check_mask, check_same_dtype_device
-from mha.attention import scaled_dot_product_attention
+from mha._checks import check_float_tensor, check_heads, check_mask, check_same_dtype_device
+from mha.attention import attention_steps
 
 
-def _positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be positive, got {value}")
-    return value
+def split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:
+    """Split the last axis into ``heads`` heads and move the head axis forward.
+
+    ``(B, n, heads * d_k) -> (B, heads, n, d_k)``: a ``view`` (each token's vector cut into ``heads`` pieces),
+    then a ``transpose`` (so each head's pieces form one ``(n, d_k)`` matrix). A ``view`` to
+    ``(B, heads, n, d_k)`` alone would mix tokens into heads; the chapter "The code" shows it.
+    """
+    B, n, width = x.shape
+    return x.view(B, n, heads, width // heads).transpose(1, 2)  # (B, heads, n, d_k)
+
+
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """The inverse of :func:`split_heads`: ``(B, h, n, d_k) -> (B, n, h * d_k)``, heads side by side."""
+    B, h, n, d_k = x.shape
+    return x.transpose(1, 2).contiguous().view(B, n, h * d_k)  # (B, n, h, d_k) -> (B, n, h * d_k)
 
 
 class MultiHeadAttention(nn.Module):
@@ -68,13 +77,7 @@ class MultiHeadAttention(nn.Module):
         dropout: float = 0.0,
     ) -> None:
         super().__init__()
-        d_model = _positive_int("d_model", d_model)
-        h = _positive_int("h", h)
-        n_kv_heads = h if n_kv_heads is None else _positive_int("n_kv_heads", n_kv_heads)
-        if d_model % h:
-            raise ValueError(f"d_model={d_model} must be divisible by the number of heads h={h}")
-        if h % n_kv_heads:
-            raise ValueError(f"h={h} must be divisible by n_kv_heads={n_kv_heads}")
+        h, n_kv_heads, _ = check_heads(d_model, h, n_kv_heads)
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
         self.d_model, self.h, self.n_kv_heads = d_model, h, n_kv_heads
@@ -114,36 +117,79 @@ class MultiHeadAttention(nn.Module):
             ``(out, weights)``: ``out`` of shape ``(B, n_q, d_model)`` and the per-head attention weights of
             shape ``(B, h, n_q, n_k)``, or ``None`` when ``need_weights=False``.
         """
+        if need_weights:
+            steps = self.steps(query, key, value, mask)
+            return steps["out"], steps["weights"]  # (B, n_q, d_model), (B, h, n_q, n_k)
+        key, value, mask = self._checked(query, key, value, mask)
+        q = split_heads(self.W_q(query), self.h)  # (B, h, n_q, d_k)
+        k = split_heads(self.W_k(key), self.n_kv_heads)  # (B, h_kv, n_k, d_k)
+        v = split_heads(self.W_v(value), self.n_kv_heads)  # (B, h_kv, n_k, d_k)
+        # Fused path: PyTorch's kernel, same maths, no weights materialised for the caller.
+        heads = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, dropout_p=self._dropout_p(), enable_gqa=self.n_kv_heads != self.h
+        )  # (B, h, n_q, d_k)
+        return self.W_o(merge_heads(heads)), None  # (B, n_q, d_model)
+
+    def steps(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor | None = None,
+        value: torch.Tensor | None = None,
+        mask: torch.Tensor | None = None,
+    ) -> dict[str, torch.Tensor]:
+        """The explicit forward pass, keeping every intermediate tensor; ``forward`` returns two of them.
+
+        Takes the arguments of :meth:`forward`. ``forward(..., need_weights=True)`` is this method, so a
+        view of the stages (``mha.compute.stages``) shows the forward pass itself.
+
+        Returns:
+            A dict, in the order of computation: ``q``, ``k``, ``v`` (the projections, ``(B, n, h d_k)``
+            and ``(B, n_k, h_kv d_k)``), ``q_heads`` ``(B, h, n_q, d_k)``, ``k_heads``, ``v_heads``
+            ``(B, h, n_k, d_k)`` (with grouped-query heads repeated for their query heads), ``scores``
+            and ``scaled_scores`` ``(B, h, n_q, n_k)``, ``weights`` ``(B, h, n_q, n_k)``, ``heads``
+            ``(B, h, n_q, d_k)``, ``concat`` ``(B, n_q, d_model)`` and ``out`` ``(B, n_q, d_model)``.
+        """
+        key, value, mask = self._checked(query, key, value, mask)
+        q, k, v = self.W_q(query), self.W_k(key), self.W_v(value)  # (B, n_q, d_model), 2 x (B, n_k, h_kv d_k)
+        q_heads = split_heads(q, self.h)  # (B, h, n_q, d_k)
+        # Each group of h / h_kv query heads shares one key/value head.
+        group = self.h // self.n_kv_heads
+        k_heads = split_heads(k, self.n_kv_heads).repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
+        v_heads = split_heads(v, self.n_kv_heads).repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
+        attention = attention_steps(q_heads, k_heads, v_heads, mask, dropout_p=self._dropout_p())
+        concat = merge_heads(attention["out"])  # (B, n_q, d_model)
+        return {
+            "q": q,
+            "k": k,
+            "v": v,
+            "q_heads": q_heads,
+            "k_heads": k_heads,
+            "v_heads": v_heads,
+            "scores": attention["scores"],  # (B, h, n_q, n_k)
+            "scaled_scores": attention["scaled_scores"],  # (B, h, n_q, n_k)
+            "weights": attention["weights"],  # (B, h, n_q, n_k)
+            "heads": attention["out"],  # (B, h, n_q, d_k)
+            "concat": concat,
+            "out": self.W_o(concat),  # (B, n_q, d_model)
+        }
+
+    def _dropout_p(self) -> float:
+        return self.dropout if self.training else 0.0
+
+    def _checked(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor | None,
+        value: torch.Tensor | None,
+        mask: torch.Tensor | None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Fill in the defaults for ``key`` and ``value``, check all inputs, and return them."""
         key = query if key is None else key
         value = key if value is None else value
         self._check_inputs(query, key, value)
-        B, n_q, _ = query.shape
-        n_k = key.size(1)
         if mask is not None:
-            check_mask(mask, (B, self.h, n_q, n_k), "(B, h, n_q, n_k)")
-        dropout_p = self.dropout if self.training else 0.0
-
-        # Project, then split d_model into h heads of width d_k: view, then move the head axis forward.
-        q = self.W_q(query).view(B, n_q, self.h, self.d_k).transpose(1, 2)  # (B, h, n_q, d_k)
-        k = self.W_k(key).view(B, n_k, self.n_kv_heads, self.d_k).transpose(1, 2)  # (B, h_kv, n_k, d_k)
-        v = self.W_v(value).view(B, n_k, self.n_kv_heads, self.d_k).transpose(1, 2)  # (B, h_kv, n_k, d_k)
-
-        if need_weights:
-            # Explicit path: each group of h / h_kv query heads shares one key/value head.
-            group = self.h // self.n_kv_heads
-            k = k.repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
-            v = v.repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
-            heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p)
-        else:
-            # Fused path: PyTorch's kernel, same maths, no weights materialised for the caller.
-            heads = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=mask, dropout_p=dropout_p, enable_gqa=self.n_kv_heads != self.h
-            )  # (B, h, n_q, d_k)
-            weights = None
-
-        # Merge the heads back: (B, h, n_q, d_k) -> (B, n_q, h, d_k) -> (B, n_q, d_model).
-        concat = heads.transpose(1, 2).contiguous().view(B, n_q, self.h * self.d_k)  # (B, n_q, d_model)
-        return self.W_o(concat), weights  # (B, n_q, d_model), (B, h, n_q, n_k)
+            check_mask(mask, (query.size(0), self.h, query.size(1), key.size(1)), "(B, h, n_q, n_k)")
+        return key, value, mask
 
     def _check_inputs(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> None:
         for name, x in (("query", query), ("key", key), ("value", value)):

@@ -1,13 +1,14 @@
-"""mha.calculator: the report's numbers, and the widget driven by setting its controls."""
+"""mha.costs.report and mha.widgets.calculator: the report's numbers, and the widget driven by controls."""
 
 import re
 
 import pytest
 import torch
 
-from mha.calculator import DTYPES, cost_calculator, cost_report, cost_rows
-from mha.configs import MODEL_CONFIGS
-from mha.costs import format_bytes, format_count, kv_cache_bytes, model_costs
+from mha.costs.configs import MODEL_CONFIGS
+from mha.costs.counts import format_bytes, format_count, kv_cache_bytes, model_costs
+from mha.costs.report import DTYPES, cost_report, cost_rows
+from mha.widgets.calculator import cost_calculator
 
 
 def test_report_shows_the_costs_of_the_model():

@@ -1,11 +1,11 @@
-"""mha.configs: the model table is consistent, frozen, sourced, and renders."""
+"""mha.costs.configs: the model table is consistent, frozen, sourced, and renders."""
 
 import dataclasses
 
 import pytest
 
 import mha
-from mha.configs import MODEL_CONFIGS, ModelConfig, configs_table
+from mha.costs.configs import MODEL_CONFIGS, ModelConfig, configs_table
 
 # Spot checks against the primary sources named in each entry (the issue's list of facts to get right).
 KNOWN = {
@@ -103,7 +103,7 @@ def test_attention_kind_and_layer_count():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"d_model": 100, "h": 3}, "divisible by h"),
+        ({"d_model": 100, "h": 3}, "divisible by the number of heads h"),
         ({"h": 8, "n_kv_heads": 3}, "divisible by n_kv_heads"),
         ({"n_layers": 0}, "positive int"),
         ({"context": 0}, "context"),

@@ -1,4 +1,4 @@
-"""mha.cost_plots: the plotted numbers are the cost functions' numbers."""
+"""mha.figures.costs: the plotted numbers are the cost functions' numbers."""
 
 import matplotlib
 
@@ -8,9 +8,9 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
-from mha.configs import MODEL_CONFIGS
-from mha.cost_plots import plot_attention_macs, plot_head_widths, plot_kv_cache
-from mha.costs import attention_macs_parts, kv_cache_bytes
+from mha.costs.configs import MODEL_CONFIGS
+from mha.costs.counts import attention_macs_parts, kv_cache_bytes
+from mha.figures.costs import plot_attention_macs, plot_head_widths, plot_kv_cache
 
 
 @pytest.fixture(autouse=True)

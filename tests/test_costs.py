@@ -5,8 +5,8 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 import mha
-from mha.configs import MODEL_CONFIGS
-from mha.costs import (
+from mha.costs.configs import MODEL_CONFIGS
+from mha.costs.counts import (
     attention_macs,
     attention_macs_per_token,
     attention_params,
@@ -151,7 +151,7 @@ def test_model_costs_refuse_encoders():
         (lambda: attention_macs_per_token(16, 4, 0), ValueError),
         (lambda: kv_cache_bytes(1, 1, 1, 1, batch=0), ValueError),
         (lambda: kv_cache_bytes(1, 1, 1, 1, dtype="bf16"), TypeError),
-        (lambda: attention_params(16.0, 4), ValueError),
+        (lambda: attention_params(16.0, 4), TypeError),
     ],
 )
 def test_invalid_arguments(call, error):

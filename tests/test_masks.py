@@ -48,7 +48,7 @@ def test_masks_combine_with_and():
     ("call", "error", "words"),
     [
         (lambda: mha.causal_mask(0), ValueError, "n_q"),
-        (lambda: mha.causal_mask(3, 2.5), ValueError, "n_k"),
+        (lambda: mha.causal_mask(3, 2.5), TypeError, "n_k"),
         (lambda: mha.padding_mask([5], 4), ValueError, "lengths"),
         (lambda: mha.padding_mask([-1], 4), ValueError, "lengths"),
         (lambda: mha.padding_mask([], 4), TypeError, "lengths"),

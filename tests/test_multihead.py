@@ -249,8 +249,8 @@ def test_from_torch_rejects_other_modules():
     [
         ((10, 3), {}, ValueError, "d_model=10 must be divisible by the number of heads h=3"),
         ((8, 4), {"n_kv_heads": 3}, ValueError, "h=4 must be divisible by n_kv_heads=3"),
-        ((8, 0), {}, ValueError, "h must be positive"),
-        ((8.0, 2), {}, TypeError, "d_model must be an int"),
+        ((8, 0), {}, ValueError, "h must be a positive int"),
+        ((8.0, 2), {}, TypeError, "d_model must be a positive int"),
         ((8, 2), {"dropout": 1.0}, ValueError, "dropout"),
     ],
 )

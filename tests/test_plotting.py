@@ -1,4 +1,4 @@
-"""Tests for mha.plotting: panels, colour scale, masked cells, the average panel, errors, the update path."""
+"""mha.figures.heatmaps: panels, colour scale, masked cells, the average panel, errors, the update path."""
 
 import matplotlib
 
@@ -11,7 +11,8 @@ import torch
 from matplotlib.figure import Figure
 
 import mha
-from mha.plotting import CMAP, HeadPlot
+from mha.figures import plot_heads
+from mha.figures.heatmaps import CMAP, HeadPlot
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
 
@@ -44,23 +45,23 @@ def pixel(pixels: np.ndarray, ax, row: float, col: float) -> np.ndarray:
 @pytest.mark.parametrize("h", [1, 2, 3, 8])
 def test_one_panel_per_head_titled_with_index_and_d_k(h):
     weights, _ = causal_weights(h, 5)
-    fig = mha.plot_heads(weights, d_k=16)
+    fig = plot_heads(weights, d_k=16)
     assert isinstance(fig, Figure)
     assert len(panels(fig)) == h
-    assert [ax.get_title() for ax in panels(fig)] == [f"head {i} (d_k=16)" for i in range(h)]
+    assert [ax.get_title() for ax in panels(fig)] == [f"head {i} (d_k=16)" for i in range(1, h + 1)]
     assert len(fig.axes) == h + 1  # one colour bar for all panels
 
 
 def test_single_head_2d_input_and_title_without_d_k():
     weights, _ = causal_weights(1, 4)
-    fig = mha.plot_heads(weights[0], title="one head")
-    assert [ax.get_title() for ax in panels(fig)] == ["head 0"]
+    fig = plot_heads(weights[0], title="one head")
+    assert [ax.get_title() for ax in panels(fig)] == ["head 1"]
     assert "one head" in [t.get_text() for t in fig.texts]
 
 
 def test_shared_colour_scale_from_0_to_1():
     weights, _ = causal_weights(4, 6)
-    fig = mha.plot_heads(weights)
+    fig = plot_heads(weights)
     for ax in panels(fig):
         image = ax.images[0]
         assert (image.norm.vmin, image.norm.vmax) == (0.0, 1.0)
@@ -72,7 +73,7 @@ def test_shared_colour_scale_from_0_to_1():
 
 def test_queries_on_rows_keys_on_columns_with_token_labels():
     weights = torch.softmax(torch.randn(2, 3, 4), dim=-1)  # (h, n_q, n_k): cross-attention, n_q != n_k
-    fig = mha.plot_heads(weights, query_tokens=["a", "b", "c"], key_tokens=["w", "x", "y", "z"])
+    fig = plot_heads(weights, query_tokens=["a", "b", "c"], key_tokens=["w", "x", "y", "z"])
     ax = panels(fig)[0]
     np.testing.assert_allclose(ax.images[0].get_array(), weights[0].numpy(), rtol=1e-6)
     assert ax.images[0].get_array().shape == (3, 4)  # rows = queries
@@ -84,7 +85,7 @@ def test_queries_on_rows_keys_on_columns_with_token_labels():
 
 def test_key_tokens_default_to_query_tokens_for_self_attention():
     weights, _ = causal_weights(1, 6)
-    fig = mha.plot_heads(weights, query_tokens=TOKENS)
+    fig = plot_heads(weights, query_tokens=TOKENS)
     assert [t.get_text() for t in panels(fig)[0].texts] == TOKENS + TOKENS
 
 
@@ -137,7 +138,7 @@ def test_padding_mask_of_mha_broadcasts():
 
 def test_average_panel_is_the_mean_over_heads():
     weights, mask = causal_weights(3, 4)
-    fig = mha.plot_heads(weights, mask=mask, average=True)
+    fig = plot_heads(weights, mask=mask, average=True)
     axes = panels(fig)
     assert len(axes) == 4
     assert axes[-1].get_title() == "mean of 3 heads"
@@ -151,8 +152,8 @@ def test_average_panel_is_the_mean_over_heads():
 def test_draws_into_a_given_figure():
     weights, _ = causal_weights(2, 4)
     fig = Figure()
-    assert mha.plot_heads(weights, fig=fig) is fig
-    assert mha.plot_heads(weights[:1], fig=fig) is fig  # cleared and redrawn
+    assert plot_heads(weights, fig=fig) is fig
+    assert plot_heads(weights[:1], fig=fig) is fig  # cleared and redrawn
     assert len(panels(fig)) == 1
 
 
@@ -183,12 +184,12 @@ def test_draws_into_a_given_figure():
 def test_bad_input_raises_a_clear_error(kwargs, error, match):
     args = {"weights": torch.full((2, 3, 3), 1 / 3), **kwargs}
     with pytest.raises(error, match=match):
-        mha.plot_heads(args.pop("weights"), **args)
+        plot_heads(args.pop("weights"), **args)
 
 
 def test_numpy_input_and_float32_tolerance():
     weights = torch.softmax(torch.randn(2, 4, 4), dim=-1).numpy()  # float32 rows may sum to 1 + 1e-7
-    fig = mha.plot_heads(weights)
+    fig = plot_heads(weights)
     assert len(panels(fig)) == 2
 
 
@@ -226,7 +227,7 @@ def test_set_labels_changes_text_in_place_and_matches_a_fresh_figure():
     plot.set_labels(query_tokens=longer, key_tokens=longer, d_k=8)
     relabelled = plot.render().copy()
     assert plot.figure is fig and len(fig.findobj()) == n_artists
-    assert [ax.get_title() for ax in plot.axes] == ["head 0 (d_k=8)", "head 1 (d_k=8)"]
+    assert [ax.get_title() for ax in plot.axes] == ["head 1 (d_k=8)", "head 2 (d_k=8)"]
 
     fresh = HeadPlot(2, 6, 6, query_tokens=longer, key_tokens=longer, d_k=8)
     fresh.update(weights, mask)

@@ -25,7 +25,10 @@ def test_positions_are_distinct():
     assert distances.min() > 0.1
 
 
-@pytest.mark.parametrize(("n", "d_model"), [(0, 4), (4, 0), (True, 4)])
-def test_bad_sizes_raise(n, d_model):
-    with pytest.raises(ValueError, match="must be a positive int"):
+@pytest.mark.parametrize(
+    ("n", "d_model", "error"),
+    [(0, 4, ValueError), (4, 0, ValueError), (True, 4, TypeError), (4, 2.0, TypeError)],
+)
+def test_bad_sizes_raise(n, d_model, error):
+    with pytest.raises(error, match="must be a positive int"):
         mha.sinusoidal_positions(n, d_model)

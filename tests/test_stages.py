@@ -1,4 +1,4 @@
-"""mha.attention_stages: every stage present, in order, with the right shape, and consistent."""
+"""attention_stages: every stage present, in order, with the right shape, and consistent."""
 
 import math
 
@@ -6,6 +6,8 @@ import pytest
 import torch
 
 import mha
+from mha.chapters.worked_example import worked_example
+from mha.compute import STAGES, attention_stages
 
 
 def shape_of(stage, n, d_model, h):
@@ -17,9 +19,9 @@ def shape_of(stage, n, d_model, h):
 def test_stages_have_documented_shapes_and_end_at_the_module_output(n, d_model, h):
     attn = mha.MultiHeadAttention(d_model, h).double().eval()
     x = torch.randn(n, d_model, dtype=torch.float64)
-    stages = mha.attention_stages(attn, x)
-    assert list(stages) == [s.key for s in mha.STAGES]
-    for stage in mha.STAGES:
+    stages = attention_stages(attn, x)
+    assert list(stages) == [s.key for s in STAGES]
+    for stage in STAGES:
         assert stages[stage.key].shape == shape_of(stage, n, d_model, h), stage.key
     out, weights = attn(x[None])
     torch.testing.assert_close(stages["out"], out[0], atol=1e-12, rtol=0)
@@ -27,8 +29,8 @@ def test_stages_have_documented_shapes_and_end_at_the_module_output(n, d_model, 
 
 
 def test_stages_are_consistent_with_each_other():
-    ex = mha.worked_example()
-    s = mha.attention_stages(ex.module(), ex.x)
+    ex = worked_example()
+    s = attention_stages(ex.module(), ex.x)
     torch.testing.assert_close(s["q_heads"], ex.x @ ex.W_q)
     torch.testing.assert_close(s["scaled_scores"], s["scores"] / math.sqrt(ex.d_k))
     torch.testing.assert_close(s["weights"], torch.softmax(s["scaled_scores"], dim=-1))
@@ -40,7 +42,7 @@ def test_stages_are_consistent_with_each_other():
 def test_stages_are_detached_copies():
     attn = mha.MultiHeadAttention(8, 2)
     x = torch.randn(3, 8)
-    stages = mha.attention_stages(attn, x)
+    stages = attention_stages(attn, x)
     assert all(not t.requires_grad for t in stages.values())
     stages["x"].zero_()  # must not reach the caller's input
     assert x.abs().sum() > 0
@@ -59,4 +61,4 @@ def test_stages_are_detached_copies():
 )
 def test_bad_arguments_raise_clear_errors(attn, x, error, words):
     with pytest.raises(error, match=words):
-        mha.attention_stages(attn, x)
+        attention_stages(attn, x)

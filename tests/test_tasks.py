@@ -1,15 +1,14 @@
-"""mha.tasks: the synthetic tasks are deterministic for a seed and their targets mean what they say."""
+"""mha.chapters.tasks: the tasks are deterministic for a seed and their targets mean what they say."""
 
 import pytest
 import torch
 
-import mha
-from mha.tasks import IGNORE, Task
+from mha.chapters.tasks import IGNORE, TASKS, Task
 
 
-@pytest.mark.parametrize("name", sorted(mha.TASKS))
+@pytest.mark.parametrize("name", sorted(TASKS))
 def test_same_seed_same_batch_other_seed_other_batch(name):
-    task = mha.TASKS[name]
+    task = TASKS[name]
     tokens, targets = task.sample(32, seed=7)
     again_tokens, again_targets = task.sample(32, seed=7)
     assert torch.equal(tokens, again_tokens) and torch.equal(targets, again_targets)
@@ -19,13 +18,13 @@ def test_same_seed_same_batch_other_seed_other_batch(name):
 
 def test_sampling_leaves_the_global_rng_alone():
     state = torch.get_rng_state()
-    mha.TASKS["recall-3"].sample(4, seed=0)
+    TASKS["recall-3"].sample(4, seed=0)
     assert torch.equal(state, torch.get_rng_state())
 
 
-@pytest.mark.parametrize("name", sorted(mha.TASKS))
+@pytest.mark.parametrize("name", sorted(TASKS))
 def test_shapes_and_ranges(name):
-    task = mha.TASKS[name]
+    task = TASKS[name]
     tokens, targets = task.sample(16, seed=0)
     assert tokens.shape == (16, task.seq_len) and tokens.dtype == torch.long
     assert targets.shape == (16, task.seq_len, task.n_lookups)
@@ -37,7 +36,7 @@ def test_shapes_and_ranges(name):
 
 @pytest.mark.parametrize("name", ["copy-1", "copy-3"])
 def test_copy_targets_are_the_tokens_offsets_back(name):
-    task = mha.TASKS[name]
+    task = TASKS[name]
     tokens, targets = task.sample(8, seed=1)
     start = max(task.offsets)
     assert (targets[:, :start] == IGNORE).all()
@@ -48,7 +47,7 @@ def test_copy_targets_are_the_tokens_offsets_back(name):
 
 @pytest.mark.parametrize("name", ["recall-1", "recall-3", "recall-3-split"])
 def test_recall_targets_are_the_values_of_the_marked_tokens(name):
-    task = mha.TASKS[name]
+    task = TASKS[name]
     V = task.n_values
     tokens, targets = task.sample(64, seed=2)
     assert (tokens[:, -1] == task.query_token).all()
@@ -65,7 +64,7 @@ def test_recall_targets_are_the_values_of_the_marked_tokens(name):
 
 def test_markers_land_everywhere():
     # Markers must not sit at fixed places, or a head could find them by position instead of content.
-    task = mha.TASKS["recall-3"]
+    task = TASKS["recall-3"]
     tokens, _ = task.sample(512, seed=3)
     places = torch.nonzero(tokens[:, :-1] // task.n_values == 1)[:, 1]  # positions of the A tokens
     assert set(places.tolist()) == set(range(task.seq_len - 1))
@@ -89,11 +88,11 @@ def test_bad_tasks_raise(kwargs, message):
 
 def test_bad_batch_size_raises():
     with pytest.raises(ValueError, match="batch_size"):
-        mha.TASKS["copy-1"].sample(0, seed=0)
+        TASKS["copy-1"].sample(0, seed=0)
 
 
 def test_split_task_has_the_same_data_as_its_twin():
-    split, twin = mha.TASKS["recall-3-split"], mha.TASKS["recall-3"]
+    split, twin = TASKS["recall-3-split"], TASKS["recall-3"]
     assert split.split_embedding and not twin.split_embedding
     for x, y in zip(split.sample(8, seed=4), twin.sample(8, seed=4), strict=True):
         assert torch.equal(x, y)

@@ -1,17 +1,19 @@
-"""mha.training_plots: the figures show the shipped results, mean over seeds, every seed visible."""
+"""mha.chapters.training_plots: the figures show the shipped results, mean over seeds, every seed visible."""
 
 import matplotlib
 import numpy as np
 import pytest
 
-import mha
+from mha.chapters.tasks import TASKS
+from mha.chapters.training import load_results
+from mha.chapters.training_plots import plot_accuracy_by_heads, plot_learning_curves
 
 matplotlib.use("Agg")
 
 
 @pytest.fixture(scope="module")
 def results():
-    return mha.load_results()
+    return load_results()
 
 
 def finals(results, task, h):
@@ -25,11 +27,11 @@ def finals(results, task, h):
 def test_accuracy_by_heads_plots_the_mean_and_every_seed(results):
     import matplotlib.pyplot as plt
 
-    fig = mha.plot_accuracy_by_heads(results)
+    fig = plot_accuracy_by_heads(results)
     grid = results["grid"]
     axes = fig.axes
     assert [ax.get_title() for ax in axes] == ["lookup by position", "lookup by content"]
-    by_family = [[t for t in grid["tasks"] if mha.TASKS[t].family == f] for f in ("copy", "recall")]
+    by_family = [[t for t in grid["tasks"] if TASKS[t].family == f] for f in ("copy", "recall")]
     for ax, tasks in zip(axes, by_family, strict=True):
         means = [line for line in ax.get_lines() if line.get_label() and not line.get_label().startswith("_")]
         assert [line.get_label().split()[0] for line in means] == tasks
@@ -47,7 +49,7 @@ def test_accuracy_by_heads_plots_the_mean_and_every_seed(results):
 def test_learning_curves_one_panel_per_task_one_line_per_h(results, metric):
     import matplotlib.pyplot as plt
 
-    fig = mha.plot_learning_curves(results, tasks=["copy-3", "recall-3"], metric=metric)
+    fig = plot_learning_curves(results, tasks=["copy-3", "recall-3"], metric=metric)
     assert [ax.get_title() for ax in fig.axes] == ["copy-3", "recall-3"]
     run = results["runs"]["copy-3/h4/seed0"]
     line = next(line for line in fig.axes[0].get_lines() if line.get_label() == "h = 4")
@@ -59,8 +61,8 @@ def test_learning_curves_one_panel_per_task_one_line_per_h(results, metric):
 
 def test_bad_arguments_raise(results):
     with pytest.raises(ValueError, match="metric"):
-        mha.plot_learning_curves(results, metric="perplexity")
+        plot_learning_curves(results, metric="perplexity")
     with pytest.raises(ValueError, match="no tasks"):
-        mha.plot_accuracy_by_heads(results, tasks=[])
+        plot_accuracy_by_heads(results, tasks=[])
     with pytest.raises(KeyError, match="no runs"):
-        mha.plot_learning_curves({**results, "grid": {**results["grid"], "h": [3]}})
+        plot_learning_curves({**results, "grid": {**results["grid"], "h": [3]}})

@@ -1,10 +1,10 @@
-"""mha.tutorial_code: the other tutorials' classes load, and have exactly the defects the chapter shows."""
+"""mha.chapters.tutorial_code: the tutorials' classes load, and have exactly the defects the chapter shows."""
 
 import pytest
 import torch
 
 import mha
-from mha.tutorial_code import TUTORIAL_CODE, tutorial_class, tutorial_source
+from mha.chapters.tutorial_code import TUTORIAL_CODE, tutorial_class, tutorial_source
 
 D_MODEL, H = 16, 4
 

@@ -12,7 +12,17 @@ import pytest
 import torch
 
 import mha
-from mha.widgets import D_MODELS, MASKS, MAX_TOKENS, HeadExplorer, build_mask, fresh_attention, head_choices
+from mha.compute.explorer import (
+    D_MODELS,
+    MASKS,
+    MAX_TOKENS,
+    build_mask,
+    embed_tokens,
+    fresh_attention,
+    head_choices,
+    token_vectors,
+)
+from mha.widgets.explorer import HeadExplorer
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -33,7 +43,7 @@ def check_drawn(explorer: HeadExplorer) -> None:
     c = explorer.controls
     n, h = len(explorer.tokens), c.h.value
     assert explorer.status.value == ""
-    assert explorer.model.d_model == c.d_model.value and explorer.model.h == h
+    assert explorer.layout == (c.d_model.value, h)
     assert c.d_model.value % h == 0 and h in c.h.options
     assert explorer.weights.shape == (h, n, n)
     assert len(explorer.plot.axes) == h  # one panel per head
@@ -158,16 +168,17 @@ def test_fresh_layers_share_their_projections_across_h():
 
 
 def test_embed_tokens_is_stable_per_token_and_adds_positions():
-    x = mha.embed_tokens(["the", "cat", "the"], 16, positions=False)  # (3, 16)
+    x = token_vectors(["the", "cat", "the"], 16)  # (3, 16)
     assert x.shape == (3, 16) and x.dtype == torch.float32
     assert torch.equal(x[0], x[2]) and not torch.equal(x[0], x[1])
-    with_positions = mha.embed_tokens(["the", "cat", "the"], 16)
+    assert x.abs().max() <= 3**0.5 and 0.5 < x.var() < 1.5  # uniform in [-sqrt(3), sqrt(3)): variance 1
+    with_positions = embed_tokens(["the", "cat", "the"], 16)
     torch.testing.assert_close(with_positions - x, mha.sinusoidal_positions(3, 16))
     # Not Python's hash(), which is salted per process: another process gets the same vector.
-    code = "import mha; print(mha.embed_tokens(['the'], 4, positions=False).tolist())"
+    code = "from mha.compute.explorer import token_vectors; print(token_vectors(['the'], 4).tolist())"
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
-    assert json.loads(other.stdout) == mha.embed_tokens(["the"], 4, positions=False).tolist()
+    assert json.loads(other.stdout) == token_vectors(["the"], 4).tolist()
 
 
 @pytest.mark.parametrize(
@@ -181,7 +192,7 @@ def test_embed_tokens_is_stable_per_token_and_adds_positions():
 )
 def test_embed_tokens_rejects_bad_input(tokens, d_model, error, match):
     with pytest.raises(error, match=match):
-        mha.embed_tokens(tokens, d_model)
+        embed_tokens(tokens, d_model)
 
 
 def trained_model() -> tuple[mha.MultiHeadAttention, dict[str, int], torch.Tensor]:
@@ -210,7 +221,7 @@ def test_trained_model_fixes_d_model_and_h_and_uses_its_embedding():
     with torch.no_grad():
         expected = model(x, mask=mha.causal_mask(6))[1][0]  # (h, n, n)
     torch.testing.assert_close(explorer.weights, expected)
-    assert explorer.model is model
+    assert explorer.layout == (model.d_model, model.h)
 
     c.sentence.value = "the unicorn sat"  # not in the vocabulary: a message, not a KeyError
     assert "cannot embed" in explorer.status.value and "unicorn" in explorer.status.value
@@ -219,11 +230,11 @@ def test_trained_model_fixes_d_model_and_h_and_uses_its_embedding():
 
     c.source.value = "fresh"  # compare with a fresh layer of the same size
     assert not (c.d_model.disabled or c.h.disabled or c.seed.disabled)
-    assert explorer.model is not model and (explorer.model.d_model, explorer.model.h) == (24, 3)
+    assert explorer.layout == (24, 3)
     c.h.value = 8
     check_drawn(explorer)
     c.source.value = "trained"
-    assert (c.h.value, explorer.model) == (3, model)
+    assert (c.h.value, explorer.layout) == (3, (24, 3))
 
 
 def test_without_a_trained_model_the_source_is_fixed_to_fresh():
@@ -238,7 +249,7 @@ def test_an_error_inside_a_callback_is_shown_kept_and_raised():
         calls.append(tokens)
         if len(calls) > 1:
             raise RuntimeError("a bug in the chapter's embedding")
-        return mha.embed_tokens(tokens, 24)
+        return embed_tokens(tokens, 24)
 
     model, _, _ = trained_model()
     explorer = HeadExplorer(model, embed)
@@ -297,7 +308,7 @@ def test_a_failing_control_change_fails_nbval_and_a_valid_one_passes(tmp_path):
             nbformat.v4.new_code_cell(embed_source),
             nbformat.v4.new_code_cell(
                 "# nbval-ignore-output: the widget's model id differs on every run\n"
-                "explorer = mha.HeadExplorer(model, embed)\nexplorer",
+                "explorer = HeadExplorer(model, embed)\nexplorer",
                 metadata={"tags": ["nbval-ignore-output"]},
             ),
             nbformat.v4.new_code_cell(
@@ -309,8 +320,11 @@ def test_a_failing_control_change_fails_nbval_and_a_valid_one_passes(tmp_path):
             cell.execution_count = count  # nbval compares the outputs of cells that were run
         return nbformat.v4.new_notebook(cells=cells)
 
-    setup = "import torch, mha\ntorch.manual_seed(0)\nmodel = mha.MultiHeadAttention(24, 3)\n"
-    good = setup + "def embed(tokens):\n    return mha.embed_tokens(tokens, 24)\n"
+    setup = (
+        "import torch, mha\nfrom mha.compute import embed_tokens\nfrom mha.widgets import HeadExplorer\n"
+        "torch.manual_seed(0)\nmodel = mha.MultiHeadAttention(24, 3)\n"
+    )
+    good = setup + "def embed(tokens):\n    return embed_tokens(tokens, 24)\n"
     bad = setup + textwrap.dedent(
         """
         calls = []
@@ -318,7 +332,7 @@ def test_a_failing_control_change_fails_nbval_and_a_valid_one_passes(tmp_path):
             calls.append(tokens)
             if len(calls) > 1:
                 raise RuntimeError("bug in a callback")
-            return mha.embed_tokens(tokens, 24)
+            return embed_tokens(tokens, 24)
         """
     )
     (tmp_path / "pytest.ini").write_text("[pytest]\n")

@@ -2,12 +2,11 @@
 
 import torch
 
-import mha
-from mha.worked_example import KEY_COLUMNS, VALUE_COLUMNS
+from mha.chapters.worked_example import KEY_COLUMNS, VALUE_COLUMNS, worked_example
 
 
 def test_shapes_and_dtype():
-    ex = mha.worked_example()
+    ex = worked_example()
     assert (ex.h, ex.d_model, ex.d_k) == (2, 8, 4)
     assert ex.x.shape == (4, 8)
     for w in (ex.W_q, ex.W_k, ex.W_v):
@@ -16,20 +15,20 @@ def test_shapes_and_dtype():
 
 
 def test_head_2_keys_and_values_follow_head_1s_rule():
-    ex = mha.worked_example()
+    ex = worked_example()
     for i in range(ex.h):
         assert torch.equal(ex.W_k[i], ex.W_q[i][:, list(KEY_COLUMNS)]), i
         assert torch.equal(ex.W_v[i], ex.W_q[i][:, list(VALUE_COLUMNS)]), i
 
 
 def test_returns_fresh_tensors():
-    ex = mha.worked_example()
+    ex = worked_example()
     ex.x.zero_()
-    assert mha.worked_example().x[0, 0] == 1
+    assert worked_example().x[0, 0] == 1
 
 
 def test_module_holds_the_per_head_matrices():
-    ex = mha.worked_example()
+    ex = worked_example()
     attn = ex.module()
     assert not attn.training and attn.W_q.bias is None
     x = ex.x
@@ -43,7 +42,7 @@ def test_module_holds_the_per_head_matrices():
 
 
 def test_first_query_row_by_hand_and_the_tutorials_printed_tables_differ():
-    ex = mha.worked_example()
+    ex = worked_example()
     q1_row = ex.x[0] @ ex.W_q[0]  # sum_j j * (j + c) / 10 for c = 0..3, by hand: 20.4, 24.0, 27.6, 31.2
     torch.testing.assert_close(q1_row, torch.tensor([20.4, 24.0, 27.6, 31.2], dtype=torch.float64))
     assert ex.printed["Q1"][0].tolist() == [22.0, 25.2, 28.4, 31.6]  # the tutorial's first row
@@ -54,7 +53,7 @@ def test_first_query_row_by_hand_and_the_tutorials_printed_tables_differ():
 
 
 def test_module_matches_hand_computation_and_torch():
-    ex = mha.worked_example()
+    ex = worked_example()
     heads = []
     for i in range(ex.h):
         q, k, v = ex.x @ ex.W_q[i], ex.x @ ex.W_k[i], ex.x @ ex.W_v[i]

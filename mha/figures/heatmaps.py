@@ -36,8 +36,8 @@ from matplotlib.text import Text
 from matplotlib.transforms import Bbox, offset_copy
 from PIL import Image
 
-from mha import _pyplot
 from mha._checks import check_positive_int
+from mha.figures import _pyplot
 
 CMAP = "viridis"  # perceptually uniform and readable in greyscale and by colour-blind readers
 _MASK_BASE = (0.86, 0.86, 0.86)  # light grey under the hatching of a masked cell
@@ -142,14 +142,6 @@ def _check_tokens(name: str, tokens: object, n: int, axis: str) -> tuple[str, ..
     if len(tokens) != n:
         raise ValueError(f"{name} has {len(tokens)} tokens but the weights have {axis} length {n}")
     return tuple(tokens)
-
-
-def _check_optional_positive_int(name: str, value: object) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive int or None, got {value!r}")
-    return value
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -397,7 +389,7 @@ class HeadPlot:
         """
         q = _check_tokens("query_tokens", query_tokens, self.n_q, "query")
         k = _check_tokens("key_tokens", key_tokens, self.n_k, "key")
-        d_k = _check_optional_positive_int("d_k", d_k)
+        d_k = None if d_k is None else check_positive_int("d_k", d_k)
         if title is not None and not isinstance(title, str):
             raise TypeError(f"title must be a str or None, got {type(title).__name__}")
         q = q or tuple(str(i) for i in range(self.n_q))
@@ -415,7 +407,7 @@ class HeadPlot:
         for p, ax in enumerate(self.axes):
             if p < self.h:
                 ax.set_title(
-                    f"head {p}" + (f" (d_k={d_k})" if d_k else ""), fontsize=self.TITLE_SIZE, pad=3, y=1.0
+                    f"head {p + 1}" + (f" (d_k={d_k})" if d_k else ""), fontsize=self.TITLE_SIZE, pad=3, y=1.0
                 )
             else:
                 ax.set_title(f"mean of {self.h} heads", fontsize=self.TITLE_SIZE, pad=3, y=1.0)

@@ -47,15 +47,23 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import torch
 
-from mha._embeddings import embed_tokens
-from mha.masks import causal_mask, padding_mask
+from mha.compute.explorer import (
+    D_MODELS,
+    MASKS,
+    MAX_HEADS,
+    MAX_SEED,
+    MAX_TOKENS,
+    build_mask,
+    embed_tokens,
+    explorer_weights,
+    head_choices,
+    head_weights,
+    split_tokens,
+)
+from mha.costs.counts import projection_params
+from mha.figures.heatmaps import HeadPlot
 from mha.multihead import MultiHeadAttention
-from mha.plotting import HeadPlot
 
-D_MODELS = (8, 12, 16, 24, 32, 48, 64)  # d_model choices for fresh layers: many divisors, quick to draw
-MAX_HEADS = 16  # at most this many panels
-MAX_TOKENS = 16  # at most this many tokens per sentence
-MASKS = ("none", "causal", "padding", "causal + padding")
 DEFAULT_SENTENCE = "the cat sat on the mat because it was tired"
 STATIC_NOTE = (
     "This is a picture of the explorer's first state. Interaction needs a live kernel – "
@@ -80,48 +88,6 @@ def _one_thread() -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(threads)
-
-
-def head_choices(d_model: int) -> list[int]:
-    """The numbers of heads the explorer offers for ``d_model``: its divisors up to ``MAX_HEADS``."""
-    return [h for h in range(1, min(d_model, MAX_HEADS) + 1) if d_model % h == 0]
-
-
-def fresh_attention(d_model: int, h: int, seed: int) -> MultiHeadAttention:
-    """A newly initialised :class:`MultiHeadAttention`, the same for the same arguments.
-
-    The parameters follow PyTorch's default for ``nn.Linear`` (uniform in ``±1/sqrt(d_model)``) but are
-    drawn from a ``torch.Generator`` seeded with ``seed``, so the global random state is left alone. Their
-    shapes do not depend on ``h``, and neither do their values: for one ``d_model`` and ``seed``, every ``h``
-    splits the same ``W_q``, ``W_k``, ``W_v``, ``W_o`` into heads differently.
-    """
-    with torch.random.fork_rng(devices=[]):  # the constructor's own initialisation touches the global RNG
-        model = MultiHeadAttention(d_model, h)
-    generator = torch.Generator().manual_seed(seed)
-    bound = d_model**-0.5  # every projection has fan-in d_model
-    with torch.no_grad():
-        for parameter in model.parameters():
-            parameter.copy_(torch.rand(parameter.shape, generator=generator) * 2 * bound - bound)
-    return model.eval()
-
-
-def build_mask(kind: str, n: int, valid_length: int) -> torch.Tensor | None:
-    """The mask of a kind in ``MASKS`` for ``n`` tokens, of which the first ``valid_length`` are real.
-
-    Returns:
-        ``None`` for ``"none"``, else a boolean tensor broadcastable to ``(1, h, n, n)``, ``True`` = may
-        attend: ``(n, n)`` for causal masks, ``(1, 1, 1, n)`` for padding alone.
-    """
-    if kind not in MASKS:
-        raise ValueError(f"mask must be one of {MASKS}, got {kind!r}")
-    if kind == "none":
-        return None
-    masks = []
-    if "causal" in kind:
-        masks.append(causal_mask(n))  # (n, n)
-    if "padding" in kind:
-        masks.append(padding_mask([valid_length], n))  # (1, 1, 1, n)
-    return masks[0] if len(masks) == 1 else masks[0] & masks[1]  # (1, 1, n, n)
 
 
 def _label(token: str) -> str:
@@ -213,9 +179,9 @@ class HeadExplorer:
             )
         if mask not in MASKS:
             raise ValueError(f"mask must be one of {MASKS}, got {mask!r}")
-        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**31:
-            raise ValueError(f"seed must be an int in [0, 2**31), got {seed!r}")
-        n = max(1, min(len(sentence.split()), MAX_TOKENS))
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise ValueError(f"seed must be an int in 0..{MAX_SEED}, got {seed!r}")
+        n = max(1, min(len(split_tokens(sentence)), MAX_TOKENS))
         valid_length = max(1, n - 2) if valid_length is None else valid_length
         if isinstance(valid_length, bool) or not isinstance(valid_length, int) or not 1 <= valid_length <= n:
             raise ValueError(
@@ -227,10 +193,9 @@ class HeadExplorer:
         self.tokens: list[str] = []
         self.weights: torch.Tensor | None = None  # (h, n, n)
         self.mask: torch.Tensor | None = None
-        self.model: MultiHeadAttention | None = None
+        self.layout: tuple[int, int] | None = None  # (d_model, h) of the picture
         self.last_error: BaseException | None = None
         self._plots: OrderedDict[tuple[int, int], HeadPlot] = OrderedDict()
-        self._models: dict[tuple[int, int, int], MultiHeadAttention] = {}
         self._quiet = False  # set while the explorer itself adjusts controls
 
         d_models = sorted({*D_MODELS, *([model.d_model] if model is not None else [])})
@@ -248,7 +213,7 @@ class HeadExplorer:
             mask=widgets.Dropdown(options=MASKS, value=mask, **look("mask", "15em")),
             valid_length=widgets.IntSlider(value=valid_length, min=1, max=n, **look("valid length", "20em")),
             sentence=widgets.Text(value=sentence, continuous_update=False, **look("sentence", "32em")),
-            seed=widgets.BoundedIntText(value=seed, min=0, max=2**31 - 1, **look("seed", "10em")),
+            seed=widgets.BoundedIntText(value=seed, min=0, max=MAX_SEED, **look("seed", "10em")),
             source=widgets.ToggleButtons(
                 options=[("fresh (random init)", "fresh"), *([("trained", "trained")] if model else [])],
                 value="fresh" if model is None else "trained",
@@ -278,7 +243,7 @@ class HeadExplorer:
     @property
     def plot(self) -> HeadPlot | None:
         """The :class:`mha.HeadPlot` drawn last, or ``None`` before any valid input."""
-        return self._plots[(self.model.h, len(self.tokens))] if self.model is not None else None
+        return self._plots[(self.layout[1], len(self.tokens))] if self.layout is not None else None
 
     # -- reacting to the controls ------------------------------------------------------------------------
 
@@ -309,7 +274,7 @@ class HeadExplorer:
         c = self.controls
         trained = c.source.value == "trained"
         self._sync_controls(trained)
-        tokens = c.sentence.value.split()
+        tokens = split_tokens(c.sentence.value)
         if not tokens:
             self._say("Type a sentence: the explorer needs at least one word (words are split at spaces).")
             return
@@ -322,27 +287,35 @@ class HeadExplorer:
         n = len(tokens)
         self._adjust(c.valid_length, max=n, value=min(c.valid_length.value, n))
 
-        model = self.trained if trained else self._fresh(c.d_model.value, c.h.value, c.seed.value)
-        embed = self._embed if trained and self._embed is not None else self._default_embed(model.d_model)
-        try:
-            x = embed(tokens)
-        except (KeyError, ValueError) as error:  # a word the model does not know: the reader's input
-            message = error.args[0] if error.args else error
-            self._say(f"This model cannot embed that sentence: {html.escape(str(message))}")
-            return
-        x = self._check_embedding(x, n, model.d_model)
         mask = build_mask(c.mask.value, n, c.valid_length.value)
-        param = next(model.parameters())
-        with torch.no_grad():
-            _, weights = model(x.to(param)[None], mask=mask)  # (1, n, d_model) -> weights (1, h, n, n)
-        weights = weights[0]  # (h, n, n)
+        if trained:
+            model = self.trained
+            embed = self._embed if self._embed is not None else self._default_embed(model.d_model)
+            try:
+                x = embed(tokens)
+            except (KeyError, ValueError) as error:  # a word the model does not know: the reader's input
+                message = error.args[0] if error.args else error
+                self._say(f"This model cannot embed that sentence: {html.escape(str(message))}")
+                return
+            weights = head_weights(model, self._check_embedding(x, n, model.d_model), mask)  # (h, n, n)
+            d_model, h = model.d_model, model.h
+        else:
+            d_model, h = c.d_model.value, c.h.value
+            weights = explorer_weights(
+                c.sentence.value,
+                d_model=d_model,
+                h=h,
+                mask=c.mask.value,
+                valid_length=c.valid_length.value,
+                seed=c.seed.value,
+            )  # (h, n, n)
 
-        plot = self._plot(model.h, n)
+        plot = self._plot(h, n)
         labels = [_label(t) for t in tokens]
-        plot.set_labels(query_tokens=labels, key_tokens=labels, d_k=model.d_k)
+        plot.set_labels(query_tokens=labels, key_tokens=labels, d_k=d_model // h)
         plot.update(weights, mask)
         self.image.value = plot.to_png()
-        self.tokens, self.weights, self.mask, self.model = tokens, weights, mask, model
+        self.tokens, self.weights, self.mask, self.layout = tokens, weights, mask, (d_model, h)
         self.shapes_html.value = self._shapes_html()
         self.status.value = ""
 
@@ -388,14 +361,6 @@ class HeadExplorer:
         finally:
             self._quiet = False
 
-    def _fresh(self, d_model: int, h: int, seed: int) -> MultiHeadAttention:
-        key = (d_model, h, seed)
-        if key not in self._models:
-            if len(self._models) >= 32:
-                self._models.clear()
-            self._models[key] = fresh_attention(d_model, h, seed)
-        return self._models[key]
-
     @staticmethod
     def _default_embed(d_model: int) -> Embed:
         return lambda tokens: embed_tokens(tokens, d_model)
@@ -430,15 +395,12 @@ class HeadExplorer:
             weights ``(h, n, n)``, of the concatenated heads ``(n, h * d_k)`` and of the output; and
             ``parameters``, a dict of parameter counts per projection and in total.
         """
-        model, n = self.model, len(self.tokens)
-        if model is None:
+        if self.layout is None:
             raise RuntimeError("the explorer has no valid input yet")
-        counts = {
-            name: sum(p.numel() for p in getattr(model, name).parameters())
-            for name in ("W_q", "W_k", "W_v", "W_o")
-        }
+        (d_model, h), n = self.layout, len(self.tokens)
+        d_k = d_model // h
+        counts = projection_params(d_model, h)
         counts["total"] = sum(counts.values())
-        d_model, h, d_k = model.d_model, model.h, model.d_k
         return {
             "n": n,
             "d_model": d_model,
@@ -482,10 +444,10 @@ class HeadExplorer:
     # -- display ---------------------------------------------------------------------------------------------
 
     def __repr__(self) -> str:
-        if self.model is None:
+        if self.layout is None:
             return "HeadExplorer(no valid input)"
         return (
-            f"HeadExplorer(d_model={self.model.d_model}, h={self.model.h}, "
+            f"HeadExplorer(d_model={self.layout[0]}, h={self.layout[1]}, "
             f"mask={self.controls.mask.value!r}, tokens={len(self.tokens)}, "
             f"source={self.controls.source.value!r})"
         )

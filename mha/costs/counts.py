@@ -22,26 +22,17 @@ from dataclasses import dataclass
 
 import torch
 
-from mha._checks import check_positive_int
-from mha.configs import ModelConfig
+from mha._checks import check_heads, check_positive_int
+from mha.costs.configs import ModelConfig
 
 
-def _heads(d_model: int, h: int, n_kv_heads: int | None) -> tuple[int, int, int]:
-    """Check the head arithmetic and return ``(h, h_kv, d_k)``."""
-    d_model, h = check_positive_int("d_model", d_model), check_positive_int("h", h)
-    n_kv_heads = h if n_kv_heads is None else check_positive_int("n_kv_heads", n_kv_heads)
-    if d_model % h:
-        raise ValueError(f"d_model={d_model} must be divisible by h={h}")
-    if h % n_kv_heads:
-        raise ValueError(f"h={h} must be divisible by n_kv_heads={n_kv_heads}")
-    return h, n_kv_heads, d_model // h
-
-
-def attention_params(d_model: int, h: int, n_kv_heads: int | None = None, *, bias: bool = True) -> int:
-    """Number of parameters of one attention layer, ``W_q, W_k, W_v, W_o`` (and their biases).
+def projection_params(
+    d_model: int, h: int, n_kv_heads: int | None = None, *, bias: bool = True
+) -> dict[str, int]:
+    """Parameters of each projection of one attention layer: a dict with keys ``W_q, W_k, W_v, W_o``.
 
     ``W_q`` and ``W_o`` are ``d_model x d_model``; ``W_k`` and ``W_v`` are ``d_model x (h_kv d_k)``, which is
-    where grouped-query and multi-query attention save parameters.
+    where grouped-query and multi-query attention save parameters. Biases add the output widths.
 
     Args:
         d_model: model width.
@@ -49,11 +40,17 @@ def attention_params(d_model: int, h: int, n_kv_heads: int | None = None, *, bia
         n_kv_heads: number of key/value heads; ``None`` means ``h``.
         bias: whether the four projections have biases.
     """
-    _, h_kv, d_k = _heads(d_model, h, n_kv_heads)
-    kv_width = h_kv * d_k
-    weights = 2 * d_model * d_model + 2 * d_model * kv_width  # W_q, W_o + W_k, W_v
-    biases = 2 * d_model + 2 * kv_width if bias else 0
-    return weights + biases
+    _, h_kv, d_k = check_heads(d_model, h, n_kv_heads)
+    full, kv = d_model * (d_model + bias), d_model * h_kv * d_k + bias * h_kv * d_k
+    return {"W_q": full, "W_k": kv, "W_v": kv, "W_o": full}
+
+
+def attention_params(d_model: int, h: int, n_kv_heads: int | None = None, *, bias: bool = True) -> int:
+    """Number of parameters of one attention layer, ``W_q, W_k, W_v, W_o`` (and their biases).
+
+    The sum of :func:`projection_params`.
+    """
+    return sum(projection_params(d_model, h, n_kv_heads, bias=bias).values())
 
 
 def attention_macs_parts(
@@ -64,7 +61,7 @@ def attention_macs_parts(
     ``projections`` (``W_q``, ``W_k``, ``W_v``, ``W_o``) grows linearly with the sequence length;
     ``scores`` (``q k^T`` and ``weights v``) grows with ``n_q n_k``, quadratically for self-attention.
     """
-    _, h_kv, d_k = _heads(d_model, h, n_kv_heads)
+    _, h_kv, d_k = check_heads(d_model, h, n_kv_heads)
     n_q = check_positive_int("n_q", n_q)
     n_k = n_q if n_k is None else check_positive_int("n_k", n_k)
     projections = 2 * n_q * d_model * d_model + 2 * n_k * d_model * h_kv * d_k
@@ -107,7 +104,7 @@ def attention_macs_per_token(d_model: int, h: int, context: int, *, n_kv_heads: 
         context: number of keys the new token attends to, including itself.
         n_kv_heads: number of key/value heads; ``None`` means ``h``.
     """
-    _, h_kv, d_k = _heads(d_model, h, n_kv_heads)
+    _, h_kv, d_k = check_heads(d_model, h, n_kv_heads)
     context = check_positive_int("context", context)
     return 2 * d_model * d_model + 2 * d_model * h_kv * d_k + 2 * h * context * d_k
 

@@ -6,9 +6,9 @@ causal :class:`mha.MultiHeadAttention` with a residual connection, and an MLP re
 Its parameter count does not depend on ``h`` (the four projections are ``d_model x d_model`` whatever
 ``h`` is), so models with different ``h`` are compared at equal size.
 
-Regenerate the chapter's shipped weights and metrics (deterministic; see :mod:`mha.train_heads`)::
+Regenerate the chapter's shipped weights and metrics (deterministic; see :mod:`mha.chapters.train_heads`)::
 
-    python -m mha.train_heads
+    python -m mha.chapters.train_heads
 
 Shape legend:
     B        batch size
@@ -21,26 +21,25 @@ Shape legend:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import io
 import json
 import math
 import platform
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from safetensors.torch import load, save_file
 from torch import nn
-from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
+from mha.chapters.tasks import IGNORE, TASKS, Task
+from mha.compute.ablation import ablate_heads
 from mha.masks import causal_mask
 from mha.multihead import MultiHeadAttention
-from mha.tasks import IGNORE, TASKS, Task
 
 EVAL_SEED = 12345  # seed of every task's held-out evaluation batch; training seeds are >= 1_000_003
 
@@ -193,38 +192,6 @@ def evaluate(model: OneLayerAttentionModel, *, size: int = 2048, heads_off: Iter
     }
 
 
-@contextlib.contextmanager
-def ablate_heads(attn: MultiHeadAttention, heads: Iterable[int]) -> Iterator[None]:
-    """Within the ``with`` block, zero the outputs of ``heads`` before ``attn.W_o`` mixes them.
-
-    ``W_o`` sees the heads side by side, ``Concat(head_1, ..., head_h)`` of width ``h * d_k``; a forward
-    pre-hook multiplies the ``d_k`` columns of each ablated head by zero. Nothing else changes: the other
-    heads, their weights and ``W_o``'s bias are untouched, and the hook is removed on exit.
-
-    Args:
-        attn: the attention layer.
-        heads: indices in ``0..h-1``; an empty iterable ablates nothing.
-    """
-    heads = sorted(set(heads))
-    if any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < attn.h for i in heads):
-        raise ValueError(f"heads must be ints in 0..h-1={attn.h - 1}, got {heads}")
-    if not heads:
-        yield
-        return
-    keep = torch.ones(attn.h, attn.d_k)  # (h, d_k)
-    keep[heads] = 0.0
-
-    def zero_heads(module: nn.Module, args: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
-        (concat,) = args  # (B, n_q, h * d_k)
-        return (concat * keep.to(concat).flatten(),)  # (B, n_q, h * d_k)
-
-    handle = attn.W_o.register_forward_pre_hook(zero_heads)
-    try:
-        yield
-    finally:
-        handle.remove()
-
-
 def head_ablation(model: OneLayerAttentionModel, *, size: int = 2048) -> list[dict]:
     """Evaluate ``model`` with each head ablated in turn.
 
@@ -330,7 +297,8 @@ GRID_TASKS = ("copy-1", "copy-3", "recall-1", "recall-3", "recall-3-split")  # t
 GRID_H = (1, 2, 4, 8, 16)  # numbers of heads at d_model = 16, so d_k = 16, 8, 4, 2, 1
 GRID_SEEDS = (0, 1, 2)  # seeds per (task, h)
 RESULTS_FILE = "heads_runs.json"  # configs, learning curves, final metrics, timing
-WEIGHTS_FILE = "heads_weights.pt"  # {run key: all parameters as one vector, in the order of .parameters()}
+# One state dict per run, by name: "<run key>/<parameter>", e.g. "copy-3/h4/seed0/attn.W_q.weight".
+WEIGHTS_FILE = "heads_weights.safetensors"
 SHIPPED_DTYPE = torch.float16  # storage type of the shipped weights; models compute in float32
 
 
@@ -343,9 +311,9 @@ def _run(config: TrainConfig) -> tuple[str, dict, dict]:
     torch.set_num_threads(1)  # one thread per run: deterministic, and runs go in parallel processes
     start = time.perf_counter()
     model, curve = train(config)
-    # Ship the weights as one float16 vector (half the bytes); the final metrics are those of that copy.
-    flat = parameters_to_vector(model.parameters()).detach().to(SHIPPED_DTYPE)  # (number of parameters,)
-    vector_to_parameters(flat.float(), model.parameters())
+    # Ship the weights in float16 (half the bytes), by name; the final metrics are those of that copy.
+    state = {name: t.detach().to(SHIPPED_DTYPE) for name, t in model.state_dict().items()}
+    model.load_state_dict(state, strict=True)  # copies the rounded values back in float32
     final = evaluate(model, size=config.eval_size)
     record = {
         "config": dataclasses.asdict(config),
@@ -353,7 +321,7 @@ def _run(config: TrainConfig) -> tuple[str, dict, dict]:
         "final": final,
         "train_seconds": time.perf_counter() - start,
     }
-    return config.key, record, flat
+    return config.key, record, state
 
 
 def regenerate(out_dir: str | Path, *, jobs: int = 2) -> dict:
@@ -377,7 +345,7 @@ def regenerate(out_dir: str | Path, *, jobs: int = 2) -> dict:
             outputs = list(pool.map(_run, configs))
     wall = time.perf_counter() - start
     results = {
-        "command": "python -m mha.train_heads",
+        "command": "python -m mha.chapters.train_heads",
         "wall_seconds": wall,
         "jobs": jobs,
         "threads_per_job": 1,
@@ -391,13 +359,14 @@ def regenerate(out_dir: str | Path, *, jobs: int = 2) -> dict:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / RESULTS_FILE).write_text(json.dumps(results, indent=1) + "\n")
-    torch.save({key: flat for key, _, flat in outputs}, out / WEIGHTS_FILE)
+    tensors = {f"{key}/{name}": t for key, _, state in outputs for name, t in state.items()}
+    save_file(tensors, out / WEIGHTS_FILE, metadata={"format": "one state dict per run, by name"})
     return results
 
 
 def load_results() -> dict:
     """The shipped results: the configs, learning curves and final metrics of every run, and the timing."""
-    return json.loads(resources.files("mha").joinpath("data", RESULTS_FILE).read_text())
+    return json.loads(resources.files("mha.chapters").joinpath("data", RESULTS_FILE).read_text())
 
 
 def load_models(results: dict | None = None) -> dict[str, OneLayerAttentionModel]:
@@ -407,12 +376,12 @@ def load_models(results: dict | None = None) -> dict[str, OneLayerAttentionModel
         results: :func:`load_results`'s dict (loaded if ``None``); its configs rebuild the models.
     """
     results = load_results() if results is None else results
-    raw = resources.files("mha").joinpath("data", WEIGHTS_FILE).read_bytes()
-    vectors = torch.load(io.BytesIO(raw), weights_only=True)
+    tensors = load(resources.files("mha.chapters").joinpath("data", WEIGHTS_FILE).read_bytes())
     models = {}
     for key, record in results["runs"].items():
         model = build_model(TrainConfig(**record["config"]))
-        with torch.no_grad():
-            vector_to_parameters(vectors[key].float(), model.parameters())
+        prefix = f"{key}/"
+        state = {name.removeprefix(prefix): t for name, t in tensors.items() if name.startswith(prefix)}
+        model.load_state_dict(state, strict=True)  # a missing, extra or reshaped parameter raises
         models[key] = model.eval()
     return models

@@ -1,9 +1,8 @@
 r"""Every intermediate tensor of multi-head self-attention, named, for one sequence.
 
-:func:`attention_stages` runs a :class:`~mha.MultiHeadAttention` on one sequence the long way, keeping
-each intermediate result, so that a chapter can print or plot them one by one. It uses the module's own
-projections and :func:`mha.scaled_dot_product_attention`, and its last stage equals the module's output
-(the tests check this).
+:func:`attention_stages` runs a :class:`~mha.MultiHeadAttention` on one sequence and keeps each
+intermediate result, so that a chapter can print or plot them one by one. It is the module's own forward
+pass (:meth:`mha.MultiHeadAttention.steps`, which ``forward`` runs too), not a copy of it.
 
 Shape legend:
     n        number of tokens (self-attention: n_q = n_k = n)
@@ -14,13 +13,11 @@ Shape legend:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 
 from mha._checks import check_float_tensor
-from mha.attention import scaled_dot_product_attention
 from mha.multihead import MultiHeadAttention
 
 
@@ -78,18 +75,10 @@ def attention_stages(attn: MultiHeadAttention, x: torch.Tensor) -> dict[str, tor
         raise ValueError(f"x must have shape (n, d_model={attn.d_model}), got {tuple(x.shape)}")
     if x.dtype != attn.W_q.weight.dtype:
         raise TypeError(f"x has dtype {x.dtype} but the module's parameters have {attn.W_q.weight.dtype}")
-    n, h, d_k = x.size(0), attn.h, attn.d_k
-
-    with torch.no_grad():
-        q, k, v = attn.W_q(x), attn.W_k(x), attn.W_v(x)  # 3 x (n, d_model)
-        q_heads = q.view(n, h, d_k).transpose(0, 1)  # (h, n, d_k)
-        k_heads = k.view(n, h, d_k).transpose(0, 1)  # (h, n, d_k)
-        v_heads = v.view(n, h, d_k).transpose(0, 1)  # (h, n, d_k)
-        scores = q_heads @ k_heads.transpose(-2, -1)  # (h, n, d_k) @ (h, d_k, n) -> (h, n, n)
-        scaled = scores / math.sqrt(d_k)  # (h, n, n)
-        heads, weights = scaled_dot_product_attention(q_heads, k_heads, v_heads)  # (h, n, d_k), (h, n, n)
-        concat = heads.transpose(0, 1).reshape(n, h * d_k)  # (n, h, d_k) -> (n, d_model)
-        out = attn.W_o(concat)  # (n, d_model)
-
-    values = (x, q, k, v, q_heads, k_heads, v_heads, scores, scaled, weights, heads, concat, out)
-    return {stage.key: value.detach().clone() for stage, value in zip(STAGES, values, strict=True)}
+    training = attn.training
+    try:
+        with torch.no_grad():
+            steps = attn.eval().steps(x[None])  # every tensor with a batch axis of 1
+    finally:
+        attn.train(training)
+    return {stage.key: (x if stage.key == "x" else steps[stage.key][0]).detach().clone() for stage in STAGES}

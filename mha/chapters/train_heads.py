@@ -2,11 +2,12 @@
 
 Usage::
 
-    python -m mha.train_heads [--out DIR] [--jobs N]
+    python -m mha.chapters.train_heads [--out DIR] [--jobs N]
 
-It trains every run of :func:`mha.training.grid_configs` (tasks x numbers of heads x seeds), one thread per
-run in ``N`` processes, and writes ``heads_runs.json`` and ``heads_weights.pt`` into ``DIR`` (by default the
-package's ``mha/data``, where the chapter loads them). The same PyTorch build gives the same files.
+It trains every run of :func:`mha.chapters.training.grid_configs` (tasks x numbers of heads x seeds), one
+thread per run in ``N`` processes, and writes ``heads_runs.json`` and ``heads_weights.safetensors`` into
+``DIR`` (by default the package's ``mha/chapters/data``, where the chapter loads them). The same PyTorch
+build gives the same files.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mha.training import regenerate
+from mha.chapters.training import regenerate
 
 
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line, train, write the files and print the wall time."""
-    parser = argparse.ArgumentParser(prog="python -m mha.train_heads", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m mha.chapters.train_heads", description=__doc__.splitlines()[0]
+    )
     default_out = Path(__file__).resolve().parent / "data"
     parser.add_argument("--out", default=str(default_out), help=f"output directory (default: {default_out})")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes, one thread each (default: 2)")

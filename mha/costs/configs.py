@@ -17,6 +17,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
+from mha._checks import check_heads, check_positive_int
+
 KINDS = ("encoder-decoder", "encoder", "decoder")
 
 
@@ -34,16 +36,13 @@ class ModelConfig:
     source: str  # where each number was checked: paper and table/section, or config-file URL
 
     def __post_init__(self) -> None:
-        for field in ("d_model", "h", "n_kv_heads", "n_layers"):
-            value = getattr(self, field)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{self.name}: {field} must be a positive int, got {value!r}")
-        if self.d_model % self.h:
-            raise ValueError(f"{self.name}: d_model={self.d_model} is not divisible by h={self.h}")
-        if self.h % self.n_kv_heads:
-            raise ValueError(f"{self.name}: h={self.h} is not divisible by n_kv_heads={self.n_kv_heads}")
-        if self.context is not None and (not isinstance(self.context, int) or self.context < 1):
-            raise ValueError(f"{self.name}: context must be a positive int or None, got {self.context!r}")
+        try:
+            check_heads(self.d_model, self.h, self.n_kv_heads)
+            check_positive_int("n_layers", self.n_layers)
+            if self.context is not None:
+                check_positive_int("context", self.context)
+        except (TypeError, ValueError) as error:  # the same check as everywhere, naming the model
+            raise type(error)(f"{self.name}: {error}") from None
         if self.kind not in KINDS:
             raise ValueError(f"{self.name}: kind must be one of {KINDS}, got {self.kind!r}")
         if not self.source.strip():
@@ -167,6 +166,25 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
         ),
     )
 }  # fmt: skip
+
+
+def get_config(model: str | ModelConfig, *, decoder_only: bool = False) -> ModelConfig:
+    """Look a model up by name in :data:`MODEL_CONFIGS` (a ``ModelConfig`` is returned as it is).
+
+    Args:
+        model: a name in :data:`MODEL_CONFIGS` or a ``ModelConfig``.
+        decoder_only: require a decoder-only model (one that keeps a key/value cache).
+
+    Raises:
+        KeyError: an unknown name. ValueError: not decoder-only when ``decoder_only`` is set.
+    """
+    config = MODEL_CONFIGS.get(model) if isinstance(model, str) else model
+    if not isinstance(config, ModelConfig):
+        known = [n for n, c in MODEL_CONFIGS.items() if c.kind == "decoder" or not decoder_only]
+        raise KeyError(f"unknown model {model!r}; known models: {', '.join(known)}")
+    if decoder_only and config.kind != "decoder":
+        raise ValueError(f"{config.name} is an {config.kind} model; only decoder-only models keep a KV cache")
+    return config
 
 
 def configs_table(configs: dict[str, ModelConfig] | None = None, *, fmt: str = "markdown") -> str:

@@ -13,8 +13,8 @@ import matplotlib as mpl
 import numpy as np
 from matplotlib.figure import Figure
 
-from mha._pyplot import subplots
-from mha.tasks import TASKS
+from mha.chapters.tasks import TASKS
+from mha.figures._pyplot import subplots
 
 
 def _runs(results: dict, task: str, h: int) -> list[dict]:

@@ -14,22 +14,18 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from mha._pyplot import subplots
-from mha.configs import MODEL_CONFIGS, ModelConfig
-from mha.costs import attention_macs_parts, format_bytes, kv_cache_bytes
+from mha._checks import check_positive_int
+from mha.costs.configs import MODEL_CONFIGS, ModelConfig, get_config
+from mha.costs.counts import attention_macs_parts, format_bytes, kv_cache_bytes
+from mha.figures._pyplot import subplots
 
 _STYLE = {"MHA": ("o", "tab:blue"), "GQA": ("s", "tab:orange"), "MQA": ("^", "tab:green")}
 
 
-def _configs(models: Iterable[str | ModelConfig] | None) -> list[ModelConfig]:
+def _configs(models: Iterable[str | ModelConfig] | None, *, decoder_only: bool = False) -> list[ModelConfig]:
     if models is None:
         return list(MODEL_CONFIGS.values())
-    out = []
-    for m in models:
-        config = MODEL_CONFIGS.get(m) if isinstance(m, str) else m
-        if not isinstance(config, ModelConfig):
-            raise KeyError(f"unknown model {m!r}; see mha.MODEL_CONFIGS")
-        out.append(config)
+    out = [get_config(m, decoder_only=decoder_only) for m in models]
     if not out:
         raise ValueError("no models to plot")
     return out
@@ -44,9 +40,9 @@ def _powers_of_two_axis(axis, lo: float, hi: float) -> None:
 
 
 def _contexts(contexts: Sequence[int]) -> list[int]:
-    values = list(contexts)
-    if not values or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in values):
-        raise ValueError(f"contexts must be a non-empty sequence of positive ints, got {values!r}")
+    values = [check_positive_int("contexts", n) for n in contexts]
+    if not values:
+        raise ValueError("contexts must be a non-empty sequence of positive ints, got none")
     return sorted(values)
 
 
@@ -129,12 +125,10 @@ def plot_kv_cache(
 
     A dot marks each model's trained context. Line styles follow the attention kind (MHA, GQA, MQA).
     """
-    configs = _configs(models)
+    configs = _configs(models, decoder_only=True)
     ns = _contexts(contexts)
     fig, ax = subplots(figsize=(8.5, 5), layout="constrained")
     for c in configs:
-        if c.kind != "decoder":
-            raise ValueError(f"{c.name} is an {c.kind} model; only decoder-only models keep a KV cache")
         gib = [
             kv_cache_bytes(c.n_layers, c.n_kv_heads, c.d_k, n, batch=batch, dtype=dtype) / 2**30 for n in ns
         ]

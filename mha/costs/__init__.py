@@ -1,0 +1,46 @@
+"""What attention costs, and the attention shapes of published models; needs no model.
+
+- :mod:`mha.costs.configs`: ``MODEL_CONFIGS``, one sourced ``ModelConfig`` per published model;
+- :mod:`mha.costs.counts`: parameters, multiply-adds and key/value-cache bytes, exact for
+  :class:`mha.MultiHeadAttention`;
+- :mod:`mha.costs.report`: the cost calculator's numbers for one model, as rows or a report.
+
+This layer imports only the core's input checks and PyTorch.
+"""
+
+from mha.costs.configs import MODEL_CONFIGS, ModelConfig, configs_table, get_config
+from mha.costs.counts import (
+    attention_macs,
+    attention_macs_parts,
+    attention_macs_per_token,
+    attention_params,
+    attention_weights_bytes,
+    format_bytes,
+    format_count,
+    kv_cache_bytes,
+    model_costs,
+    projection_params,
+    saved_for_backward_bytes,
+)
+from mha.costs.report import DTYPES, cost_report, cost_rows
+
+__all__ = [
+    "DTYPES",
+    "MODEL_CONFIGS",
+    "ModelConfig",
+    "attention_macs",
+    "attention_macs_parts",
+    "attention_macs_per_token",
+    "attention_params",
+    "attention_weights_bytes",
+    "configs_table",
+    "cost_report",
+    "cost_rows",
+    "format_bytes",
+    "format_count",
+    "get_config",
+    "kv_cache_bytes",
+    "model_costs",
+    "projection_params",
+    "saved_for_backward_bytes",
+]

@@ -1,0 +1,15 @@
+"""The book's matplotlib figures: per-head heatmaps, the stages of a forward pass, costs of real models.
+
+- :mod:`mha.figures.heatmaps`: ``plot_heads``, one panel per head on a shared 0-1 scale;
+- :mod:`mha.figures.stages`: ``plot_stage``, one stage of :func:`mha.compute.attention_stages`;
+- :mod:`mha.figures.costs`: head widths, multiply-adds and KV-cache sizes of :data:`mha.costs.MODEL_CONFIGS`.
+
+Figures take computed tensors and numbers; they compute no model maths of their own. This layer imports
+the core, :mod:`mha.compute` and :mod:`mha.costs`, never the widgets.
+"""
+
+from mha.figures.costs import plot_attention_macs, plot_head_widths, plot_kv_cache
+from mha.figures.heatmaps import HeadPlot, plot_heads
+from mha.figures.stages import plot_stage
+
+__all__ = ["HeadPlot", "plot_attention_macs", "plot_head_widths", "plot_heads", "plot_kv_cache", "plot_stage"]

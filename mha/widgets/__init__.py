@@ -1,0 +1,11 @@
+"""The book's interactive figures: the head explorer, the stage stepper and the cost calculator.
+
+Widgets hold controls and front ends only; what they show is computed by the layers below
+(:mod:`mha.compute`, :mod:`mha.costs`) and drawn by :mod:`mha.figures`.
+"""
+
+from mha.widgets.calculator import CostCalculator, cost_calculator
+from mha.widgets.explorer import HeadExplorer
+from mha.widgets.stepper import StageStepper, stage_stepper
+
+__all__ = ["CostCalculator", "HeadExplorer", "StageStepper", "cost_calculator", "stage_stepper"]
