@@ -3,10 +3,12 @@
 `make test` builds the book (with warnings as errors) before it runs pytest, so these tests read a fresh
 build. Run `make book` first when running pytest by hand.
 
-The static checks parse the HTML with the standard library. The browser check loads every page in headless
-Chromium (Debian's /usr/bin/chromium, driven by Playwright) from a local server and asserts that every image
-decoded. This machine cannot reach CDNs, so the check ignores what a page loads from other hosts (MathJax,
-the widget manager): it asserts on what the book itself ships, which is what a reader needs offline too.
+The static checks parse the HTML with the standard library. The browser checks load every page in headless
+Chromium (Debian's /usr/bin/chromium, driven by Playwright) twice, as a reader offline would meet it: from a
+local server (http://) and opened from disk (file://, where Chromium runs no ES modules and allows no
+fetch), with every request to another host blocked. They assert that a page requests nothing from another
+host, raises no error and logs none, decodes every image, and that MathJax (vendored in _vendor/mathjax)
+typeset every equation: no TeX delimiters left in the text outside code, no TeX errors, no missing fonts.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import functools
 import http.server
 import shutil
 import threading
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -140,18 +143,150 @@ def browser():
         launched.close()
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_pages_render_in_a_browser_with_every_image_decoded(page, server, browser):
+# Reads a loaded page once MathJax has typeset it (pages without equations do not load MathJax) and the fonts
+# it asked for have loaded or failed. TeX delimiters are looked for in every text node, shown or folded away
+# (solutions), except in code, where they are the point, and in MathJax's own output.
+_READ_PAGE = r"""async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  await document.fonts.ready;
+  const skip = "pre, code, script, style, noscript, template, textarea, mjx-container";
+  const rawTex = new Set();
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (node.parentElement.closest(skip)) continue;
+    if (["\\(", "\\[", "$$", "\\begin{"].some(d => node.data.includes(d))) rawTex.add(node.data.trim());
+  }
+  return {
+    title: document.title,
+    brokenImages: [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src),
+    equations: document.querySelectorAll("mjx-container").length,
+    rawTex: [...rawTex].map(text => text.slice(0, 80)),
+    texErrors: [...document.querySelectorAll("mjx-container merror, mjx-container mtext[mathcolor=red]")]
+      .map(e => e.getAttribute("data-mjx-error") || e.textContent),
+    fontsFailed: [...document.fonts].filter(f => f.status === "error").map(f => f.family),
+  };
+}"""
+
+
+@dataclass
+class Visit:
+    """What the browser met on one page, with every request to another host blocked."""
+
+    title: str
+    errors: list[str]  # uncaught exceptions and console errors
+    other_hosts: list[str]  # requests to other hosts (all blocked)
+    failed_local: list[str]  # the site's own files that failed to load
+    broken_images: list[str]
+    equations: int  # typeset by MathJax (mjx-container elements)
+    raw_tex: list[str]  # text outside code that still shows TeX delimiters
+    tex_errors: list[str]  # MathJax's errors and undefined macros
+    fonts_failed: list[str]
+
+
+def _is_local(url: str, origin: str) -> bool:
+    return url.startswith((origin, "data:", "blob:"))
+
+
+def _visit(browser, url: str, origin: str) -> Visit:
     tab = browser.new_page()
-    failed_local = []
-    tab.on("requestfailed", lambda r: r.url.startswith(server) and failed_local.append(r.url))
-    tab.route(lambda url: not url.startswith(server), lambda route: route.abort())  # no CDN here
-    tab.goto(f"{server}/{page}.html", wait_until="load")
-    broken = tab.evaluate(
-        "Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)"
-    )
-    title = tab.title()
+    errors, other_hosts, failed_local = [], [], []
+
+    def on_console(message):
+        source = message.location.get("url", "")
+        # A blocked request to another host logs "Failed to load resource"; `other_hosts` reports it.
+        if message.type == "error" and not (
+            message.text.startswith("Failed to load resource") and not _is_local(source, origin)
+        ):
+            errors.append(f"console error: {message.text} ({source})")
+
+    tab.on("pageerror", lambda error: errors.append(f"page error: {error}"))
+    tab.on("console", on_console)
+    tab.on("requestfailed", lambda r: _is_local(r.url, origin) and failed_local.append(r.url))
+    tab.on("request", lambda r: _is_local(r.url, origin) or other_hosts.append(r.url))
+    tab.route(lambda url: not _is_local(url, origin), lambda route: route.abort())
+    tab.goto(url, wait_until="load")
+    seen = tab.evaluate(_READ_PAGE)
     tab.close()
-    assert not failed_local, f"{page}: the site's own files failed to load: {failed_local}"
-    assert not [src for src in broken if src.startswith(server)], f"{page}: images not decoded: {broken}"
-    assert title, f"{page} has no title"
+    return Visit(
+        seen["title"],
+        errors,
+        other_hosts,
+        failed_local,
+        seen["brokenImages"],
+        seen["equations"],
+        seen["rawTex"],
+        seen["texErrors"],
+        seen["fontsFailed"],
+    )
+
+
+@pytest.fixture(scope="module")
+def visit(server, browser):
+    """visit(scheme, page): the page over http:// from the local server, or from disk (file://); each once."""
+    visits: dict[tuple[str, str], Visit] = {}
+
+    def load(scheme: str, page: str) -> Visit:
+        if (scheme, page) not in visits:
+            if scheme == "http":
+                visits[scheme, page] = _visit(browser, f"{server}/{page}.html", server)
+            else:
+                visits[scheme, page] = _visit(browser, (SITE / f"{page}.html").as_uri(), "file://")
+        return visits[scheme, page]
+
+    return load
+
+
+SCHEMES = ["http", "file"]
+
+
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_pages_render_in_a_browser_with_every_image_decoded(scheme, page, visit):
+    seen = visit(scheme, page)
+    failed, broken = seen.failed_local, seen.broken_images
+    assert not failed, f"{page} ({scheme}): the site's own files failed to load: {failed}"
+    assert not broken, f"{page} ({scheme}): images not decoded: {broken}"
+    assert seen.title, f"{page} has no title"
+
+
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_pages_raise_no_errors_and_need_no_other_host(scheme, page, visit):
+    """A reader offline gets the whole page: nothing comes from a CDN, and no script fails."""
+    seen = visit(scheme, page)
+    other_hosts, errors = sorted(set(seen.other_hosts)), seen.errors
+    assert not other_hosts, f"{page} ({scheme}) requests other hosts: {other_hosts}"
+    assert not errors, f"{page} ({scheme}): " + "\n".join(errors)
+
+
+@pytest.mark.parametrize("page", CHAPTER_PAGES)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_chapters_show_typeset_equations_not_tex(scheme, page, visit):
+    seen = visit(scheme, page)
+    raw_tex, tex_errors, fonts_failed = seen.raw_tex, seen.tex_errors, seen.fonts_failed
+    assert seen.equations > 0, f"{page} ({scheme}): MathJax typeset no equation"
+    assert not raw_tex, f"{page} ({scheme}) shows raw TeX: {raw_tex}"
+    assert not tex_errors, f"{page} ({scheme}): TeX errors or undefined macros: {tex_errors}"
+    assert not fonts_failed, f"{page} ({scheme}): fonts failed to load: {fonts_failed}"
+
+
+def test_mathjax_loads_its_extensions_and_fonts_from_disk(browser):
+    """The vendored copy is complete: a package that MathJax's autoload fetches on first use (`\\boldsymbol`,
+    `\\cancel`) loads from disk, and the fonts of the CommonHTML output load there too."""
+    tab = browser.new_page()
+    requested = []
+    tab.on("request", lambda r: requested.append(r.url))
+    tab.route(lambda url: not url.startswith("file://"), lambda route: route.abort())
+    tab.goto((SITE / f"{CHAPTER_PAGES[0]}.html").as_uri(), wait_until="load")
+    html = tab.evaluate(
+        "tex => MathJax.startup.promise.then(() => MathJax.tex2chtmlPromise(tex)).then(n => n.outerHTML)",
+        r"\boldsymbol{W}_i \cancel{x}",
+    )
+    fonts = tab.evaluate(
+        "document.fonts.ready.then(fs => [...fs].filter(f => f.status === 'loaded').map(f => f.family))"
+    )
+    tab.close()
+    assert "merror" not in html and "mathcolor" not in html, html
+    loaded = {url.rsplit("/", 1)[-1] for url in requested}
+    assert {"boldsymbol.js", "cancel.js"} <= loaded, sorted(loaded)
+    assert "MJXTEX" in fonts and "MJXTEX-I" in fonts, fonts
