@@ -23,6 +23,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
+import torch
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -290,3 +291,106 @@ def test_mathjax_loads_its_extensions_and_fonts_from_disk(browser):
     loaded = {url.rsplit("/", 1)[-1] for url in requested}
     assert {"boldsymbol.js", "cancel.js"} <= loaded, sorted(loaded)
     assert "MJXTEX" in fonts and "MJXTEX-I" in fonts, fonts
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The interactive figures on the static site (mha/widgets/static/, data inline in the page)
+# ---------------------------------------------------------------------------------------------------------
+
+EXPLORER_PAGE = "chapters/the_math"
+TRAINED_PAGE = "chapters/why_multiple_heads"
+
+
+def _explorer_sweep() -> list[dict]:
+    """At least 50 settings: every mask kind, several d_model and h, seeds, 1 to 16 tokens, valid lengths."""
+    from mha.compute.explorer import MASKS, head_choices
+
+    words = ["the", "cat", "$x^2$", "\\foo", "<b>x</b>", "多头注意力", "sat", "on", "mat", "the", "a", "é"]
+    settings = []
+    for i in range(56):
+        d_model = (8, 12, 16, 24, 32, 48, 64)[i % 7]
+        choices = head_choices(d_model)
+        n = 1 + (i * 5) % 16
+        sentence = (
+            "\t".join(words[(i + j) % len(words)] for j in range(n))
+            if i % 9 == 0
+            else " ".join(words[(i + j) % len(words)] for j in range(n))
+        )
+        settings.append(
+            {
+                "d_model": d_model,
+                "h": choices[i % len(choices)],
+                "mask": MASKS[i % 4],
+                "valid_length": 1 + (i * 3) % n,
+                "sentence": sentence,
+                "seed": (i * 7919) % 1000,
+            }
+        )
+    return settings
+
+
+def _open(browser, url: str, origin: str):
+    tab = browser.new_page()
+    errors = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    tab.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    tab.route(lambda u: not _is_local(u, origin), lambda route: route.abort())
+    tab.goto(url, wait_until="load")
+    return tab, errors
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_the_static_explorer_computes_explorer_weights(scheme, server, browser):
+    """On the static page, offline, the explorer's weights equal mha.compute.explorer_weights (1e-5)."""
+    from mha.compute.explorer import explorer_weights
+
+    if scheme == "http":
+        tab, errors = _open(browser, f"{server}/{EXPLORER_PAGE}.html", server)
+    else:
+        tab, errors = _open(browser, (SITE / f"{EXPLORER_PAGE}.html").as_uri(), "file://")
+    assert tab.locator(".mha-explorer").count() == 1
+    names = tab.evaluate(
+        "() => [...document.querySelector('.mha-explorer').querySelectorAll('[name]')].map(e => e.name)"
+    )
+    assert {"d_model", "h", "mask", "valid_length", "sentence", "seed"} <= set(names)
+    sweep = _explorer_sweep()
+    drawn = tab.evaluate("all => all.map(s => document.querySelector('.mha-explorer').mha.update(s))", sweep)
+    for settings, weights in zip(sweep, drawn, strict=True):
+        expected = explorer_weights(**settings)
+        got = torch.tensor(weights, dtype=torch.float64)
+        assert got.shape == expected.shape, settings
+        torch.testing.assert_close(got, expected.double(), atol=1e-5, rtol=0, msg=str(settings))
+    # h from 4 to 8 redraws eight panels at once, and the controls agree with the picture
+    tab.evaluate(
+        "() => document.querySelector('.mha-explorer').mha.update({d_model: 32, h: 4, mask: 'causal'})"
+    )
+    tab.locator('.mha-explorer select[name="h"]').select_option("8")
+    state = tab.evaluate(
+        "() => { const m = document.querySelector('.mha-explorer').mha; "
+        "return {h: m.settings.h, heads: m.weights.length}; }"
+    )
+    assert state == {"h": 8, "heads": 8}
+    tab.close()
+    assert not errors, errors
+
+
+def test_the_trained_explorer_runs_the_shipped_model_in_the_page(server, browser):
+    """Chapter 1's explorer carries the trained copy-3 model and computes its weights in the browser."""
+    from mha.chapters.training import load_models
+    from mha.compute.explorer import build_mask, head_weights
+
+    tab, errors = _open(browser, f"{server}/{TRAINED_PAGE}.html", server)
+    settings = tab.evaluate("() => document.querySelector('.mha-explorer').mha.settings")
+    assert settings["source"] == "trained"
+    model = load_models()["copy-3/h4/seed0"]
+    for sentence in (settings["sentence"], "3 1 4 1 5 2 6", "7"):
+        for mask in ("causal", "none"):
+            drawn = tab.evaluate(
+                "s => document.querySelector('.mha-explorer').mha.update(s)",
+                {"sentence": sentence, "mask": mask},
+            )
+            tokens = sentence.split()
+            expected = head_weights(model.attn, model.embed_names(tokens), build_mask(mask, len(tokens)))
+            torch.testing.assert_close(torch.tensor(drawn, dtype=torch.float32), expected, atol=1e-5, rtol=0)
+    tab.close()
+    assert not errors, errors

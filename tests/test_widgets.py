@@ -292,8 +292,21 @@ def test_display_bundle_has_the_widget_and_a_static_picture_with_a_note(capsys):
     bundle = explorer._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == explorer.widget.model_id
     assert base64.b64decode(bundle["image/png"]) == bytes(explorer.image.value)
-    page = bundle["text/html"]
-    assert "live kernel" in page and "rocket icon" in page
+    page = bundle["text/html"]  # the browser front end, with the picture for readers without scripts
+    assert page.startswith('<div class="mha-explorer"><script type="application/json">')
+    config = json.loads(page.split('"application/json">')[1].split("</script>")[0])
+    assert config["settings"] == {
+        "d_model": 16,
+        "h": 4,
+        "mask": "causal",
+        "valid_length": 8,
+        "sentence": explorer.controls.sentence.value,
+        "seed": 0,
+        "source": "fresh",
+    }
+    assert config["model"] is None
+    assert '<noscript><div class="mha-head-explorer-static">' in page
+    assert "live kernel" not in page  # the page is interactive: no note about a kernel
     assert f"data:image/png;base64,{bundle['image/png']}" in page
     assert "16 / 4 = 4" in page  # the shapes, too
     assert bundle["text/plain"] == "HeadExplorer(d_model=16, h=4, mask='causal', tokens=10, source='fresh')"

@@ -63,6 +63,7 @@ from mha.compute.explorer import (
 from mha.costs.counts import projection_params
 from mha.figures.heatmaps import HeadPlot
 from mha.multihead import MultiHeadAttention
+from mha.widgets.frontend import model_payload, root_html
 
 DEFAULT_SENTENCE = "the cat sat on the mat because it was tired"
 STATIC_NOTE = (
@@ -133,6 +134,10 @@ class HeadExplorer:
         valid_length: the initial number of real tokens for the padding masks; ``None`` means all but the
             last two.
         seed: the initial seed of a fresh layer.
+        vocabulary: with a trained model, every token its ``embed`` accepts; given, a static page carries
+            the model (its projections and embeddings, :func:`mha.widgets.frontend.model_payload`) and runs
+            it in the reader's browser. ``embed`` must then add a token vector and a position vector.
+        max_tokens: with ``vocabulary``, the longest sentence ``embed`` accepts.
 
     Attributes:
         controls: the :class:`Controls`.
@@ -162,6 +167,8 @@ class HeadExplorer:
         mask: str = "none",
         valid_length: int | None = None,
         seed: int = 0,
+        vocabulary: Sequence[str] | None = None,
+        max_tokens: int = MAX_TOKENS,
     ) -> None:
         if model is not None and not isinstance(model, MultiHeadAttention):
             raise TypeError(f"model must be an mha.MultiHeadAttention or None, got {type(model).__name__}")
@@ -190,6 +197,8 @@ class HeadExplorer:
 
         self.trained = model
         self._embed = embed
+        self._vocabulary = None if vocabulary is None else list(vocabulary)
+        self._max_tokens = max_tokens
         self.tokens: list[str] = []
         self.weights: torch.Tensor | None = None  # (h, n, n)
         self.mask: torch.Tensor | None = None
@@ -452,17 +461,43 @@ class HeadExplorer:
             f"source={self.controls.source.value!r})"
         )
 
-    def static_html(self) -> str:
-        """HTML of the current state for pages without a kernel: the picture, the shapes and a note."""
+    def picture_html(self, *, note: bool = True) -> str:
+        """HTML of the current picture and shapes, with a note that interaction needs a kernel."""
         png = base64.b64encode(self.image.value).decode("ascii")
         alt = html.escape(f"Attention weights of each head for the sentence: {' '.join(self.tokens)}")
         return (
             '<div class="mha-head-explorer-static">'
-            f"<p><em>{html.escape(STATIC_NOTE)}</em></p>"
-            '<div style="display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start">'
+            + (f"<p><em>{html.escape(STATIC_NOTE)}</em></p>" if note else "")
+            + '<div style="display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start">'
             f'<img src="data:image/png;base64,{png}" alt="{alt}" style="max-width:100%"/>'
             f"<div>{self.shapes_html.value}</div></div></div>"
         )
+
+    def static_html(self) -> str:
+        """HTML for pages without a kernel: the browser front end, set to the current controls.
+
+        The page's scripts (``mha/widgets/static/``) compute and draw the weights themselves; the picture is
+        the fallback for readers without JavaScript. A trained model without a ``vocabulary`` cannot be
+        carried into the page, so its page shows the picture and the note.
+        """
+        if self.trained is not None and self._vocabulary is None:
+            return self.picture_html()
+        c = self.controls
+        settings = {
+            "d_model": c.d_model.value,
+            "h": c.h.value,
+            "mask": c.mask.value,
+            "valid_length": c.valid_length.value,
+            "sentence": c.sentence.value,
+            "seed": c.seed.value,
+            "source": c.source.value,
+        }
+        model = None
+        if self.trained is not None:
+            embed = self._embed if self._embed is not None else self._default_embed(self.trained.d_model)
+            model = model_payload(self.trained, self._vocabulary, embed, self._max_tokens)
+        config = {"settings": settings, "model": model}
+        return root_html("mha-explorer", config, fallback=self.picture_html(note=False))
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         """The widget for live front ends, plus a static picture for renderers without a kernel."""

@@ -1,0 +1,351 @@
+/* mha front end, the head explorer: per-head attention weights of a layer on a typed sentence.
+ *
+ * Needs core.js and heatmaps.js first. The picture is computed in the page by the port in core.js of
+ * mha.compute.explorer.explorer_weights (a fresh layer from a seed), or from a trained model's exported
+ * weights; the tests keep both equal to Python within 1e-5.
+ *
+ * A page includes it as (classic scripts, data inline, works from file://):
+ *
+ *   <div class="mha-explorer">
+ *     <script type="application/json">{"settings": {...}, "model": null}</script>
+ *   </div>
+ *
+ * (or the same JSON in a data-mha-config attribute). In the JSON text, "</" must be written "<\/"
+ * (Python: json.dumps(config).replace("</", "<\\/")). Every key is optional:
+ *
+ *   {
+ *     "settings": {"d_model": 32, "h": 4, "mask": "none", "valid_length": null,
+ *                  "sentence": "the cat sat on the mat", "seed": 0, "source": "fresh"},
+ *     "model": null | {
+ *       "name": "recall-3, h = 4",            shown in the note
+ *       "d_model": 16, "h": 4,
+ *       "vocab": ["0", "1", "A5", "?"],       token names, as split from the sentence
+ *       "embeddings": T,                      (len(vocab), d_model): each token's vector, without position
+ *       "positions": T | null,                (max_len, d_model): added to the token at each position
+ *       "params": {"W_q.weight": T, "W_q.bias": T, ..., "W_o.bias": T}   mha.compute.explorer.PARAMETERS
+ *     }
+ *   }
+ *
+ * settings mean what they mean for explorer_weights (mask one of "none", "causal", "padding",
+ * "causal + padding"; valid_length null = n; seed 0..2**31-1); "source" is "trained" (the default when
+ * a model is given) or "fresh". A tensor T is nested lists of numbers, or
+ * {"dtype": "float32", "shape": [rows, cols], "data": "<base64 of the little-endian float32 bytes>"}.
+ * With a model, x = embeddings[token] + positions[p] and the weights are those of
+ * MultiHeadAttention(x[None], mask=...) with the model's parameters (weight (d_model, d_model) and bias
+ * (d_model,) of each nn.Linear; a bias may be null).
+ *
+ * Mount by hand: mhaFrontEnd.mountExplorer(el, config, {onChange(settings) {...}}). Either way the root
+ * element gets el.mha = {settings, update(settings) -> weights [h][n][n], weights, tokens, message}.
+ */
+(function (root) {
+  "use strict";
+  const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
+  const { make, field, select, setOptions, ReaderError } = ns;
+  const DEFAULTS = { d_model: 32, h: 4, mask: "none", valid_length: null, sentence: "the cat sat on the mat because it was tired", seed: 0 };
+  const STILL = " (The picture still shows the last valid input.)";
+
+  function mountExplorer(el, config, options) {
+    config = config || {};
+    options = options || {};
+    const model = config.model ? ns.loadModel(config.model) : null;
+    // The state: the fresh layer's d_model and h are kept while a trained model is shown.
+    const state = Object.assign({ source: model ? "trained" : "fresh" }, DEFAULTS);
+    let shown = null; // what the picture shows: {tokens, weights, mask, d_model, h, d_k}
+    let message = "";
+    let selected = null; // {panel, row, col} of the read-out
+    let layout = null;
+
+    // -- the page ---------------------------------------------------------------------------------------
+    el.classList.add("mha-explorer");
+    el.replaceChildren(); // drop the inline data and any fallback
+    const c = {
+      source: select("source", [["trained", "trained model"], ["fresh", "fresh (random init)"]], "fresh"),
+      d_model: select("d_model", ns.D_MODELS, 32),
+      h: select("h", [4], 4),
+      mask: select("mask", ns.MASKS, "none"),
+      valid_length: make("input", { type: "range", name: "valid_length", min: 1, max: 1, step: 1 }),
+      sentence: make("input", { type: "text", name: "sentence", size: 44, spellcheck: "false", autocomplete: "off" }),
+      seed: make("input", { type: "number", name: "seed", min: 0, max: ns.MAX_SEED, step: 1 }),
+      numbers: make("input", { type: "checkbox", name: "show_numbers" }),
+    };
+    const validOut = make("output", { className: "mha-output", for: "" });
+    const note = make("p", { className: "mha-note" });
+    const status = make("p", { className: "mha-status", role: "status", "aria-live": "polite" });
+    const help = make("p", { className: "mha-help", id: ns.uniqueId("mha-help") },
+      "Hover over, tap or focus the picture, then use the arrow keys to read each weight (Page Up/Down: other head).");
+    const canvas = make("canvas", { className: "mha-canvas", tabIndex: 0, role: "img", "aria-describedby": help.id });
+    const readout = make("p", { className: "mha-readout", "aria-live": "polite" }, "\u00a0");
+    const shapes = make("div", { className: "mha-shapes" });
+    const numbers = make("div", { className: "mha-numbers", hidden: true });
+    el.append(
+      make("div", { className: "mha-controls" },
+        model ? field("weights", c.source) : null,
+        field("d_model", c.d_model), field("heads h", c.h), field("mask", c.mask),
+        field("valid length", c.valid_length, validOut)),
+      make("div", { className: "mha-controls" }, field("sentence", c.sentence), field("seed", c.seed),
+        field("show numbers", c.numbers)),
+      note, status,
+      make("div", { className: "mha-figure" }, canvas),
+      readout, help, shapes, numbers);
+    validOut.htmlFor = c.valid_length.id;
+
+    // -- settings -------------------------------------------------------------------------------------
+    const trained = () => state.source === "trained";
+    const current = () => ({
+      d_model: trained() ? model.d_model : state.d_model,
+      h: trained() ? model.h : state.h,
+      mask: state.mask, valid_length: state.valid_length, sentence: state.sentence, seed: state.seed,
+      ...(model ? { source: state.source } : {}),
+    });
+
+    /** Merge settings into the state, checking them as explorer_weights does; a bad value throws. */
+    function merge(s) {
+      if ("source" in s) {
+        if (s.source !== "fresh" && !(s.source === "trained" && model)) throw new RangeError(`source must be "fresh"${model ? ' or "trained"' : ""}, got ${s.source}`);
+        state.source = s.source;
+      }
+      if (trained()) {
+        for (const k of ["d_model", "h"]) {
+          if (k in s && s[k] !== model[k]) throw new RangeError(`the trained model fixes ${k} = ${model[k]}; got ${s[k]}`);
+        }
+      } else {
+        if ("d_model" in s) {
+          if (!ns.D_MODELS.includes(s.d_model)) throw new RangeError(`d_model must be one of ${ns.D_MODELS.join(", ")}, got ${s.d_model}`);
+          state.d_model = s.d_model;
+        }
+        const choices = ns.headChoices(state.d_model);
+        if ("h" in s) {
+          if (!choices.includes(s.h)) throw new RangeError(`h must be one of ${choices.join(", ")} (divisors of d_model=${state.d_model}), got ${s.h}`);
+          state.h = s.h;
+        } else if (!choices.includes(state.h)) {
+          state.h = Math.max(...choices.filter((k) => k <= state.h)); // the largest divisor below the old h
+        }
+      }
+      if ("mask" in s) {
+        if (!ns.MASKS.includes(s.mask)) throw new RangeError(`mask must be one of ${ns.MASKS.join(", ")}, got ${s.mask}`);
+        state.mask = s.mask;
+      }
+      if ("seed" in s) {
+        if (!Number.isInteger(s.seed) || s.seed < 0 || s.seed > ns.MAX_SEED) throw new RangeError(`seed must be an int in 0..${ns.MAX_SEED}, got ${s.seed}`);
+        state.seed = s.seed;
+      }
+      if ("sentence" in s) {
+        if (typeof s.sentence !== "string") throw new TypeError(`sentence must be a string, got ${typeof s.sentence}`);
+        state.sentence = s.sentence;
+      }
+      const n = ns.splitTokens(state.sentence).length;
+      if ("valid_length" in s) {
+        const v = s.valid_length;
+        if (v !== null && (!Number.isInteger(v) || v < 1 || (n && v > n))) {
+          throw new RangeError(`valid_length must be null or an int in 1..n=${n} (the number of tokens), got ${v}`);
+        }
+        state.valid_length = v;
+      } else if (state.valid_length !== null && n && state.valid_length > n) {
+        state.valid_length = n; // a shorter sentence: the slider's maximum moves, as the reader's control does
+      }
+    }
+
+    // -- drawing --------------------------------------------------------------------------------------
+    function compute() {
+      const tokens = ns.splitTokens(state.sentence);
+      const limit = model && trained() ? model.maxTokens : ns.MAX_TOKENS;
+      if (!tokens.length) throw new ReaderError("Type a sentence: the explorer needs at least one word (words are split at spaces).");
+      if (tokens.length > limit) throw new ReaderError(`That sentence has ${tokens.length} words; the explorer shows at most ${limit}. Please shorten it.`);
+      return ns.explorerCompute(current(), trained() ? model : null);
+    }
+
+    /** Recompute and redraw for the state; a reader's bad input keeps the last picture and says why. */
+    function refresh() {
+      try {
+        shown = compute();
+        message = "";
+        if (selected && (selected.panel >= shown.h || selected.row >= shown.tokens.length || selected.col >= shown.tokens.length)) selected = null;
+        draw();
+        drawShapes();
+        drawNumbers();
+      } catch (error) {
+        if (!(error instanceof ReaderError)) {
+          message = `Something went wrong inside the explorer: ${error.name}: ${error.message}. Please report it.`;
+          status.textContent = message;
+          status.className = "mha-status mha-error";
+          throw error;
+        }
+        message = error.message + STILL;
+      }
+      status.textContent = message;
+      status.className = message ? "mha-status mha-warning" : "mha-status";
+      syncControls();
+      return shown ? ns.toNested(shown.weights) : null;
+    }
+
+    function draw() {
+      if (!shown) return;
+      const n = shown.tokens.length;
+      const maxWidth = Math.max(320, el.clientWidth || 860);
+      const perLine = Math.min(shown.h, 4);
+      const cell = Math.max(12, Math.min(36, Math.floor((maxWidth - 210 - 18 * (perLine - 1)) / (perLine * n))));
+      layout = ns.drawHeatmaps(canvas, {
+        panels: shown.weights.map((values, i) => ({ title: `head ${i + 1} (d_k = ${shown.d_k})`, values, mask: shown.mask })),
+        rowLabels: shown.tokens, colLabels: shown.tokens, rowName: "query", colName: "key",
+        lo: 0, hi: 1, cell: [cell, cell], maxWidth, format: null, selected,
+        scaleLabel: "weight", maskKey: true,
+      });
+      canvas.setAttribute("aria-label",
+        `Attention weights of ${shown.h} head${shown.h > 1 ? "s" : ""}, one ${n} by ${n} panel each (queries on rows, keys on columns), for the tokens: ${shown.tokens.join(" ")}`);
+      say(selected);
+    }
+
+    /** The read-out of one cell: head, query token, key token and the exact weight. */
+    function say(cell) {
+      if (!cell || !shown) { readout.textContent = "\u00a0"; return; }
+      const { panel, row, col } = cell, t = shown.tokens;
+      const masked = shown.mask && !shown.mask[row][col];
+      readout.textContent = `head ${panel + 1} (d_k = ${shown.d_k}): query \u201c${t[row]}\u201d (row ${row + 1}) \u2192 key \u201c${t[col]}\u201d (column ${col + 1}): `
+        + (masked ? "masked (weight 0)" : `weight ${shown.weights[panel][row][col].toFixed(4)}`);
+    }
+
+    function drawShapes() {
+      const { tokens, d_model, h, d_k } = shown, n = tokens.length;
+      const tuple = (...xs) => `(${xs.join(", ")})`;
+      const sub = (text, s) => [text, make("sub", {}, s)];
+      const rows = [
+        ["tokens", tokens.map((t) => [make("code", { className: "mha-token" }, t), " "])],
+        ["d_k = d_model / h", make("code", {}, `${d_model} / ${h} = ${d_k}`)],
+        ["input x", make("code", {}, tuple(n, d_model))],
+        [[sub("Q", "i"), ", ", sub("K", "i"), ", ", sub("V", "i"), " per head"], make("code", {}, tuple(n, d_k))],
+        ["weights per head", make("code", {}, tuple(n, n))],
+        ["weights, all heads", make("code", {}, tuple(h, n, n))],
+        [["Concat(", sub("head", "1..h"), ")"], make("code", {}, tuple(n, h * d_k))],
+        ["output", make("code", {}, tuple(n, d_model))],
+      ];
+      const each = (trained() ? model.nParams : 4 * d_model * d_model + 4 * d_model) / 4;
+      const fmt = (k) => k.toLocaleString("en-US");
+      shapes.replaceChildren(
+        make("p", {}, make("strong", {}, "Shapes"), ` for n = ${n} token${n > 1 ? "s" : ""}, d_model = ${d_model}, h = ${h}`),
+        make("table", {}, make("tbody", {}, rows.map(([name, value]) => make("tr", {}, make("th", { scope: "row" }, name), make("td", {}, value))))),
+        make("p", {}, make("strong", {}, "Parameters"), `: ${["W_q", "W_k", "W_v", "W_o"].map((w) => `${w} ${fmt(each)}`).join(" + ")} = `,
+          make("strong", {}, fmt(4 * each))),
+        make("p", { className: "mha-small" }, "The same for every h: heads split d_model, they do not add weights."));
+    }
+
+    /** The weights as HTML tables, one per head, for screen readers and for copying. */
+    function drawNumbers() {
+      numbers.hidden = !c.numbers.checked;
+      if (numbers.hidden) { numbers.replaceChildren(); return; }
+      const t = shown.tokens;
+      numbers.replaceChildren(...shown.weights.map((rows, i) => make("table", { className: "mha-table" },
+        make("caption", {}, `head ${i + 1}`),
+        make("thead", {}, make("tr", {}, make("th", { scope: "col" }, "query \\ key"), t.map((k) => make("th", { scope: "col" }, k)))),
+        make("tbody", {}, rows.map((row, q) => make("tr", {}, make("th", { scope: "row" }, t[q]),
+          Array.from(row, (w, k) => shown.mask && !shown.mask[q][k]
+            ? make("td", { className: "mha-masked" }, make("span", { "aria-hidden": "true" }, "\u00b7"), make("span", { className: "mha-sr" }, "masked"))
+            : make("td", {}, w.toFixed(3)))))))));
+    }
+
+    /** Make every control show the state (and only offer what the state allows). */
+    function syncControls() {
+      const s = current();
+      const n = shown ? shown.tokens.length : 1;
+      if (model) c.source.value = state.source;
+      setOptions(c.d_model, trained() && !ns.D_MODELS.includes(model.d_model) ? [...ns.D_MODELS, model.d_model].sort((a, b) => a - b) : ns.D_MODELS, s.d_model);
+      setOptions(c.h, trained() && model.h > ns.MAX_HEADS ? [model.h] : ns.headChoices(s.d_model), s.h);
+      c.d_model.disabled = c.h.disabled = c.seed.disabled = trained();
+      c.mask.value = s.mask;
+      c.valid_length.max = String(n);
+      c.valid_length.value = String(Math.min(s.valid_length ?? n, n));
+      c.valid_length.disabled = !s.mask.includes("padding");
+      validOut.value = c.valid_length.value;
+      if (c.sentence.value !== s.sentence) c.sentence.value = s.sentence;
+      if (Number(c.seed.value) !== s.seed || c.seed.value === "") c.seed.value = String(s.seed);
+      note.textContent = trained()
+        ? `Trained model (${model.name}): d_model = ${model.d_model} and h = ${model.h} are fixed by its weights, and the seed plays no part.`
+        : "Fresh layer: random weights, PyTorch's default initialisation, drawn from the seed.";
+    }
+
+    // -- the reader's input -----------------------------------------------------------------------------
+    function fromReader(partial) {
+      merge(partial);
+      refresh();
+      if (options.onChange) options.onChange(current());
+    }
+    c.source.addEventListener("change", () => fromReader({ source: c.source.value }));
+    c.d_model.addEventListener("change", () => fromReader({ d_model: Number(c.d_model.value) }));
+    c.h.addEventListener("change", () => fromReader({ h: Number(c.h.value) }));
+    c.mask.addEventListener("change", () => fromReader({ mask: c.mask.value }));
+    c.valid_length.addEventListener("input", () => fromReader({ valid_length: Number(c.valid_length.value) }));
+    c.sentence.addEventListener("input", () => fromReader({ sentence: c.sentence.value }));
+    c.seed.addEventListener("input", () => {
+      const seed = Number(c.seed.value);
+      if (c.seed.value.trim() === "" || !Number.isInteger(seed) || seed < 0 || seed > ns.MAX_SEED) {
+        status.textContent = `The seed must be a whole number from 0 to ${ns.MAX_SEED}.${STILL}`;
+        status.className = "mha-status mha-warning";
+        return;
+      }
+      fromReader({ seed });
+    });
+    c.numbers.addEventListener("change", () => { if (shown) drawNumbers(); });
+
+    // The read-out follows the pointer, a tap, or the keyboard on the focused picture.
+    const cellAt = (event) => {
+      const box = canvas.getBoundingClientRect();
+      return layout && layout.hit(event.clientX - box.left, event.clientY - box.top);
+    };
+    canvas.addEventListener("pointermove", (event) => { const cell = cellAt(event); say(cell || selected); });
+    canvas.addEventListener("pointerleave", () => say(selected));
+    canvas.addEventListener("click", (event) => {
+      const cell = cellAt(event);
+      if (cell) { selected = cell; draw(); }
+    });
+    canvas.addEventListener("focus", () => {
+      if (!selected && shown) { selected = { panel: 0, row: 0, col: 0 }; draw(); }
+    });
+    canvas.addEventListener("keydown", (event) => {
+      if (!shown) return;
+      const n = shown.tokens.length, h = shown.h;
+      const s = selected || { panel: 0, row: 0, col: 0 };
+      const moves = {
+        ArrowUp: [0, -1, 0], ArrowDown: [0, 1, 0], ArrowLeft: [0, 0, -1], ArrowRight: [0, 0, 1],
+        PageUp: [-1, 0, 0], PageDown: [1, 0, 0],
+      };
+      if (event.key === "Home" || event.key === "End") {
+        selected = { panel: s.panel, row: s.row, col: event.key === "Home" ? 0 : n - 1 };
+      } else if (moves[event.key]) {
+        const [dp, dr, dc] = moves[event.key];
+        selected = {
+          panel: Math.min(h - 1, Math.max(0, s.panel + dp)),
+          row: Math.min(n - 1, Math.max(0, s.row + dr)),
+          col: Math.min(n - 1, Math.max(0, s.col + dc)),
+        };
+      } else {
+        return;
+      }
+      event.preventDefault();
+      draw();
+    });
+    ns.onThemeChange(draw);
+    if (root.ResizeObserver) { // redraw when the page's column changes width
+      let width = el.clientWidth;
+      new ResizeObserver(() => { if (Math.abs(el.clientWidth - width) > 40) { width = el.clientWidth; draw(); } }).observe(el);
+    }
+
+    // -- the element's API ------------------------------------------------------------------------------
+    const api = {
+      get settings() { return current(); },
+      /** Merge settings, update the controls, redraw now; returns the drawn weights [h][n][n]. */
+      update(settings) { merge(settings || {}); return refresh(); },
+      get weights() { return shown ? ns.toNested(shown.weights) : null; },
+      get tokens() { return shown ? shown.tokens.slice() : null; },
+      get message() { return message; },
+      /** Where the panels are, in CSS pixels of the canvas: {rects: [{x, y}], cw, ch, width, height}. */
+      get layout() { return layout && { rects: layout.rects, cw: layout.cw, ch: layout.ch, width: layout.width, height: layout.height }; },
+      canvas,
+    };
+    el.mha = api;
+    merge(config.settings || {});
+    refresh();
+    return api;
+  }
+
+  ns.mountExplorer = mountExplorer;
+  ns.autoMount("mha-explorer", mountExplorer);
+})(globalThis);

@@ -1,0 +1,170 @@
+/* mha front end, the stage stepper: every intermediate tensor of multi-head attention, one at a time.
+ *
+ * Needs core.js and heatmaps.js first. The numbers are computed in Python (mha.compute.stages:
+ * attention_stages, the module's own forward pass) and given inline; this file only draws them.
+ *
+ *   <div class="mha-stepper">
+ *     <script type="application/json">{...}</script>
+ *   </div>
+ *
+ * (or a data-mha-config attribute; "</" written "<\/" in the JSON). The JSON, with the stages in the order
+ * of mha.compute.stages.STAGES:
+ *
+ *   {
+ *     "tokens": ["the", "cat", "sat"],                       n labels (optional: 1..n)
+ *     "stage": "out",                                        the stage shown first (default: the last)
+ *     "stages": [
+ *       {"key": "x", "title": "input", "formula": "$X$", "shape": "(n, d_model)",
+ *        "values": [[...], ...]},                            nested lists, (rows, cols) or (h, rows, cols)
+ *       ... one entry per Stage of STAGES, in order
+ *     ]
+ *   }
+ *
+ * "formula" is the Stage's mathtext; a small subset of TeX (^, _, {}, \mathrm, \sqrt, \top, \ldots, \,) is
+ * shown as text with <sub>/<sup>, no TeX engine. el.mha = {settings: {stage}, update({stage}) -> values}.
+ */
+(function (root) {
+  "use strict";
+  const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
+  const { make } = ns;
+  const SIDE_BY_SIDE = ["q", "k", "v", "concat"]; // stages whose columns are the h heads side by side
+  const AXIS_NAMES = { n: "token", d_model: "dimension", d_k: "dimension in the head" };
+  const SYMBOLS = { top: "\u22a4", ldots: "\u2026", cdot: "\u00b7", times: "\u00d7" };
+
+  /** DOM nodes for a mathtext formula such as "$A_i = \mathrm{softmax}(S_i / \sqrt{d_k})$". */
+  function formulaNodes(formula) {
+    const src = formula.replace(/\$/g, "");
+    let i = 0;
+    const seq = () => {
+      const out = [];
+      while (i < src.length && src[i] !== "}") {
+        if (src[i] === "^" || src[i] === "_") {
+          const tag = src[i++] === "^" ? "sup" : "sub";
+          out.push(make(tag, {}, atom()));
+        } else {
+          out.push(...atom());
+        }
+      }
+      return out;
+    };
+    const atom = () => {
+      if (src[i] === "{") { i++; const nodes = seq(); i++; return nodes; }
+      if (src[i] !== "\\") return [src[i++]];
+      i++;
+      const name = (/^[a-zA-Z]+/.exec(src.slice(i)) || [""])[0];
+      if (!name) { const ch = src[i++]; return [ch === "," ? "\u2009" : ch]; }
+      i += name.length;
+      if (name === "mathrm" || name === "text") return [make("span", { className: "mha-upright" }, atom())];
+      if (name === "sqrt") return ["\u221a", make("span", { className: "mha-sqrt" }, atom())];
+      return [SYMBOLS[name] || name];
+    };
+    return make("span", { className: "mha-formula" }, seq());
+  }
+
+  /** Python's _value_format: two decimals for weights, fewer for big numbers. */
+  function valueFormat(key, panels) {
+    if (key === "weights") return (v) => v.toFixed(2);
+    const biggest = Math.max(...panels.flat(2).map(Math.abs));
+    const d = biggest >= 100 ? 0 : biggest >= 10 ? 1 : 2;
+    return (v) => v.toFixed(d).replace(/^-(0\.?0*)$/, "$1");
+  }
+
+  function mountStepper(el, config, options) {
+    options = options || {};
+    const stages = config.stages;
+    const keys = stages.map((s) => s.key);
+    const n = stages[0].values.length;
+    const tokens = config.tokens || Array.from({ length: n }, (_, i) => String(i + 1));
+    const qh = stages.find((s) => s.key === "q_heads");
+    const h = qh ? qh.values.length : 1;
+    let current = keys.includes(config.stage) ? keys.indexOf(config.stage) : stages.length - 1;
+
+    el.classList.add("mha-stepper");
+    el.replaceChildren();
+    const slider = make("input", { type: "range", name: "stage", min: 0, max: stages.length - 1, step: 1 });
+    const position = make("output", {});
+    const previous = make("button", { type: "button", className: "mha-button" }, "\u25c0 previous");
+    const next = make("button", { type: "button", className: "mha-button" }, "next \u25b6");
+    const list = make("ol", { className: "mha-stage-list" }, stages.map((s, i) =>
+      make("li", {}, make("button", { type: "button", className: "mha-stage-link", "data-stage": i }, s.title))));
+    const caption = make("p", { className: "mha-caption", "aria-live": "polite" });
+    const canvas = make("canvas", { className: "mha-canvas", role: "img" });
+    el.append(
+      make("div", { className: "mha-controls" }, previous, ns.field("stage", slider, position), next),
+      make("div", { className: "mha-stepper-body" }, list,
+        make("div", { className: "mha-stage-view" }, caption, make("div", { className: "mha-figure" }, canvas))));
+
+    function draw() {
+      const stage = stages[current];
+      const perHead = Array.isArray(stage.values[0][0]);
+      const panels = perHead ? stage.values : [stage.values]; // (panels, rows, cols)
+      const [rowSym, colSym] = stage.shape.replace(/[()]/g, "").split(",").map((t) => t.trim()).slice(-2);
+      const rows = panels[0].length, cols = panels[0][0].length;
+      const flat = panels.flat(2);
+      let [lo, hi] = stage.key === "weights" ? [0, 1] : [Math.min(...flat), Math.max(...flat)];
+      if (lo === hi) { lo -= 1; hi += 1; }
+      const maxWidth = Math.max(320, (el.querySelector(".mha-stage-view").clientWidth || 640));
+      const cw = Math.max(14, Math.min(44, Math.floor((maxWidth - 190 - 18 * (panels.length - 1)) / (cols * Math.min(panels.length, 4)))));
+      const ch = Math.max(14, Math.min(26, cw));
+      const numbered = (k) => Array.from({ length: k }, (_, i) => String(i + 1));
+      const groups = SIDE_BY_SIDE.includes(stage.key) && h > 1
+        ? { size: cols / h, names: numbered(h).map((i) => `head ${i}`) } : null;
+      ns.drawHeatmaps(canvas, {
+        panels: panels.map((values, p) => ({ title: perHead ? `head ${p + 1}` : "", values, mask: null })),
+        rowLabels: rowSym === "n" ? tokens : numbered(rows),
+        colLabels: colSym === "n" ? tokens : numbered(cols),
+        rowName: rowSym === "n" && colSym === "n" ? "query" : AXIS_NAMES[rowSym] || rowSym,
+        colName: rowSym === "n" && colSym === "n" ? "key" : AXIS_NAMES[colSym] || colSym,
+        lo, hi, cell: [cw, ch], maxWidth, selected: null, groups,
+        format: cw >= 34 && ch >= 16 ? valueFormat(stage.key, panels) : null,
+        scaleLabel: stage.key === "weights" ? "weight" : "value", maskKey: false,
+      });
+      const shape = perHead ? [panels.length, rows, cols] : [rows, cols];
+      caption.replaceChildren(make("strong", {}, `${current + 1}. ${stage.title}`), ": ", formulaNodes(stage.formula),
+        `, shape (${shape.join(", ")}) = ${stage.shape}`);
+      canvas.setAttribute("aria-label", `Stage ${current + 1} of ${stages.length}, ${stage.title}: a ${shape.join(" by ")} tensor drawn as heatmaps`);
+      slider.value = String(current);
+      position.value = `${current + 1} / ${stages.length}`;
+      previous.disabled = current === 0;
+      next.disabled = current === stages.length - 1;
+      list.querySelectorAll("button").forEach((b, i) => {
+        b.parentElement.className = i === current ? "mha-current" : i < current ? "mha-done" : "";
+        if (i === current) b.setAttribute("aria-current", "step"); else b.removeAttribute("aria-current");
+      });
+      return stage.values;
+    }
+
+    function go(index, fromReader) {
+      current = Math.max(0, Math.min(stages.length - 1, index));
+      const values = draw();
+      if (fromReader && options.onChange) options.onChange(api.settings);
+      return values;
+    }
+    previous.addEventListener("click", () => go(current - 1, true));
+    next.addEventListener("click", () => go(current + 1, true));
+    slider.addEventListener("input", () => go(Number(slider.value), true));
+    list.addEventListener("click", (event) => {
+      const button = event.target.closest("button[data-stage]");
+      if (button) go(Number(button.dataset.stage), true);
+    });
+
+    const api = {
+      get settings() { return { stage: keys[current] }; },
+      /** Show a stage ({stage: key, or its index}); returns its values as nested arrays. */
+      update(settings) {
+        const stage = (settings || {}).stage ?? keys[current];
+        const index = typeof stage === "number" ? stage : keys.indexOf(stage);
+        if (!Number.isInteger(index) || index < 0 || index >= stages.length) throw new RangeError(`unknown stage ${stage}; the stages are ${keys.join(", ")}`);
+        return go(index, false);
+      },
+      canvas,
+    };
+    el.mha = api;
+    ns.onThemeChange(draw);
+    draw();
+    return api;
+  }
+
+  Object.assign(ns, { mountStepper, formulaNodes });
+  ns.autoMount("mha-stepper", mountStepper);
+})(globalThis);

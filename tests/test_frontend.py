@@ -1,0 +1,551 @@
+"""The browser front ends in mha/widgets/static/, in headless Chromium, against the Python they port.
+
+A tiny harness page (the static files copied beside an HTML file that includes them with classic
+``<script src>`` tags and their data inline, as the book's pages do) is opened over ``file://`` and over
+``http://`` from a local server; every request to another host is aborted. The tests check that the
+explorer's numbers equal :func:`mha.compute.explorer.explorer_weights`, that every control drives the
+picture, that text is shown literally, that the stepper shows the stages it is given and that the cost
+calculator agrees with :mod:`mha.costs`. :func:`harness_html` writes the inline data with the helpers of
+:mod:`mha.widgets.frontend`, in the format documented at the top of each JavaScript file, as the book's
+pages carry it.
+data in the format documented at the top of each JavaScript file.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import http.server
+import shutil
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+
+from mha.chapters.tasks import TASKS
+from mha.chapters.training import OneLayerAttentionModel
+from mha.compute import portable_random
+from mha.compute.explorer import MASKS, explorer_weights, head_choices, token_vectors
+from mha.compute.stages import STAGES, attention_stages
+from mha.masks import causal_mask
+from mha.multihead import MultiHeadAttention
+from mha.widgets.frontend import calculator_config, inline_json, model_payload, stepper_config
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+STATIC = Path(__file__).resolve().parents[1] / "mha" / "widgets" / "static"
+SCRIPTS = ("core.js", "heatmaps.js", "explorer.js", "stepper.js", "calculator.js")
+SENTENCE = "the cat sat on the mat because it was tired"
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (/usr/bin/chromium)")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The inline data, as the book's pages will carry it
+# ---------------------------------------------------------------------------------------------------------
+
+
+def harness_html(roots: list[tuple[str, str, dict]], *, title: str = "mha front ends") -> str:
+    """A page with the front ends: ``roots`` holds ``(class, id, config)``, e.g. ``("mha-explorer", ...)``."""
+    scripts = "\n".join(f'<script src="{name}"></script>' for name in SCRIPTS)
+    divs = "\n".join(
+        f'<div class="{cls}" id="{id_}"><script type="application/json">{inline_json(config)}</script></div>'
+        for cls, id_, config in roots
+    )
+    return (
+        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>\n'
+        f'<link rel="stylesheet" href="mha.css">\n{scripts}\n</head>\n'
+        f'<body style="max-width: 980px; margin: 1em auto">\n{divs}\n</body></html>\n'
+    )
+
+
+def write_harness(directory: Path, roots: list[tuple[str, str, dict]], name: str = "index.html") -> Path:
+    """Copy the static files into ``directory`` and write the harness page there."""
+    for path in STATIC.iterdir():
+        if path.suffix in (".js", ".css"):
+            shutil.copy(path, directory / path.name)
+    page = directory / name
+    page.write_text(harness_html(roots), encoding="utf-8")
+    return page
+
+
+@functools.cache
+def tiny_stages() -> tuple[dict[str, torch.Tensor], list[str]]:
+    tokens = ["the", "cat", "sat", "down"]
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        attn = MultiHeadAttention(8, 2).double().eval()
+        x = torch.randn(len(tokens), 8, dtype=torch.float64)
+    return attention_stages(attn, x), tokens
+
+
+def trained_like_model() -> tuple[dict, Callable[[list[str]], torch.Tensor]]:
+    """A small randomly initialised toy model of chapter 1 (split embedding), as the page's payload.
+
+    Returns the payload and a function from tokens to the expected weights ``(h, n, n)`` under a causal mask.
+    """
+    with torch.random.fork_rng():
+        torch.manual_seed(1)
+        model = OneLayerAttentionModel(TASKS["recall-3-split"], d_model=16, h=4).eval()
+    payload = model_payload(
+        model.attn, model.task.token_names(), model.embed_names, model.task.seq_len, name="recall-3-split"
+    )
+
+    def expected(tokens):
+        with torch.no_grad():
+            x = model.embed_names(tokens)  # (n, d_model)
+            return model.attn(x[None], mask=causal_mask(len(tokens)))[1][0]  # (h, n, n)
+
+    return payload, expected
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Fixtures: one browser, the harness over file:// and http://
+# ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("frontend")
+    payload, _ = trained_like_model()
+    stages, tokens = tiny_stages()
+    write_harness(
+        directory,
+        [
+            ("mha-explorer", "explorer", {"settings": {"d_model": 32, "h": 4, "sentence": SENTENCE}}),
+            (
+                "mha-explorer",
+                "trained",
+                {"settings": {"sentence": "3 A5 2 ?", "mask": "causal"}, "model": payload},
+            ),
+            ("mha-stepper", "stepper", stepper_config(stages, tokens, "x")),
+            ("mha-calculator", "calculator", calculator_config({"model": "Llama 3.1 8B", "context": 4096})),
+        ],
+    )
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield {
+        "file": (directory / "index.html").as_uri(),
+        "http": f"http://127.0.0.1:{server.server_port}/index.html",
+    }
+    server.shutdown()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module", params=["file", "http"])
+def page(request, browser, site):
+    page = browser.new_page(viewport={"width": 1000, "height": 900})
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"pageerror: {error}"))
+    page.on(
+        "console",
+        lambda msg: problems.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None,
+    )
+
+    def only_local(route):
+        url = route.request.url
+        local = url.startswith("file://") or url.startswith("http://127.0.0.1:")
+        route.continue_() if local else route.abort()
+
+    page.route("**/*", only_local)
+    page.goto(site[request.param])
+    page.wait_for_function("document.getElementById('calculator').mha !== undefined")
+    page.problems = problems
+    yield page
+    page.close()
+
+
+@pytest.fixture(autouse=True)
+def _no_page_errors(request):
+    yield
+    if "page" in request.fixturenames:
+        page = request.getfixturevalue("page")
+        assert page.problems == [], page.problems
+
+
+def update(page, root: str, settings: dict):
+    return page.evaluate("([id, s]) => document.getElementById(id).mha.update(s)", [root, settings])
+
+
+def settings_of(page, root: str) -> dict:
+    return page.evaluate("id => document.getElementById(id).mha.settings", root)
+
+
+def picture(page, root: str = "explorer") -> str:
+    return page.evaluate("id => document.querySelector('#' + id + ' canvas').toDataURL()", root)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The explorer's numbers
+# ---------------------------------------------------------------------------------------------------------
+
+WORDS = ["the", "cat", "$x^2$", "\\foo", "<b>x</b>", "多头注意力", "sat", "on", "mat", "the", "a", "é"]
+
+
+def sweep() -> list[dict]:
+    """60 settings: every mask, every d_model, several h and seeds, 1 to 16 tokens, odd whitespace."""
+    cases = []
+    for i in range(60):
+        d_model = (8, 12, 16, 24, 32, 48, 64)[i % 7]
+        choices = head_choices(d_model)
+        n = 1 + (i * 5) % 16
+        words = [WORDS[(i + 3 * k) % len(WORDS)] for k in range(n)]
+        separators = [" ", "\t", "\n ", "\r\n", "  "]
+        sentence = "".join(w + separators[(i + k) % len(separators)] for k, w in enumerate(words))
+        mask = MASKS[i % 4]
+        valid = None if i % 3 == 0 else 1 + (i * 7) % n
+        cases.append(
+            {
+                "sentence": ("\t" if i % 5 == 0 else "") + sentence,
+                "d_model": d_model,
+                "h": choices[(i // 7) % len(choices)],
+                "mask": mask,
+                "valid_length": valid,
+                "seed": (i * 2654435761) % 2**31,
+            }
+        )
+    return cases
+
+
+def test_portable_generator_equals_python_exactly(page):
+    keys = [0, 1, 0x243F6A88, 2**32 - 1, portable_random.stream_key(7, 3)]
+    got = page.evaluate(
+        """keys => ({
+            uniform: keys.map(k => Array.from(mhaFrontEnd.uniform(k, 40))),
+            stream: [mhaFrontEnd.streamKey(), mhaFrontEnd.streamKey(0), mhaFrontEnd.streamKey(12345, 7),
+                     mhaFrontEnd.streamKey(4294967295, 0, 2147483647)],
+            words: ["", "the", "多头注意力", "<b>", "\\\\foo", "é"].map(mhaFrontEnd.textWord),
+            vectors: mhaFrontEnd.tokenVectors(["the", "$x^2$", "多头注意力"], 12).map(r => Array.from(r)),
+        })""",
+        keys,
+    )
+    assert got["uniform"] == [portable_random.uniform(k, 40).tolist() for k in keys]
+    ps = portable_random.stream_key
+    assert got["stream"] == [ps(), ps(0), ps(12345, 7), ps(2**32 - 1, 0, 2**31 - 1)]
+    words = ["", "the", "多头注意力", "<b>", "\\foo", "é"]
+    assert got["words"] == [portable_random.text_word(w) for w in words]
+    expected = token_vectors(["the", "$x^2$", "多头注意力"], 12, dtype=torch.float64)
+    assert got["vectors"] == expected.tolist()
+
+
+def test_update_returns_explorer_weights(page):
+    cases = sweep()
+    results = page.evaluate(
+        "cases => cases.map(s => document.getElementById('explorer').mha.update(s))", cases
+    )
+    for settings, got in zip(cases, results, strict=True):
+        expected = explorer_weights(**settings)
+        got = torch.tensor(got, dtype=torch.float32)
+        assert got.shape == expected.shape, settings
+        torch.testing.assert_close(got, expected, atol=1e-5, rtol=0, msg=lambda m, s=settings: f"{s}: {m}")
+    for settings in cases[:5]:  # the pure function too
+        got = page.evaluate("s => mhaFrontEnd.explorerWeights(s)", settings)
+        torch.testing.assert_close(
+            torch.tensor(got, dtype=torch.float32), explorer_weights(**settings), atol=1e-5, rtol=0
+        )
+
+
+def test_controls_agree_with_settings(page):
+    settings = {
+        "d_model": 48,
+        "h": 6,
+        "mask": "causal + padding",
+        "valid_length": 3,
+        "sentence": "a b c d",
+        "seed": 9,
+    }
+    update(page, "explorer", settings)
+    assert settings_of(page, "explorer") == settings
+    root = page.locator("#explorer")
+    assert root.locator("select[name=d_model]").input_value() == "48"
+    assert root.locator("select[name=h]").input_value() == "6"
+    options = root.locator("select[name=h] option").evaluate_all("os => os.map(o => Number(o.value))")
+    assert options == head_choices(48)
+    assert root.locator("select[name=mask]").input_value() == "causal + padding"
+    assert root.locator("input[name=valid_length]").input_value() == "3"
+    assert root.locator("input[name=valid_length]").get_attribute("max") == "4"
+    assert root.locator("input[name=valid_length]").is_enabled()
+    assert root.locator("input[name=sentence]").input_value() == "a b c d"
+    assert root.locator("input[name=seed]").input_value() == "9"
+    for name in ("d_model", "h", "mask", "valid_length", "sentence", "seed"):  # every control is labelled
+        control = root.locator(f"[name={name}]")
+        assert root.locator(f"label[for='{control.get_attribute('id')}']").count() == 1
+    # d_model 48 -> 32 keeps no divisor 6: h becomes the largest divisor below it, 4
+    update(page, "explorer", {"d_model": 32})
+    assert settings_of(page, "explorer")["h"] == 4
+    assert root.locator("select[name=h]").input_value() == "4"
+    update(page, "explorer", {"mask": "causal"})
+    assert root.locator("input[name=valid_length]").is_disabled()
+
+
+def test_every_control_changes_the_drawing(page):
+    update(
+        page,
+        "explorer",
+        {"d_model": 16, "h": 4, "mask": "padding", "valid_length": None, "sentence": SENTENCE, "seed": 0},
+    )
+    root = page.locator("#explorer")
+
+    def changes(action, key, value):
+        before = picture(page)
+        action()
+        assert picture(page) != before, key
+        assert settings_of(page, "explorer")[key] == value, key
+
+    changes(lambda: root.locator("select[name=d_model]").select_option("24"), "d_model", 24)
+    changes(lambda: root.locator("select[name=h]").select_option("8"), "h", 8)
+    changes(
+        lambda: root.locator("select[name=mask]").select_option("causal + padding"),
+        "mask",
+        "causal + padding",
+    )
+    changes(lambda: root.locator("input[name=valid_length]").fill("4"), "valid_length", 4)
+    changes(lambda: root.locator("input[name=sentence]").fill("one two three"), "sentence", "one two three")
+    changes(lambda: root.locator("input[name=seed]").fill("42"), "seed", 42)
+    # the keyboard: arrow keys on a focused select or number input
+    root.locator("input[name=seed]").focus()
+    changes(lambda: page.keyboard.press("ArrowUp"), "seed", 43)
+    root.locator("select[name=h]").focus()
+    changes(lambda: page.keyboard.press("ArrowUp"), "h", 6)
+    root.locator("select[name=mask]").focus()
+    changes(lambda: page.keyboard.press("ArrowUp"), "mask", "padding")
+    root.locator("input[name=valid_length]").focus()
+    changes(lambda: page.keyboard.press("ArrowLeft"), "valid_length", 2)  # 4, clamped to n = 3, minus 1
+    root.locator("select[name=d_model]").focus()
+    changes(lambda: page.keyboard.press("ArrowDown"), "d_model", 32)
+
+
+def test_text_is_shown_literally(page):
+    sentence = "<b>x</b> $x^2$ \\foo 多头注意力 <img src=x onerror=alert(1)>"
+    update(page, "explorer", {"sentence": sentence, "d_model": 8, "h": 2, "mask": "none", "seed": 0})
+    root = page.locator("#explorer")
+    page.locator("#explorer input[name=show_numbers]").check()
+    tokens = sentence.split()
+    assert root.locator(".mha-token").all_text_contents() == tokens
+    tables = root.locator(".mha-numbers table")
+    assert tables.count() == 2
+    assert tables.first.locator("caption").text_content() == "head 1"
+    assert tables.first.locator("thead th").all_text_contents()[1:] == tokens
+    assert tables.first.locator("tbody th").all_text_contents() == tokens
+    assert root.locator("b, img").count() == 0  # no element made from a token
+    weights = explorer_weights(sentence, d_model=8, h=2, mask="none")
+    cells = tables.nth(1).locator("tbody tr").first.locator("td").all_text_contents()
+    assert cells == [f"{w:.3f}" for w in weights[1, 0].tolist()]
+    page.locator("#explorer input[name=show_numbers]").uncheck()
+    assert root.locator(".mha-numbers table").count() == 0
+
+
+def test_invalid_sentences_keep_the_picture(page):
+    update(page, "explorer", {"sentence": "the cat sat", "d_model": 16, "h": 2, "mask": "causal", "seed": 5})
+    before = picture(page)
+    status = page.locator("#explorer .mha-status")
+    page.locator("#explorer input[name=sentence]").fill("   ")
+    assert status.text_content() == (
+        "Type a sentence: the explorer needs at least one word (words are split at spaces)."
+        " (The picture still shows the last valid input.)"
+    )
+    assert picture(page) == before
+    long = " ".join(f"w{i}" for i in range(17))
+    weights = update(page, "explorer", {"sentence": long})
+    assert status.text_content() == (
+        "That sentence has 17 words; the explorer shows at most 16. Please shorten it."
+        " (The picture still shows the last valid input.)"
+    )
+    assert picture(page) == before
+    torch.testing.assert_close(
+        torch.tensor(weights, dtype=torch.float32),
+        explorer_weights("the cat sat", d_model=16, h=2, mask="causal", seed=5),
+    )
+    page.locator("#explorer input[name=sentence]").fill("the dog")
+    assert status.text_content() == ""
+    assert picture(page) != before
+
+
+def test_keyboard_readout(page):
+    update(
+        page, "explorer", {"sentence": "alpha beta gamma", "d_model": 16, "h": 4, "mask": "causal", "seed": 3}
+    )
+    weights = explorer_weights("alpha beta gamma", d_model=16, h=4, mask="causal", seed=3)
+    readout = page.locator("#explorer .mha-readout")
+    page.locator("#explorer canvas").focus()
+    assert "query \u201calpha\u201d" in readout.text_content()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("PageDown")
+    text = readout.text_content()
+    assert "head 2" in text and "query \u201cgamma\u201d" in text and "key \u201cbeta\u201d" in text
+    assert f"weight {weights[1, 2, 1]:.4f}" in text
+    page.keyboard.press("End")
+    assert "key \u201cgamma\u201d" in readout.text_content()
+    page.keyboard.press("ArrowUp")
+    assert "masked" in readout.text_content()  # beta may not attend to gamma
+    # a tap on a cell selects it; hovering reads out the cell under the pointer
+    layout = page.evaluate("() => document.getElementById('explorer').mha.layout")
+    rect, cell = layout["rects"][3], layout["cw"]
+    page.locator("#explorer canvas").click(
+        position={"x": rect["x"] + 1.5 * cell, "y": rect["y"] + 2.5 * cell}
+    )
+    text = readout.text_content()
+    assert "head 4" in text and "query \u201cgamma\u201d" in text and "key \u201cbeta\u201d" in text
+    assert f"weight {weights[3, 2, 1]:.4f}" in text
+    box = page.locator("#explorer canvas").bounding_box()
+    page.mouse.move(box["x"] + rect["x"] + 0.5 * cell, box["y"] + rect["y"] + 0.5 * cell)
+    assert "head 4" in readout.text_content() and "query \u201calpha\u201d" in readout.text_content()
+    page.mouse.move(0, 0)  # leaving the picture reads out the selected cell again
+    assert "query \u201cgamma\u201d" in readout.text_content()
+
+
+def test_trained_model_mode(page):
+    _, expected = trained_like_model()
+    root = page.locator("#trained")
+    for name in ("d_model", "h", "seed"):
+        assert root.locator(f"[name={name}]").is_disabled()
+    assert root.locator("select[name=d_model]").input_value() == "16"
+    assert root.locator("select[name=h]").input_value() == "4"
+    for sentence in ["3 A5 2 ?", "0", "1 2 3 4 5 6 7 0 1 2 3 4 5 6 7 ?"]:
+        tokens = sentence.split()
+        got = update(page, "trained", {"sentence": sentence, "mask": "causal"})
+        torch.testing.assert_close(
+            torch.tensor(got, dtype=torch.float32), expected(tokens), atol=1e-5, rtol=0
+        )
+    before = picture(page, "trained")
+    root.locator("input[name=sentence]").fill("3 xyz 2")
+    assert (
+        root.locator(".mha-status")
+        .text_content()
+        .startswith("This model cannot embed that sentence: unknown token 'xyz'")
+    )
+    assert picture(page, "trained") == before
+    root.locator("select[name=source]").select_option("fresh")
+    assert root.locator("select[name=d_model]").is_enabled()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The stepper and the calculator
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_stepper_shows_each_stage(page):
+    stages, _ = tiny_stages()
+    root = page.locator("#stepper")
+    for stage in STAGES:
+        before = picture(page, "stepper")
+        got = update(page, "stepper", {"stage": stage.key})
+        assert got == stages[stage.key].tolist(), stage.key
+        assert settings_of(page, "stepper") == {"stage": stage.key}
+        if stage.key != "x":
+            assert picture(page, "stepper") != before, stage.key
+        assert root.locator(".mha-current").text_content() == stage.title
+    root.locator("input[name=stage]").fill("3")
+    assert settings_of(page, "stepper") == {"stage": "v"}
+    root.get_by_text("next \u25b6").click()
+    assert settings_of(page, "stepper") == {"stage": "q_heads"}
+    caption = "5. queries split into heads: Qi = X WiQ, shape (2, 4, 4) = (h, n, d_k)"  # Q<sub>i</sub> ...
+    assert root.locator(".mha-caption").text_content() == caption
+    timing = page.evaluate(
+        """() => { const m = document.getElementById('stepper').mha, t0 = performance.now();
+                   for (let i = 0; i < 26; i++) m.update({stage: i % 13});
+                   return (performance.now() - t0) / 26; }"""
+    )
+    assert timing < 16
+
+
+def test_calculator_equals_python(page):
+    from mha.costs.configs import MODEL_CONFIGS
+    from mha.costs.counts import kv_cache_bytes, model_costs
+    from mha.costs.report import DTYPES, cost_report
+
+    decoders = [c for c in MODEL_CONFIGS.values() if c.kind == "decoder"]
+    settings = [
+        {"model": c.name, "context": context, "batch": batch, "dtype": dtype}
+        for i, c in enumerate(decoders)
+        for context, batch, dtype in [
+            (4096, 1, "bfloat16"),
+            (1 + 997 * i, 3, "float32"),
+            (2**20, 2**12, "float8_e4m3fn"),
+        ]
+    ]
+    results = page.evaluate(
+        """all => all.map(s => { const r = document.getElementById('calculator').mha.update(s);
+                                 return Object.fromEntries(Object.entries(r).map(([k, v]) =>
+                                        [k, typeof v === 'bigint' ? v.toString() : v])); })""",
+        settings,
+    )
+    for s, got in zip(settings, results, strict=True):
+        config, dtype = MODEL_CONFIGS[s["model"]], DTYPES[s["dtype"]]
+        costs = model_costs(config, s["context"], batch=s["batch"], dtype=dtype)
+        as_mha = kv_cache_bytes(
+            config.n_layers, config.h, config.d_k, s["context"], batch=s["batch"], dtype=dtype
+        )
+        assert int(got["params"]) == costs.params
+        assert int(got["macs_per_token"]) == costs.macs_per_token
+        assert int(got["macs_per_sequence"]) == costs.macs_per_sequence
+        assert int(got["kv_cache_bytes"]) == costs.kv_cache_bytes
+        assert int(got["kv_cache_bytes_as_mha"]) == as_mha
+        text = cost_report(s["model"], s["context"], batch=s["batch"], dtype=s["dtype"])
+        width = max(len(k) for k, _ in got["rows"])
+        assert "\n".join(f"{k.ljust(width)}  {v}" for k, v in got["rows"]) == text, s
+    root = page.locator("#calculator")
+    before = root.locator("table").text_content()
+    root.locator("select[name=model]").select_option("GPT-2 small")
+    root.locator("input[name=context]").fill("0")
+    assert "whole number" in root.locator(".mha-status").text_content()
+    root.locator("input[name=context]").fill("1024")
+    assert root.locator("table").text_content() != before
+    assert settings_of(page, "calculator")["context"] == 1024
+
+
+def test_same_source_as_an_anywidget_module(page):
+    """The classic scripts plus one ``export default`` line are the ES module anywidget loads."""
+    if not page.url.startswith("http"):
+        pytest.skip("Chromium refuses ES modules over file://; the static page uses classic scripts")
+    settings = {"d_model": 16, "h": 2, "mask": "causal", "valid_length": None, "sentence": "a b c", "seed": 1}
+    got = page.evaluate(
+        """async (settings) => {
+            const files = ['core.js', 'heatmaps.js', 'explorer.js'];
+            const source = (await Promise.all(files.map(f => fetch(f).then(r => r.text())))).join('\\n')
+                + '\\nexport default globalThis.mhaFrontEnd.anywidget("mountExplorer");\\n';
+            const url = URL.createObjectURL(new Blob([source], {type: 'text/javascript'}));
+            const widget = (await import(url)).default;
+            const traits = {config: {}, settings}, handlers = {};
+            let saved = 0;
+            const model = {get: k => traits[k], set: (k, v) => { traits[k] = v; },
+                           save_changes: () => { saved++; },
+                           on: (e, f) => { handlers[e] = f; }, off: (e) => { delete handlers[e]; }};
+            const el = document.createElement('div');
+            el.id = 'live';
+            document.body.append(el);
+            const cleanup = widget.render({model, el});
+            const first = el.firstChild.mha.weights;
+            traits.settings = {...settings, h: 4};  // Python changes the trait
+            handlers['change:settings']();
+            const second = el.firstChild.mha.weights;
+            const box = el.querySelector('select[name=mask]');
+            box.value = 'none';
+            box.dispatchEvent(new Event('change'));  // the reader changes a control
+            const result = {first, second, saved, mask: traits.settings.mask, module: typeof cleanup};
+            el.remove();
+            return result;
+        }""",
+        settings,
+    )
+    torch.testing.assert_close(torch.tensor(got["first"]), explorer_weights(**settings), atol=1e-5, rtol=0)
+    second = explorer_weights(**{**settings, "h": 4})
+    torch.testing.assert_close(torch.tensor(got["second"]), second, atol=1e-5, rtol=0)
+    assert got["saved"] == 1 and got["mask"] == "none" and got["module"] == "function"
