@@ -1,9 +1,9 @@
 """mha: multi-head attention, small and tested, for the book "Multi-Head Attention, interactively".
 
 ``import mha`` is the attention code and nothing else: the scaled dot-product attention function, the
-multi-head module, masks and positional encodings, importing only PyTorch. What the book builds around it
-lives in subpackages, each importing only those below it (``pyproject.toml`` states the rule and
-``lint-imports`` enforces it):
+multi-head module (with a KV cache for decoding), masks and positional encodings, importing only PyTorch.
+What the book builds around it lives in subpackages, each importing only those below it
+(``pyproject.toml`` states the rule and ``lint-imports`` enforces it):
 
 - ``mha.compute``: computations built on the core (the stages of a forward pass, the explorer's weights,
   switching heads off);
@@ -16,10 +16,11 @@ lives in subpackages, each importing only those below it (``pyproject.toml`` sta
 
 from mha.attention import scaled_dot_product_attention
 from mha.masks import causal_mask, padding_mask
-from mha.multihead import MultiHeadAttention
+from mha.multihead import KVCache, MultiHeadAttention
 from mha.positional import sinusoidal_positions
 
 __all__ = [
+    "KVCache",
     "MultiHeadAttention",
     "causal_mask",
     "padding_mask",

@@ -17,12 +17,15 @@ Shape legend:
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from mha._checks import check_float_tensor, check_heads, check_mask, check_same_dtype_device
 from mha.attention import attention_steps
+from mha.masks import causal_mask
 
 
 def split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:
@@ -40,6 +43,26 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """The inverse of :func:`split_heads`: ``(B, h, n, d_k) -> (B, n, h * d_k)``, heads side by side."""
     B, h, n, d_k = x.shape
     return x.transpose(1, 2).contiguous().view(B, n, h * d_k)  # (B, n, h, d_k) -> (B, n, h * d_k)
+
+
+class KVCache(NamedTuple):
+    """The keys and values of the tokens seen so far, per key/value head, as :meth:`MultiHeadAttention.decode`
+    keeps them: ``k`` and ``v`` of shape ``(B, h_kv, n, d_k)``."""
+
+    k: torch.Tensor
+    v: torch.Tensor
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held: ``2 B h_kv n d_k`` elements, what :func:`mha.costs.kv_cache_bytes` counts per layer."""
+        return self.k.nbytes + self.v.nbytes
+
+
+def _grow(cache: KVCache | None, k: torch.Tensor, v: torch.Tensor) -> KVCache:
+    """``cache`` with new keys and values ``(B, h_kv, n_new, d_k)`` appended along the sequence."""
+    if cache is None:
+        return KVCache(k, v)
+    return KVCache(torch.cat([cache.k, k], dim=-2), torch.cat([cache.v, v], dim=-2))  # (B, h_kv, n, d_k)
 
 
 class MultiHeadAttention(nn.Module):
@@ -120,15 +143,44 @@ class MultiHeadAttention(nn.Module):
         if need_weights:
             steps = self.steps(query, key, value, mask)
             return steps["out"], steps["weights"]  # (B, n_q, d_model), (B, h, n_q, n_k)
-        key, value, mask = self._checked(query, key, value, mask)
-        q = split_heads(self.W_q(query), self.h)  # (B, h, n_q, d_k)
-        k = split_heads(self.W_k(key), self.n_kv_heads)  # (B, h_kv, n_k, d_k)
-        v = split_heads(self.W_v(value), self.n_kv_heads)  # (B, h_kv, n_k, d_k)
-        # Fused path: PyTorch's kernel, same maths, no weights materialised for the caller.
-        heads = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, dropout_p=self._dropout_p(), enable_gqa=self.n_kv_heads != self.h
-        )  # (B, h, n_q, d_k)
-        return self.W_o(merge_heads(heads)), None  # (B, n_q, d_model)
+        out, _ = self._fused(query, key, value, mask, None)
+        return out, None
+
+    def decode(
+        self, x: torch.Tensor, cache: KVCache | None = None, *, need_weights: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor | None, KVCache]:
+        """Causal self-attention for new tokens, reusing the keys and values of the tokens before them.
+
+        Generating text one token at a time, a decoder projects each token's key and value once and keeps
+        them (the KV cache); a new token's query attends to all of them and to itself. Token by token this
+        gives exactly what ``forward`` gives for the whole sequence under :func:`mha.causal_mask`.
+
+        Args:
+            x: the new tokens, shape ``(B, n_new, d_model)``: a whole prompt at first, then one at a time.
+            cache: the :class:`KVCache` returned by the previous call, or ``None`` at the start.
+            need_weights: run the explicit path and return the weights ``(B, h, n_new, n_past + n_new)``;
+                ``False`` (the default) runs PyTorch's fused kernel.
+
+        Returns:
+            ``(out, weights, cache)``: ``out`` of shape ``(B, n_new, d_model)``, the weights or ``None``, and
+            the cache grown by ``n_new`` tokens.
+
+        Example:
+            >>> attn = MultiHeadAttention(d_model=16, h=4, n_kv_heads=2).eval()
+            >>> x = torch.randn(1, 5, 16)
+            >>> out, _, cache = attn.decode(x[:, :4])  # the prompt
+            >>> last, _, cache = attn.decode(x[:, 4:], cache)  # one more token
+            >>> torch.allclose(last, attn(x, mask=causal_mask(5))[0][:, 4:], atol=1e-6)
+            True
+        """
+        self._check_inputs(x, x, x)
+        n_past = 0 if cache is None else self._check_cache(cache, x)
+        mask = causal_mask(x.size(1), n_past + x.size(1), device=x.device)  # (n_new, n_past + n_new)
+        if need_weights:
+            steps = self.steps(x, mask=mask, cache=cache)
+            return steps["out"], steps["weights"], steps["cache"]
+        out, new_cache = self._fused(x, None, None, mask, cache)
+        return out, None, new_cache
 
     def steps(
         self,
@@ -136,26 +188,31 @@ class MultiHeadAttention(nn.Module):
         key: torch.Tensor | None = None,
         value: torch.Tensor | None = None,
         mask: torch.Tensor | None = None,
+        *,
+        cache: KVCache | None = None,
     ) -> dict[str, torch.Tensor]:
         """The explicit forward pass, keeping every intermediate tensor; ``forward`` returns two of them.
 
-        Takes the arguments of :meth:`forward`. ``forward(..., need_weights=True)`` is this method, so a
-        view of the stages (``mha.compute.stages``) shows the forward pass itself.
+        Takes the arguments of :meth:`forward` (and a ``cache`` from :meth:`decode`, whose keys and values
+        come before those of ``key`` and ``value``). ``forward(..., need_weights=True)`` is this method, so
+        a view of the stages (``mha.compute.stages``) shows the forward pass itself.
 
         Returns:
             A dict, in the order of computation: ``q``, ``k``, ``v`` (the projections, ``(B, n, h d_k)``
             and ``(B, n_k, h_kv d_k)``), ``q_heads`` ``(B, h, n_q, d_k)``, ``k_heads``, ``v_heads``
             ``(B, h, n_k, d_k)`` (with grouped-query heads repeated for their query heads), ``scores``
             and ``scaled_scores`` ``(B, h, n_q, n_k)``, ``weights`` ``(B, h, n_q, n_k)``, ``heads``
-            ``(B, h, n_q, d_k)``, ``concat`` ``(B, n_q, d_model)`` and ``out`` ``(B, n_q, d_model)``.
+            ``(B, h, n_q, d_k)``, ``concat`` ``(B, n_q, d_model)``, ``out`` ``(B, n_q, d_model)``, and
+            ``cache``, the :class:`KVCache` of every key and value attended to.
         """
-        key, value, mask = self._checked(query, key, value, mask)
+        key, value, mask = self._checked(query, key, value, mask, cache)
         q, k, v = self.W_q(query), self.W_k(key), self.W_v(value)  # (B, n_q, d_model), 2 x (B, n_k, h_kv d_k)
         q_heads = split_heads(q, self.h)  # (B, h, n_q, d_k)
+        cache = _grow(cache, split_heads(k, self.n_kv_heads), split_heads(v, self.n_kv_heads))
         # Each group of h / h_kv query heads shares one key/value head.
         group = self.h // self.n_kv_heads
-        k_heads = split_heads(k, self.n_kv_heads).repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
-        v_heads = split_heads(v, self.n_kv_heads).repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
+        k_heads = cache.k.repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
+        v_heads = cache.v.repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
         attention = attention_steps(q_heads, k_heads, v_heads, mask, dropout_p=self._dropout_p())
         concat = merge_heads(attention["out"])  # (B, n_q, d_model)
         return {
@@ -171,7 +228,49 @@ class MultiHeadAttention(nn.Module):
             "heads": attention["out"],  # (B, h, n_q, d_k)
             "concat": concat,
             "out": self.W_o(concat),  # (B, n_q, d_model)
+            "cache": cache,
         }
+
+    def _fused(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor | None,
+        value: torch.Tensor | None,
+        mask: torch.Tensor | None,
+        cache: KVCache | None,
+    ) -> tuple[torch.Tensor, KVCache]:
+        """The fused path: PyTorch's kernel, same maths, no weights materialised for the caller."""
+        key, value, mask = self._checked(query, key, value, mask, cache)
+        q = split_heads(self.W_q(query), self.h)  # (B, h, n_q, d_k)
+        cache = _grow(
+            cache, split_heads(self.W_k(key), self.n_kv_heads), split_heads(self.W_v(value), self.n_kv_heads)
+        )
+        heads = F.scaled_dot_product_attention(
+            q,
+            cache.k,
+            cache.v,
+            attn_mask=mask,
+            dropout_p=self._dropout_p(),
+            enable_gqa=self.n_kv_heads != self.h,
+        )  # (B, h, n_q, d_k)
+        return self.W_o(merge_heads(heads)), cache  # (B, n_q, d_model)
+
+    def _check_cache(self, cache: object, x: torch.Tensor) -> int:
+        """Check a cache against this module and the new tokens ``x``; return its length ``n_past``."""
+        if not isinstance(cache, KVCache):
+            raise TypeError(
+                f"cache must be the KVCache that decode returned, or None, got {type(cache).__name__}"
+            )
+        n_past = cache.k.size(-2) if cache.k.dim() == 4 else -1
+        expected = (x.size(0), self.n_kv_heads, n_past, self.d_k)
+        for name, t in (("cache.k", cache.k), ("cache.v", cache.v)):
+            if tuple(t.shape) != expected:
+                raise ValueError(
+                    f"{name} must have shape (B, h_kv, n_past, d_k) = {expected} for this module and x, "
+                    f"got {tuple(t.shape)}"
+                )
+        check_same_dtype_device(x=x, cache_k=cache.k, cache_v=cache.v)
+        return n_past
 
     def _dropout_p(self) -> float:
         return self.dropout if self.training else 0.0
@@ -182,13 +281,15 @@ class MultiHeadAttention(nn.Module):
         key: torch.Tensor | None,
         value: torch.Tensor | None,
         mask: torch.Tensor | None,
+        cache: KVCache | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """Fill in the defaults for ``key`` and ``value``, check all inputs, and return them."""
         key = query if key is None else key
         value = key if value is None else value
         self._check_inputs(query, key, value)
+        n_k = key.size(1) + (0 if cache is None else self._check_cache(cache, query))
         if mask is not None:
-            check_mask(mask, (query.size(0), self.h, query.size(1), key.size(1)), "(B, h, n_q, n_k)")
+            check_mask(mask, (query.size(0), self.h, query.size(1), n_k), "(B, h, n_q, n_k)")
         return key, value, mask
 
     def _check_inputs(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> None:
