@@ -2,14 +2,24 @@
 
 - :mod:`mha.figures.heatmaps`: ``plot_heads``, one panel per head on a shared 0-1 scale;
 - :mod:`mha.figures.stages`: ``plot_stage``, one stage of :func:`mha.compute.attention_stages`;
-- :mod:`mha.figures.costs`: head widths, multiply-adds and KV-cache sizes of :data:`mha.costs.MODEL_CONFIGS`.
+- :mod:`mha.figures.costs`: head widths, multiply-adds and KV-cache sizes of :data:`mha.costs.MODEL_CONFIGS`;
+- :mod:`mha.figures.diagrams`: the multi-head block with its shapes, and how heads are laid out in memory.
 
 Figures take computed tensors and numbers; they compute no model maths of their own. This layer imports
 the core, :mod:`mha.compute` and :mod:`mha.costs`, never the widgets.
 """
 
 from mha.figures.costs import plot_attention_macs, plot_head_widths, plot_kv_cache
-from mha.figures.heatmaps import HeadPlot, plot_heads
+from mha.figures.diagrams import plot_head_layout, plot_multihead_block
+from mha.figures.heatmaps import plot_heads
 from mha.figures.stages import plot_stage
 
-__all__ = ["HeadPlot", "plot_attention_macs", "plot_head_widths", "plot_heads", "plot_kv_cache", "plot_stage"]
+__all__ = [
+    "plot_attention_macs",
+    "plot_head_layout",
+    "plot_head_widths",
+    "plot_heads",
+    "plot_kv_cache",
+    "plot_multihead_block",
+    "plot_stage",
+]
