@@ -61,3 +61,27 @@ def test_module_matches_hand_computation_and_torch():
     expected = torch.cat(heads, dim=-1) @ ex.W_o  # (n, d_model)
     out, _ = ex.module()(ex.x[None])
     torch.testing.assert_close(out[0], expected, atol=1e-10, rtol=1e-12)
+
+
+def test_the_small_example_is_well_scaled_and_its_heads_differ():
+    from mha.chapters.worked_example import small_example
+    from mha.compute import attention_stages
+
+    ex = small_example()
+    assert ex.tokens == ("the", "cat", "the", "dog")
+    assert set(
+        torch.cat([ex.x.flatten(), ex.W_q.flatten(), ex.W_k.flatten(), ex.W_v.flatten()]).tolist()
+    ) <= {
+        -1.0,
+        0.0,
+        1.0,
+    }
+    stages = attention_stages(ex.module(), ex.x)
+    assert stages["scores"].abs().max() == 1  # unit-scale scores: no saturated softmax
+    weights = stages["weights"]  # (h, n, n)
+    assert weights.max() < 0.5  # far from one-hot
+    previous = weights[0].argmax(-1).tolist()  # head 1: the position before (round the circle)
+    assert previous == [3, 0, 1, 2]
+    same_word = weights[1]  # head 2: "the" attends to both "the"s equally, more than to other words
+    assert same_word[0, 0] == same_word[0, 2] > same_word[0, 1]
+    assert not torch.allclose(weights[0], weights[1])

@@ -123,6 +123,7 @@ class WorkedExample:
     W_v: torch.Tensor  # (h, d_model, d_k) per-head value projections W_v^i (head 2's: our choice)
     W_o: torch.Tensor  # (h * d_k, d_model) output projection W^O
     printed: dict[str, torch.Tensor]  # the tutorial's printed Q1 = X W_q^1, K1, V1, each (n, d_k); wrong
+    tokens: tuple[str, ...] = ()  # names of the n tokens, if the example has words
 
     @property
     def h(self) -> int:
@@ -170,4 +171,43 @@ def worked_example() -> WorkedExample:
         W_v=torch.stack([t(_W_V1), w_v2]),
         W_o=t(_W_O),
         printed={name: t(rows) for name, rows in _PRINTED.items()},
+    )
+
+
+# A well-scaled example to follow by hand: 4 tokens, d_model = 4, h = 2, d_k = 2, entries in {-1, 0, 1}.
+# A token's vector is its word (dimensions 1-2) and its position (dimensions 3-4, a quarter turn per token).
+_SMALL_TOKENS = ("the", "cat", "the", "dog")
+_SMALL_X = (  # (n, d_model)
+    (1, 0, 1, 0),  # "the", position 1
+    (0, 1, 0, 1),  # "cat", position 2
+    (1, 0, -1, 0),  # "the", position 3
+    (0, -1, 0, -1),  # "dog", position 4
+)
+# Head 1 compares a query's position turned back a quarter (the previous position) with the keys'
+# positions, and passes on the words; head 2 compares words with words, and passes on the positions.
+_SMALL_W_Q = (((0, 0), (0, 0), (0, -1), (1, 0)), ((1, 0), (0, 1), (0, 0), (0, 0)))  # (h, d_model, d_k)
+_SMALL_W_K = (((0, 0), (0, 0), (1, 0), (0, 1)), ((1, 0), (0, 1), (0, 0), (0, 0)))
+_SMALL_W_V = (((1, 0), (0, 1), (0, 0), (0, 0)), ((0, 0), (0, 0), (1, 0), (0, 1)))
+
+
+def small_example() -> WorkedExample:
+    """A well-scaled example: scores of size 1, weights far from one-hot, and two heads that differ.
+
+    Four tokens, "the cat the dog", each a word vector and a position vector side by side (d_model = 4). Head
+    1 matches a query with the key one position before it (the positions go round a circle, so the first
+    token's "previous" is the last); head 2 matches equal words. ``W_o`` is the identity, so the output
+    is the two heads side by side. Every entry is -1, 0 or 1, so each step can be checked by hand.
+
+    Returns:
+        A :class:`WorkedExample` with ``x`` ``(4, 4)``, projections ``(2, 4, 2)``, ``W_o`` ``(4, 4)``,
+        ``tokens`` and no ``printed`` tables.
+    """
+    return WorkedExample(
+        x=torch.tensor(_SMALL_X, dtype=torch.float64),
+        W_q=torch.tensor(_SMALL_W_Q, dtype=torch.float64),
+        W_k=torch.tensor(_SMALL_W_K, dtype=torch.float64),
+        W_v=torch.tensor(_SMALL_W_V, dtype=torch.float64),
+        W_o=torch.eye(4, dtype=torch.float64),
+        printed={},
+        tokens=_SMALL_TOKENS,
     )
