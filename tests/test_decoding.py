@@ -70,7 +70,7 @@ def test_bad_caches_raise_clear_errors():
         attn.decode(x, (cache.k, cache.v))
     with pytest.raises(ValueError, match=r"cache.k must have shape \(B, h_kv, n_past, d_k\)"):
         module(32, 4, 4).decode(x, cache)  # another module's cache: 2 key/value heads, not 4
-    with pytest.raises(ValueError, match="cache.k must have shape"):
+    with pytest.raises(ValueError, match=r"cache\.k must have shape"):
         attn.decode(x[:1], cache)  # another batch size
     with pytest.raises(TypeError, match="dtype"):
         attn.decode(x, mha.KVCache(cache.k.float(), cache.v.float()))
