@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BOOK_FLAGS := -W -n --keep-going
 
-.PHONY: book test lint format notebooks weights minilm-heads lab bench clean
+.PHONY: book test lint format notebooks weights minilm-heads lab bench clean slides book-students pdf
 
 $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -59,3 +59,17 @@ bench: $(STAMP)
 
 clean:
 	rm -rf _build .pytest_cache .ruff_cache .hypothesis
+
+# For lecturers and readers offline (teaching.md). A reveal.js deck per chapter, shaped from copies of the
+# notebooks (scripts/tag_slides.py; the chapters are not changed), into _build/slides/<chapter>.slides.html,
+# with everything they load copied beside them: open one from disk, no network needed.
+slides: $(STAMP)
+	$(BIN)/python scripts/build_slides.py --out _build/slides
+
+# The same sources without the exercise solutions, into _build/students/html.
+book-students: $(STAMP)
+	$(BIN)/python scripts/student_edition.py --out _build/students
+
+# The book as one PDF, printed by headless Chromium from the built site: _build/pdf/multi-head-attention.pdf.
+pdf: book
+	$(BIN)/python scripts/build_pdf.py --site _build/html --out _build/pdf/multi-head-attention.pdf

@@ -1,0 +1,99 @@
+"""Build one reveal.js deck per chapter into _build/slides/ (`make slides`), to open from disk, offline.
+
+For each chapter of _toc.yml, in order: a copy of the notebook is shaped into a lecture deck by
+scripts/tag_slides.py (the committed notebook is not changed), then nbconvert's slides exporter writes
+``<chapter>.slides.html`` with the template in slides/template/mha_reveal, which loads nothing from a CDN.
+Everything the decks load is copied into ``_assets/`` beside them: reveal.js (slides/vendor/reveal.js),
+the site's MathJax 3 (_vendor/mathjax) and the book's interactive figures (mha/widgets/static). The
+figures run in the decks as on the static site, computing in the page with no kernel; the explorer and the
+calculator are the chapters' live demonstrations, and the calculator has no picture to fall back on.
+
+Usage: python scripts/build_slides.py [--out _build/slides] [chapters/x.ipynb ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+import yaml
+from nbconvert import SlidesExporter
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tag_slides import References, slide_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSETS = "_assets"
+TEMPLATES = ROOT / "slides" / "template"
+SOURCES = {  # folder in _assets/ -> where it comes from
+    "reveal.js": ROOT / "slides" / "vendor" / "reveal.js",
+    "mathjax": ROOT / "_vendor" / "mathjax",
+    "mha": ROOT / "mha" / "widgets" / "static",
+}
+
+
+def chapters() -> list[Path]:
+    """The chapter notebooks in the order of _toc.yml."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [c["file"] for part in toc.get("parts", []) for c in part["chapters"]]
+    return [ROOT / f"{f}.ipynb" for f in files if f.startswith("chapters/")]
+
+
+def exporter() -> SlidesExporter:
+    exp = SlidesExporter(
+        extra_template_basedirs=[str(TEMPLATES)],
+        template_name="mha_reveal",
+        reveal_url_prefix=f"{ASSETS}/reveal.js",
+        reveal_theme="white",
+        reveal_transition="slide",
+        reveal_number="c/t",
+        reveal_width="1280",
+        reveal_height="800",
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+    )
+    return exp
+
+
+def copy_assets(out: Path) -> None:
+    for name, source in SOURCES.items():
+        target = out / ASSETS / name
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(source, target)
+
+
+def build(out: Path, notebooks: list[Path] | None = None) -> dict[str, Path]:
+    """Write a deck per notebook (default: every chapter) into ``out``; return {chapter stem: deck path}."""
+    from mha.widgets.frontend import SCRIPTS
+
+    out.mkdir(parents=True, exist_ok=True)
+    copy_assets(out)
+    refs, exp, decks = References(ROOT), exporter(), {}
+    for path in notebooks or chapters():
+        nb = slide_notebook(nbformat.read(path, as_version=4), refs, path.parent)
+        resources = {"metadata": {"name": path.stem}, "mha_assets": ASSETS, "mha_scripts": SCRIPTS}
+        body, _ = exp.from_notebook_node(nb, resources=resources)
+        deck = out / f"{path.stem}.slides.html"
+        deck.write_text(body, encoding="utf-8")
+        decks[path.stem] = deck
+    return decks
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("notebooks", nargs="*", type=Path)
+    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "slides")
+    args = parser.parse_args(argv)
+    decks = build(args.out, [p.resolve() for p in args.notebooks] or None)
+    for stem, deck in decks.items():
+        print(f"{stem}: {deck}")
+    print(f"Open the decks: {args.out.resolve()}/<chapter>.slides.html (press S for the speaker notes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,353 @@
+"""Shape a chapter notebook into a lecture deck: split its Markdown, make MyST plain Markdown, tag slides.
+
+`make slides` (scripts/build_slides.py) runs this on copies of the chapters; the committed notebooks are never
+changed, so the decks follow the chapters whenever they are rebuilt. Everything is derived from the
+notebook's structure, by these rules:
+
+* Markdown cells are split into blocks (a heading, a paragraph, a list, a table, a code fence, a display
+  equation, a directive), one cell each, so that each block can be placed on its own.
+* The H1 opens the title slide; each H2 opens a slide (``slide``), each H3 a vertical sub-slide
+  (``subslide``). A block that would overflow the current (sub-)slide starts a new ``subslide``; the budget
+  is a rough count of lines (prose wrapped at 95 characters, code and text outputs line by line, a figure
+  or an interactive figure as a large fixed block).
+* Prose paragraphs longer than 70 words go to the speaker notes (``notes``, press S in the deck), and
+  their first sentence, if short, stays on the slide: the slide keeps the headings, equations, lists,
+  tables, code, outputs and figures.
+* ``skip``: the set-up and import cells (code before the first H2), cells tagged ``hide-cell`` or
+  ``remove-cell`` (the folded checks of exercise solutions), and every ``{solution}`` directive.
+* Each exercise gets a sub-slide of its own, without its solution (and without the section's preamble,
+  which speaks of the book's folded solutions).
+* Text outputs longer than 14 lines are cut to their first 10 lines plus a line saying how many were left
+  out; ``hide-output``/``remove-output`` cells show no output, ``hide-input``/``remove-input`` cells no code.
+* MyST that nbconvert cannot render becomes Markdown: ``{cite}`` and ``{cite:t}`` become author-year text
+  from references.bib, ``{doc}`` a chapter's title, ``{ref}``/``{numref}`` the heading or exercise they
+  point to, ``{literalinclude}`` with ``:pyobject:`` the included code, ``(label)=`` targets disappear.
+
+Run by hand to see the shape of the decks: ``python scripts/tag_slides.py chapters/*.ipynb`` prints, per
+chapter, the slide type of every cell of the prepared copy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import math
+import re
+import sys
+import textwrap
+from collections.abc import Iterable
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SLIDE_LINES = 26  # lines of 20 px text that fit on a 1280 x 800 slide under its heading
+FIGURE_LINES = 14  # a matplotlib figure or an interactive figure takes most of a slide
+NOTES_WORDS = 70  # prose paragraphs longer than this go to the speaker notes
+OUTPUT_MAX_LINES, OUTPUT_KEEP_LINES = 14, 10
+SKIP_TAGS = {"hide-cell", "remove-cell"}
+NO_OUTPUT_TAGS = {"hide-output", "remove-output"}
+NO_INPUT_TAGS = {"hide-input", "remove-input"}
+
+_FENCE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:-]+)\}[ \t]*(?P<arg>.*)$")
+_PLAIN_FENCE = re.compile(r"^(`{3,}|~{3,})")
+_ROLE = re.compile(r"\{(?P<role>[\w:]+)\}`(?P<body>[^`]*)`")
+_TARGET = re.compile(r"^\([\w-]+\)=\s*$")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Cross-references: labels, chapter titles and citations, read from the book's own files
+# ---------------------------------------------------------------------------------------------------------
+
+
+class References:
+    """What a role points to: chapter titles by file stem, labelled headings and exercises, citations."""
+
+    def __init__(self, root: Path = ROOT):
+        self.titles: dict[str, str] = {}
+        self.labels: dict[str, str] = {}
+        for path in sorted((root / "chapters").glob("*.ipynb")):
+            nb = nbformat.read(path, as_version=4)
+            pending = None
+            for cell in nb.cells:
+                if cell.cell_type != "markdown":
+                    continue
+                for line in cell.source.splitlines():
+                    if line.startswith("# ") and path.stem not in self.titles:
+                        self.titles[path.stem] = line[2:].strip()
+                    if m := re.match(r"^\(([\w-]+)\)=\s*$", line):
+                        pending = m.group(1)
+                    elif pending and line.startswith("#"):
+                        self.labels[pending] = line.lstrip("#").strip()
+                        pending = None
+                exercise = r"^`{3,}\{exercise\}[ \t]*(.*)\n:label:[ \t]*([\w-]+)"
+                for m in re.finditer(exercise, cell.source, re.M):
+                    self.labels[m.group(2)] = f'exercise "{m.group(1).strip()}"'
+        self.citations = _read_bib(root / "references.bib")
+
+    def role(self, role: str, body: str) -> str:
+        text, _, target = body.partition(" <")
+        if target:  # {doc}`text <target>`
+            return text
+        if role == "doc":
+            return f"*{self.titles.get(Path(body).stem, body)}*"
+        if role in ("ref", "numref"):
+            return self.labels.get(body, body)
+        if role in ("cite", "cite:p", "cite:t"):
+            keys = [k.strip() for k in body.split(",")]
+            found = [self.citations.get(k, (k, "")) for k in keys]
+            if role == "cite:t":
+                return "; ".join(f"{who} ({year})" for who, year in found)
+            return "(" + "; ".join(f"{who}, {year}" for who, year in found) + ")"
+        if role == "math":
+            return f"${body}$"
+        return f"`{body}`"
+
+    def inline(self, text: str) -> str:
+        return _ROLE.sub(lambda m: self.role(m.group("role"), m.group("body")), text)
+
+
+def _read_bib(path: Path) -> dict[str, tuple[str, str]]:
+    """key -> (first author's last name, plus "et al." or the second author, year)."""
+    from pybtex.database import parse_file
+
+    out = {}
+    for key, entry in parse_file(str(path)).entries.items():
+        people = entry.persons.get("author", [])
+        last = [" ".join(p.last_names).replace("{", "").replace("}", "") for p in people]
+        who = " and ".join(last) if len(last) <= 2 else f"{last[0]} et al."
+        out[key] = (who or key, entry.fields.get("year", ""))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Markdown: MyST to plain Markdown, cut into blocks
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _pyobject(path: Path, name: str) -> str:
+    """The source of a function, class or method (``Class.method``) of a Python file."""
+    source = path.read_text()
+    nodes: Iterable[ast.AST] = ast.parse(source).body
+    node = None
+    for part in name.split("."):
+        node = next(n for n in nodes if getattr(n, "name", None) == part)
+        nodes = node.body
+    lines = source.splitlines()
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+    return textwrap.dedent("\n".join(lines[start : node.end_lineno]))
+
+
+def _directive(name: str, arg: str, body: list[str], refs: References, base: Path) -> list[str]:
+    """One MyST directive as Markdown blocks (an empty list drops it)."""
+    options, i = {}, 0
+    while i < len(body) and (m := re.match(r"^:([\w-]+):\s*(.*)$", body[i])):
+        options[m.group(1)] = m.group(2)
+        i += 1
+    content = "\n".join(body[i:]).strip("\n")
+    if name == "solution":
+        return []
+    if name == "exercise":
+        return [f"**Exercise: {refs.inline(arg)}**", *split_markdown(content, refs, base)]
+    if name == "literalinclude":
+        code = (base / arg).read_text()
+        if "pyobject" in options:
+            code = _pyobject(base / arg, options["pyobject"])
+        return [f"```{options.get('language', '')}\n{code.rstrip()}\n```"]
+    if name == "math":
+        return [f"$$\n{content}\n$$"]
+    if name in ("code-cell", "code-block", "code"):
+        return [f"```{arg}\n{content}\n```"]
+    title = refs.inline(arg) or name.capitalize()
+    return [f"**{title}**", *split_markdown(content, refs, base)]
+
+
+def split_markdown(source: str, refs: References, base: Path) -> list[str]:
+    """Cut MyST Markdown into plain-Markdown blocks: headings, paragraphs, lists, tables, fences, maths."""
+    lines, blocks, current = source.splitlines(), [], []
+    i = 0
+
+    def flush():
+        if current:
+            blocks.append(refs.inline("\n".join(current)))
+            current.clear()
+
+    while i < len(lines):
+        line = lines[i]
+        if m := _FENCE.match(line):
+            flush()
+            fence, end = m.group("fence"), i + 1
+            while end < len(lines) and lines[end].rstrip() != fence:
+                end += 1
+            blocks += _directive(m.group("name"), m.group("arg").strip(), lines[i + 1 : end], refs, base)
+            i = end + 1
+        elif m := _PLAIN_FENCE.match(line):
+            flush()
+            end = i + 1
+            while end < len(lines) and not lines[end].startswith(m.group(1)):
+                end += 1
+            blocks.append("\n".join(lines[i : end + 1]))
+            i = end + 1
+        elif line.strip() == "$$" or (line.startswith("$$") and not line.rstrip().endswith("$$")):
+            flush()
+            end = i + 1
+            while end < len(lines) and "$$" not in lines[end]:
+                end += 1
+            blocks.append("\n".join(lines[i : end + 1]))
+            i = end + 1
+        elif _TARGET.match(line):
+            i += 1
+        elif line.startswith("#"):
+            flush()
+            blocks.append(refs.inline(line))
+            i += 1
+        elif not line.strip():
+            flush()
+            i += 1
+        else:
+            current.append(line)
+            i += 1
+    flush()
+    return [b for b in blocks if b.strip()]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Sizes and slide types
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _text_lines(text: str, width: int) -> int:
+    return sum(max(1, math.ceil(len(line) / width)) for line in text.splitlines() or [""])
+
+
+def _is_prose(block: str) -> bool:
+    """A paragraph of text: not a heading, table, fence, display equation, quote, list or exercise."""
+    start = block.lstrip()
+    return not (
+        start.startswith(("#", "|", "```", "~~~", "$$", ">", "**Exercise: "))
+        or re.match(r"^([-*+]|\d+\.)\s", start)
+    )
+
+
+def _lead(paragraph: str) -> str:
+    """The first sentence of a paragraph, if it is short and ends outside an equation; else ""."""
+    m = re.match(r"^(.+?[.!?:])\s+(?=[A-Z*(`])", paragraph, re.S)
+    if not m or len(m.group(1)) > 220 or m.group(1).count("$") % 2:
+        return ""
+    return m.group(1)
+
+
+def _cut_output(text: str) -> str:
+    lines = text.rstrip("\n").split("\n")
+    if len(lines) <= OUTPUT_MAX_LINES:
+        return text
+    kept = "\n".join(lines[:OUTPUT_KEEP_LINES])
+    return f"{kept}\n… ({len(lines) - OUTPUT_KEEP_LINES} more lines in the book)\n"
+
+
+def _prepare_code(cell) -> int:
+    """Trim a code cell's outputs for a slide, in place; return its height in lines."""
+    tags = set(cell.metadata.get("tags", []))
+    if tags & NO_OUTPUT_TAGS:
+        cell.outputs = []
+    if tags & NO_INPUT_TAGS:
+        cell.source = ""
+    height = _text_lines(cell.source, 100) if cell.source else 0
+    text = ""
+    for out in cell.outputs:
+        if out.output_type == "stream":
+            text += out.text
+        elif out.output_type in ("display_data", "execute_result"):
+            data = out.get("data", {})
+            if "image/png" in data or "text/html" in data or "image/svg+xml" in data:
+                height += FIGURE_LINES
+            elif "text/plain" in data:
+                text += data["text/plain"] + "\n"
+    # merge the cell's streams (as the book does) so that the cut sees the whole printed text
+    streams = [o for o in cell.outputs if o.output_type == "stream" and o.name == "stdout"]
+    if streams:
+        merged = copy.deepcopy(streams[0])
+        merged.text = _cut_output("".join(o.text for o in streams))
+        first = cell.outputs.index(streams[0])
+        cell.outputs = [o for o in cell.outputs if o not in streams]
+        cell.outputs.insert(first, merged)
+    return height + min(_text_lines(text, 110), OUTPUT_KEEP_LINES + 1)
+
+
+def slide_notebook(nb: nbformat.NotebookNode, refs: References, base: Path) -> nbformat.NotebookNode:
+    """A copy of a chapter shaped into a deck (see the module docstring for the rules)."""
+    out = nbformat.v4.new_notebook(metadata=copy.deepcopy(nb.metadata))
+    used = 0  # lines used on the current (sub-)slide
+    seen_h2 = in_exercises = False
+
+    def add(cell, slide_type: str, height: int):
+        nonlocal used
+        if slide_type in ("slide", "subslide"):
+            used = 0
+        elif slide_type == "-" and used > 3 and used + height > SLIDE_LINES:
+            slide_type, used = "subslide", 0
+        if slide_type not in ("skip", "notes"):
+            used += height
+        cell.metadata["slideshow"] = {"slide_type": slide_type}
+        out.cells.append(cell)
+
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            code = copy.deepcopy(cell)
+            tags = set(code.metadata.get("tags", []))
+            if not seen_h2 or tags & SKIP_TAGS or in_exercises:
+                add(code, "skip", 0)
+            else:
+                add(code, "-", _prepare_code(code))
+            continue
+        if cell.cell_type != "markdown":
+            continue
+        for block in split_markdown(cell.source, refs, base):
+            md = nbformat.v4.new_markdown_cell(block)
+            words = len(block.split())
+            if block.startswith("# "):
+                add(md, "slide", 2)
+            elif block.startswith("## "):
+                seen_h2 = True
+                in_exercises = block[3:].strip().lower() == "exercises"
+                add(md, "slide", 2)
+            elif block.startswith(("### ", "**Exercise: ")):
+                add(md, "subslide", 2)
+            elif in_exercises and _is_prose(block) and out.cells[-1].source.startswith("## "):
+                add(md, "skip", 0)  # the exercises' preamble is about the book's folded solutions
+            elif _is_prose(block) and words > NOTES_WORDS:
+                if lead := _lead(block):  # the first sentence on the slide, the paragraph in the notes
+                    add(nbformat.v4.new_markdown_cell(lead + " …"), "-", _text_lines(lead, 95) + 1)
+                add(md, "notes", 0)
+            else:
+                add(md, "-", _text_lines(block, 95) + 1)
+    return out
+
+
+def summary(nb: nbformat.NotebookNode) -> str:
+    """One line per cell of a prepared deck: its slide type and its first characters."""
+    rows = []
+    for i, cell in enumerate(nb.cells):
+        kind = cell.metadata.get("slideshow", {}).get("slide_type", "-")
+        first = cell.source.strip().split("\n")[0][:70]
+        rows.append(f"{i:3d} {cell.cell_type[:4]} {kind:9s} {first}")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("notebooks", nargs="+", type=Path)
+    args = parser.parse_args(argv)
+    refs = References()
+    for path in args.notebooks:
+        nb = slide_notebook(nbformat.read(path, as_version=4), refs, path.parent)
+        kinds = [c.metadata["slideshow"]["slide_type"] for c in nb.cells]
+        counts = {k: kinds.count(k) for k in ("slide", "subslide", "-", "notes", "skip")}
+        print(f"== {path}: {counts}\n{summary(nb)}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,161 @@
+"""The other editions of the book: the student edition (`make book-students`), the PDF (`make pdf`), Binder.
+
+The student edition is built once per run into a temporary folder (scripts/student_edition.py; about 10 s,
+since the site never executes a notebook), so these tests never read a stale build. Its pages must keep
+every exercise and show no solution: no element of class `solution`, no sentence of a solution, no folded
+check of a solution. A chapter of it is then printed to PDF by scripts/build_pdf.py, as `make pdf` prints
+every page, and the PDF must hold the chapter's text, its Chinese terms and its exercises.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+import unicodedata
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import build_pdf  # noqa: E402
+import build_slides  # noqa: E402
+import chapter_stats  # noqa: E402
+import student_edition  # noqa: E402
+
+CHAPTERS = build_slides.chapters()
+FULL_SITE = ROOT / "_build" / "html"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def students(tmp_path_factory) -> Path:
+    return student_edition.build(tmp_path_factory.mktemp("students"))
+
+
+class _Page(HTMLParser):
+    """The visible text of a page (scripts and styles left out) and the classes of its elements."""
+
+    def __init__(self):
+        super().__init__()
+        self.text, self.classes, self._skip = [], [], 0
+
+    def handle_starttag(self, tag, attrs):
+        self.classes += (dict(attrs).get("class") or "").split()
+        self._skip += tag in ("script", "style")
+
+    def handle_endtag(self, tag):
+        self._skip -= tag in ("script", "style") and self._skip > 0
+
+    def handle_data(self, data):
+        if not self._skip:
+            self.text.append(data)
+
+
+def read(path: Path) -> tuple[str, list[str]]:
+    page = _Page()
+    page.feed(path.read_text())
+    return " ".join(" ".join(page.text).split()), page.classes
+
+
+def _directives(source: str, name: str) -> list[str]:
+    return [m.group(2) for m in re.finditer(rf"^(`{{3,}})\{{{name}\}}.*?\n(.*?)^\1\s*$", source, re.M | re.S)]
+
+
+def solution_sentences(chapter: Path) -> list[str]:
+    """From each solution, its longest run of plain words (no math, roles, code, quotes or emphasis)."""
+    sentences = []
+    for cell in nbformat.read(chapter, as_version=4).cells:
+        if cell.cell_type != "markdown":
+            continue
+        for body in _directives(cell.source, "solution"):
+            body = re.sub(r"^(`{3,}).*?^\1\s*$", "|", body, flags=re.M | re.S)  # code blocks
+            body = re.sub(r"^:[\w-]+:.*$|\n\s*\n", "|", body, flags=re.M)  # options, paragraph breaks
+            body = re.sub(r"\$\$.*?\$\$|\$[^$]*\$|\{[\w:]+\}`[^`]*`|`[^`]*`", "|", body, flags=re.S)
+            runs = [" ".join(run.split()) for run in re.split(r"[|*_'\"\[\]<>\\]|--", body)]
+            runs = [run.strip(" ,;:.") for run in runs if len(run.split()) >= 5]
+            if runs:
+                sentences.append(" ".join(max(runs, key=len).split()[:12]))
+    return sentences
+
+
+def exercise_count(chapter: Path) -> int:
+    nb = nbformat.read(chapter, as_version=4)
+    return sum(len(_directives(c.source, "exercise")) for c in nb.cells if c.cell_type == "markdown")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_student_edition_keeps_the_exercises_and_leaves_out_the_solutions(chapter, students):
+    text, classes = read(students / "chapters" / f"{chapter.stem}.html")
+    exercises = exercise_count(chapter)
+    assert exercises >= 3, f"{chapter.stem}: the test found only {exercises} exercises in the notebook"
+    assert classes.count("exercise") == exercises, (
+        f"{chapter.stem}: exercises missing from the student edition"
+    )
+    assert "solution" not in classes
+    assert "Check of the solution" not in text
+    sentences = solution_sentences(chapter)
+    assert len(sentences) >= 2, f"{chapter.stem}: found no plain sentence in the solutions to look for"
+    for sentence in sentences:
+        assert sentence not in text, f"{chapter.stem}: the student edition shows a solution: {sentence!r}"
+    if (
+        FULL_SITE / "chapters" / f"{chapter.stem}.html"
+    ).exists():  # the sentences are real: the book has them
+        full_text, _ = read(FULL_SITE / "chapters" / f"{chapter.stem}.html")
+        found = [s for s in sentences if s in full_text]
+        assert found, f"{chapter.stem}: no solution sentence found in the full book either: {sentences}"
+
+
+def test_student_edition_says_what_it_is(students):
+    text, _ = read(students / "intro.html")
+    assert "(student edition)" in text
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_pdf_prints_a_chapter_with_its_equations_and_chinese_terms(students, tmp_path):
+    from pypdf import PdfReader
+
+    out = tmp_path / "the_math.pdf"
+    result = build_pdf.print_pages(students, ["chapters/the_math"], out)
+    reader = PdfReader(out)
+    # NFKC: Chromium's PDF maps some CJK glyphs to look-alike code points (力 as the Kangxi radical ⼒)
+    text = unicodedata.normalize("NFKC", " ".join(page.extract_text() for page in reader.pages))
+    assert result["pages"] == len(reader.pages) >= 5
+    assert result["titles"] == ["2. The math"]
+    assert "多头注意力" in text, "the Chinese terms are missing (fonts-noto-cjk)"
+    assert "Exercise 2.1" in text and "Solution to" not in text
+    assert [item.title for item in reader.outline] == ["2. The math"]
+    assert "Contents" in text and "Launch" not in text  # the navigation is hidden
+
+
+def test_binder_takes_the_cpu_wheel_of_the_pinned_torch():
+    pins = dict(
+        line.split("==", 1) for line in (ROOT / "requirements.txt").read_text().splitlines() if "==" in line
+    )
+    binder = (ROOT / "binder" / "requirements.txt").read_text().splitlines()
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in binder
+    assert f"torch=={pins['torch']}+cpu" in binder
+    assert "-r ../requirements.txt" in binder
+
+
+def test_teaching_page_reading_times_match_the_chapters():
+    """teaching.md's table comes from scripts/chapter_stats.py; it may lag small edits, not large ones."""
+    stated = dict(
+        re.findall(
+            r"^\| \{doc\}`chapters/(\w+)` \|.*\| about (\d+) min \|$",
+            (ROOT / "teaching.md").read_text(),
+            re.M,
+        )
+    )
+    stats = chapter_stats.all_stats()
+    assert set(stated) == {s.chapter for s in stats}, "teaching.md's table lists other chapters than _toc.yml"
+    for s in stats:
+        minutes = int(stated[s.chapter])
+        assert abs(minutes - s.reading_minutes) <= max(5, 0.25 * s.reading_minutes), (
+            f"{s.chapter}: teaching.md says {minutes} min, the chapter now reads in {s.reading_minutes:.0f}: "
+            "paste the table of `python scripts/chapter_stats.py --markdown` into teaching.md"
+        )
