@@ -5,8 +5,8 @@ Usage:
 
 Each notebook runs top to bottom in a fresh kernel with the chapter folder as working directory, as nbval
 runs it in CI. Widget state is not stored: a widget needs a live kernel anyway, and stored state would make
-every page of the site load the widget manager from a CDN. The widgets in `mha` show a static picture of
-their initial state instead.
+every page of the site load the widget manager from a CDN. The widgets in `mha` also output a static root
+of the same figure, with its data inline, which the site's own scripts run in the reader's browser.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
-"""mha.costs.report and mha.widgets.calculator: the report's numbers, and the widget driven by controls."""
-
-import re
+"""mha.costs.report: the report's numbers (the live calculator widget: tests/test_widgets.py)."""
 
 import pytest
 import torch
 
 from mha.costs.configs import MODEL_CONFIGS
-from mha.costs.counts import format_bytes, format_count, kv_cache_bytes, model_costs
+from mha.costs.counts import format_count, kv_cache_bytes, model_costs
 from mha.costs.report import DTYPES, cost_report, cost_rows
 from mha.widgets.calculator import cost_calculator
 
@@ -40,28 +38,6 @@ def test_html_report_is_a_table_of_the_same_rows():
     rows = cost_rows("Falcon-7B", 2048)
     page = cost_report("Falcon-7B", 2048, fmt="html")
     assert page.startswith("<table") and page.count("<tr>") == len(rows) + 1
-
-
-def test_widget_follows_its_controls():
-    calc = cost_calculator("Llama 3.1 8B", context=4096)
-    assert calc.report.value == cost_report("Llama 3.1 8B", 4096, fmt="html")
-    calc.model.value = "Llama 2 70B"
-    calc.context.value = 4096
-    calc.batch.value = 8
-    assert calc.report.value == cost_report("Llama 2 70B", 4096, batch=8, fmt="html")
-    calc.dtype.value = "float32"
-    shown = re.search(r"<th[^>]*>KV cache</th><td>([^<]+)</td>", calc.report.value).group(1)
-    c = MODEL_CONFIGS["Llama 2 70B"]
-    expected = kv_cache_bytes(c.n_layers, 8, 128, 4096, batch=8, dtype=torch.float32)
-    assert shown.startswith(format_bytes(expected)) and f"{expected:,}" in shown
-
-
-def test_widget_offers_only_decoder_models_and_carries_a_static_html_fallback():
-    calc = cost_calculator()
-    assert all(MODEL_CONFIGS[name].kind == "decoder" for name in calc.model.options)
-    bundle = calc._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert bundle["text/html"] == calc.report.value
 
 
 @pytest.mark.parametrize(

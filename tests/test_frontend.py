@@ -7,8 +7,8 @@ explorer's numbers equal :func:`mha.compute.explorer.explorer_weights`, that eve
 picture, that text is shown literally, that the stepper shows the stages it is given and that the cost
 calculator agrees with :mod:`mha.costs`. :func:`harness_html` writes the inline data with the helpers of
 :mod:`mha.widgets.frontend`, in the format documented at the top of each JavaScript file, as the book's
-pages carry it.
-data in the format documented at the top of each JavaScript file.
+pages carry it. The last tests load the same files as anywidget's ES module
+(:func:`mha.widgets.frontend.widget_esm`) in live mode, where the page draws what Python sends.
 """
 
 from __future__ import annotations
@@ -270,7 +270,7 @@ def test_controls_agree_with_settings(page):
         "seed": 9,
     }
     update(page, "explorer", settings)
-    assert settings_of(page, "explorer") == settings
+    assert settings_of(page, "explorer") == {**settings, "source": "fresh"}
     root = page.locator("#explorer")
     assert root.locator("select[name=d_model]").input_value() == "48"
     assert root.locator("select[name=h]").input_value() == "6"
@@ -511,41 +511,122 @@ def test_calculator_equals_python(page):
     assert settings_of(page, "calculator")["context"] == 1024
 
 
-def test_same_source_as_an_anywidget_module(page):
-    """The classic scripts plus one ``export default`` line are the ES module anywidget loads."""
-    if not page.url.startswith("http"):
-        pytest.skip("Chromium refuses ES modules over file://; the static page uses classic scripts")
-    settings = {"d_model": 16, "h": 2, "mask": "causal", "valid_length": None, "sentence": "a b c", "seed": 1}
-    got = page.evaluate(
-        """async (settings) => {
-            const files = ['core.js', 'heatmaps.js', 'explorer.js'];
-            const source = (await Promise.all(files.map(f => fetch(f).then(r => r.text())))).join('\\n')
-                + '\\nexport default globalThis.mhaFrontEnd.anywidget("mountExplorer");\\n';
-            const url = URL.createObjectURL(new Blob([source], {type: 'text/javascript'}));
-            const widget = (await import(url)).default;
-            const traits = {config: {}, settings}, handlers = {};
-            let saved = 0;
-            const model = {get: k => traits[k], set: (k, v) => { traits[k] = v; },
-                           save_changes: () => { saved++; },
-                           on: (e, f) => { handlers[e] = f; }, off: (e) => { delete handlers[e]; }};
-            const el = document.createElement('div');
-            el.id = 'live';
-            document.body.append(el);
-            const cleanup = widget.render({model, el});
-            const first = el.firstChild.mha.weights;
-            traits.settings = {...settings, h: 4};  // Python changes the trait
-            handlers['change:settings']();
-            const second = el.firstChild.mha.weights;
-            const box = el.querySelector('select[name=mask]');
-            box.value = 'none';
-            box.dispatchEvent(new Event('change'));  // the reader changes a control
-            const result = {first, second, saved, mask: traits.settings.mask, module: typeof cleanup};
-            el.remove();
-            return result;
-        }""",
-        settings,
+# In the page: load a widget's ES module (as anywidget does) and render it on a stand-in model whose
+# traitlets are plain values; binary values (lists of byte values here) become DataViews, as ipywidgets
+# delivers buffers. Returns a handle with the view, the model's saves and a way to play Python's part.
+RENDER_LIVE = """async ([esm, traits, id]) => {
+    const url = URL.createObjectURL(new Blob([esm], {type: 'text/javascript'}));
+    const widget = (await import(url)).default;
+    const handlers = {}, saved = [];
+    const model = {
+        get: (k) => traits[k], set: (k, v) => { traits[k] = v; },
+        save_changes: () => { saved.push(JSON.parse(JSON.stringify(traits.settings))); },
+        on: (e, f) => { handlers[e] = f; }, off: (e) => { delete handlers[e]; },
+    };
+    const el = document.createElement('div');
+    el.id = id;
+    document.body.append(el);
+    const cleanup = widget.render({model, el});
+    window[id] = {traits, handlers, saved, cleanup, root: el.firstChild,
+        python(name, value) { traits[name] = value; handlers['change:' + name](); }};
+    return typeof cleanup;
+}"""
+
+
+def live_payload(drawn: dict) -> dict:
+    """A ``drawn`` traitlet for page.evaluate: bytes as lists of byte values, turned into DataViews there."""
+    return {k: list(v) if isinstance(v, bytes) else v for k, v in drawn.items()}
+
+
+TO_DATAVIEWS = """d => Object.fromEntries(Object.entries(d).map(([k, v]) =>
+    [k, Array.isArray(v) && k !== 'tokens' && k !== 'shape' && k !== 'rows'
+        ? new DataView(Uint8Array.from(v).buffer) : v]))"""
+
+
+def test_the_live_explorer_draws_what_python_sends_and_computes_nothing(browser, site):
+    """The anywidget module (the static files plus one export, as Python builds it) in live mode."""
+    from mha.widgets import HeadExplorer
+    from mha.widgets.frontend import widget_esm
+
+    page = browser.new_page(viewport={"width": 1000, "height": 900})
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.route("**/*", lambda route: route.continue_() if "127.0.0.1" in route.request.url else route.abort())
+    page.goto(site["http"])  # ES modules from a blob: URL need http (Chromium refuses them over file://)
+    explorer = HeadExplorer(d_model=16, h=2, mask="causal", sentence="a b <b>c</b>", seed=1)
+    traits = {"config": explorer.config, "settings": explorer.settings, "drawn": None}
+    page.evaluate(f"d => {{ window.firstDrawn = ({TO_DATAVIEWS})(d); }}", live_payload(explorer.drawn))
+    traits_js = "t => Object.assign(t, {drawn: window.firstDrawn})"
+    page.evaluate(
+        f"([esm, t]) => ({RENDER_LIVE})([esm, ({traits_js})(t), 'live'])",
+        [widget_esm("mountExplorer"), traits],
     )
-    torch.testing.assert_close(torch.tensor(got["first"]), explorer_weights(**settings), atol=1e-5, rtol=0)
-    second = explorer_weights(**{**settings, "h": 4})
-    torch.testing.assert_close(torch.tensor(got["second"]), second, atol=1e-5, rtol=0)
-    assert got["saved"] == 1 and got["mask"] == "none" and got["module"] == "function"
+    view = page.evaluate(
+        "() => ({live: live.root.mha.live, weights: live.root.mha.weights, tokens: live.root.mha.tokens})"
+    )
+    assert view["live"] and view["tokens"] == ["a", "b", "<b>c</b>"]
+    torch.testing.assert_close(torch.tensor(view["weights"]), explorer.weights, atol=0, rtol=0)
+    assert page.locator("#live .mha-token").all_text_contents() == ["a", "b", "<b>c</b>"]
+
+    # The reader picks h = 4: the settings go to Python, the page computes nothing meanwhile.
+    page.locator("#live select[name=h]").select_option("4")
+    state = page.evaluate("() => ({saved: live.saved, heads: live.root.mha.weights.length})")
+    assert state == {"saved": [{**explorer.settings, "h": 4}], "heads": 2}
+    explorer.settings = state["saved"][-1]  # what ipywidgets does with the message
+    page.evaluate(f"d => live.python('drawn', ({TO_DATAVIEWS})(d))", live_payload(explorer.drawn))
+    got = page.evaluate("() => live.root.mha.weights")
+    torch.testing.assert_close(
+        torch.tensor(got),
+        explorer_weights("a b <b>c</b>", d_model=16, h=4, mask="causal", seed=1),
+        atol=0,
+        rtol=0,
+    )
+    assert page.locator("#live .mha-shapes").text_content().count("(4, 3, 3)") == 1
+
+    # Python changes the settings (a notebook cell): the controls follow, then the new picture arrives.
+    explorer.update(mask="none", sentence="")
+    page.evaluate("s => live.python('settings', s)", explorer.settings)
+    assert page.locator("#live select[name=mask]").input_value() == "none"
+    page.evaluate(f"d => live.python('drawn', ({TO_DATAVIEWS})(d))", live_payload(explorer.drawn))
+    assert page.locator("#live .mha-status").text_content() == explorer.message
+    assert "at least one word" in explorer.message and page.locator("#live .mha-warning").count() == 1
+    page.evaluate("() => live.cleanup()")
+    assert page.evaluate("() => Object.keys(live.handlers)") == []
+    page.close()
+    assert errors == [], errors
+
+
+def test_the_live_stepper_and_calculator(browser, site):
+    from mha.widgets import cost_calculator, stage_stepper
+    from mha.widgets.frontend import widget_esm
+
+    page = browser.new_page(viewport={"width": 1000, "height": 900})
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.route("**/*", lambda route: route.continue_() if "127.0.0.1" in route.request.url else route.abort())
+    page.goto(site["http"])
+    stages, tokens = tiny_stages()
+    stepper = stage_stepper(stages, tokens=tokens, start="x")
+    traits = {"config": stepper.config, "settings": stepper.settings}
+    page.evaluate(RENDER_LIVE, [widget_esm("mountStepper"), traits, "steps"])
+    page.locator("#steps").get_by_text("next \u25b6").click()
+    assert page.evaluate("() => steps.saved") == [{"stage": "q"}]
+    stepper.update(stage="weights")
+    page.evaluate("s => steps.python('settings', s)", stepper.settings)
+    assert page.locator("#steps .mha-current").text_content() == "attention weights"
+
+    calc = cost_calculator("Llama 3.1 8B", context=4096)
+    traits = {"config": calc.config, "settings": calc.settings, "drawn": calc.drawn}
+    page.evaluate(RENDER_LIVE, [widget_esm("mountCalculator"), traits, "calc"])
+    assert page.evaluate("() => calc.root.mha.rows") == [list(r) for r in calc.rows]
+    page.locator("#calc select[name=model]").select_option("GPT-2 small")
+    saved = page.evaluate("() => calc.saved")
+    assert saved == [{**calc.settings, "model": "GPT-2 small"}]
+    assert (
+        page.locator("#calc table tr").first.text_content().startswith("modelLlama 3.1 8B")
+    )  # not computed here
+    calc.settings = saved[-1]
+    page.evaluate("d => calc.python('drawn', d)", calc.drawn)
+    assert page.locator("#calc table tr").all_text_contents() == [k + v for k, v in calc.rows]
+    page.close()
+    assert errors == [], errors

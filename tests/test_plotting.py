@@ -1,4 +1,4 @@
-"""mha.figures.heatmaps: panels, colour scale, masked cells, the average panel, errors, the update path."""
+"""mha.figures.heatmaps: panels, colour scale, masked cells, the average panel, literal labels, errors."""
 
 import matplotlib
 
@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 
 import mha
 from mha.figures import plot_heads
-from mha.figures.heatmaps import CMAP, HeadPlot
+from mha.figures.heatmaps import CMAP
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
 
@@ -77,30 +77,45 @@ def test_queries_on_rows_keys_on_columns_with_token_labels():
     ax = panels(fig)[0]
     np.testing.assert_allclose(ax.images[0].get_array(), weights[0].numpy(), rtol=1e-6)
     assert ax.images[0].get_array().shape == (3, 4)  # rows = queries
-    texts = [t.get_text() for t in ax.texts]
-    assert texts[:3] == ["a", "b", "c"]  # row labels of the first panel
-    bottom = [t.get_text() for t in panels(fig)[1].texts]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]  # rows of the first panel
+    bottom = [t.get_text() for t in panels(fig)[1].get_xticklabels()]
     assert bottom == ["w", "x", "y", "z"]  # column labels of the panel in the bottom row
 
 
 def test_key_tokens_default_to_query_tokens_for_self_attention():
     weights, _ = causal_weights(1, 6)
     fig = plot_heads(weights, query_tokens=TOKENS)
-    assert [t.get_text() for t in panels(fig)[0].texts] == TOKENS + TOKENS
+    ax = panels(fig)[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == TOKENS
+    assert [t.get_text() for t in ax.get_xticklabels()] == TOKENS
+
+
+def test_labels_are_drawn_literally():
+    """A ``$`` in a token never starts matplotlib mathtext: ``$x^2$`` is drawn as typed."""
+    tokens = ["$x^2$", "\\foo", "<b>", "多头"]
+    fig = plot_heads(torch.full((1, 4, 4), 0.25), query_tokens=tokens)
+    fig.canvas.draw()  # would raise on "\\foo" if it were parsed as mathtext
+    labels = panels(fig)[0].get_yticklabels()
+    assert [t.get_text() for t in labels] == [t.replace("$", "\\$") for t in tokens]
+    assert not any(t._preprocess_math(t.get_text())[1] for t in labels)  # no label is mathtext
+
+
+def render(fig: Figure) -> np.ndarray:
+    fig.canvas.draw()
+    return np.asarray(fig.canvas.buffer_rgba())
 
 
 def test_masked_cells_are_hatched_and_look_unlike_weight_zero():
     # One head, three tokens, causal: row 2 attends with weight exactly 0 to key 0 (allowed but unused).
     weights = torch.tensor([[[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.0, 0.5, 0.5]]])  # (1, 3, 3)
     mask = mha.causal_mask(3)
-    plot = HeadPlot(1, 3, 3)
-    plot.update(weights, mask)
-    overlay = plot.overlays[0].get_array()  # (3 s, 3 s, 4)
+    fig = plot_heads(weights, mask=mask)
+    ax = panels(fig)[0]
+    overlay = ax.images[1].get_array()  # (3 s, 3 s, 4)
     s = overlay.shape[0] // 3
     np.testing.assert_array_equal(overlay[::s, ::s, 3] > 0, ~mask.numpy())  # opaque exactly where masked
 
-    pixels = plot.render()
-    ax = plot.axes[0]
+    pixels = render(fig)
     zero = pixel(pixels, ax, 2, 0)  # allowed, weight 0: the bottom colour of the scale
     expected_zero = np.round(np.array(matplotlib.colormaps[CMAP](0.0)[:3]) * 255)
     np.testing.assert_allclose(zero, expected_zero, atol=2)
@@ -115,25 +130,29 @@ def test_masked_cells_are_hatched_and_look_unlike_weight_zero():
     assert np.abs(patch - expected_zero).sum(axis=1).min() > 60  # nowhere near the colour of weight 0
 
 
+def legend_texts(fig: Figure) -> list[str]:
+    return [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+
+
 def test_masked_key_shown_only_when_something_is_masked():
     weights, mask = causal_weights(2, 4)
-    plot = HeadPlot(2, 4, 4)
-    plot.update(weights, mask)
-    assert plot._swatch.get_visible()
-    plot.update(torch.full((2, 4, 4), 0.25))
-    assert not plot._swatch.get_visible()
-    plot.update(torch.full((2, 4, 4), 0.25), torch.ones(4, 4, dtype=torch.bool))
-    assert not plot._swatch.get_visible()
+    assert legend_texts(plot_heads(weights, mask=mask)) == ["masked"]
+    assert legend_texts(plot_heads(torch.full((2, 4, 4), 0.25))) == []
+    assert (
+        legend_texts(plot_heads(torch.full((2, 4, 4), 0.25), mask=torch.ones(4, 4, dtype=torch.bool))) == []
+    )
 
 
 def test_padding_mask_of_mha_broadcasts():
     n, length = 5, 3
     mask = mha.padding_mask([length], n)  # (1, 1, 1, n)
     _, weights = mha.MultiHeadAttention(8, 2)(torch.randn(1, n, 8), mask=mask)  # (1, 2, n, n)
-    plot = HeadPlot(2, n, n)
-    plot.update(weights[0], mask)
-    assert plot.mask.shape == (2, n, n)
-    assert not plot.mask[..., length:].any() and plot.mask[..., :length].all()
+    fig = plot_heads(weights[0].detach(), mask=mask)
+    for ax in panels(fig):
+        overlay = ax.images[1].get_array()  # (n s, n s, 4)
+        s = overlay.shape[0] // n
+        hidden = overlay[::s, ::s, 3] > 0  # (n, n)
+        assert hidden[:, length:].all() and not hidden[:, :length].any()
 
 
 def test_average_panel_is_the_mean_over_heads():
@@ -191,78 +210,3 @@ def test_numpy_input_and_float32_tolerance():
     weights = torch.softmax(torch.randn(2, 4, 4), dim=-1).numpy()  # float32 rows may sum to 1 + 1e-7
     fig = plot_heads(weights)
     assert len(panels(fig)) == 2
-
-
-@pytest.mark.parametrize(("h", "average"), [(4, False), (8, False), (5, False), (8, True), (16, False)])
-def test_update_reuses_the_figure_and_matches_a_fresh_one(h, average):
-    # One row of panels, two, a short last row (labels copied into the gap), three rows, four rows.
-    weights_a, mask = causal_weights(h, 6, seed=1)
-    weights_b = torch.softmax(torch.randn(h, 6, 6, dtype=torch.float64), dim=-1)
-    kwargs = {"query_tokens": TOKENS, "key_tokens": TOKENS, "d_k": 8, "title": "t", "average": average}
-    plot = HeadPlot(h, 6, 6, **kwargs)
-    plot.update(weights_a, mask)
-    plot.render()
-    fig, n_artists = plot.figure, len(plot.figure.findobj())
-    plot.update(weights_b)
-    updated = plot.render().copy()
-    assert plot.figure is fig and len(fig.findobj()) == n_artists
-    for image, w in zip(plot.images, weights_b, strict=False):  # strict=False: the mean panel comes last
-        np.testing.assert_array_equal(image.get_array(), w.numpy())
-
-    fresh = HeadPlot(h, 6, 6, **kwargs)
-    fresh.update(weights_b)
-    np.testing.assert_array_equal(updated, fresh.render())
-    # The cached drawing gives exactly the pixels of a full matplotlib draw.
-    fresh.figure.canvas.draw()
-    np.testing.assert_array_equal(updated, np.asarray(fresh.figure.canvas.buffer_rgba()))
-
-
-def test_set_labels_changes_text_in_place_and_matches_a_fresh_figure():
-    weights, mask = causal_weights(2, 6)
-    plot = HeadPlot(2, 6, 6, query_tokens=TOKENS, key_tokens=TOKENS, d_k=4)
-    plot.update(weights, mask)
-    plot.render()
-    fig, n_artists = plot.figure, len(plot.figure.findobj())
-    longer = ["a", "considerably", "longer", "sentence", "than", "before"]
-    plot.set_labels(query_tokens=longer, key_tokens=longer, d_k=8)
-    relabelled = plot.render().copy()
-    assert plot.figure is fig and len(fig.findobj()) == n_artists
-    assert [ax.get_title() for ax in plot.axes] == ["head 1 (d_k=8)", "head 2 (d_k=8)"]
-
-    fresh = HeadPlot(2, 6, 6, query_tokens=longer, key_tokens=longer, d_k=8)
-    fresh.update(weights, mask)
-    np.testing.assert_array_equal(relabelled, fresh.render())
-
-
-@pytest.mark.parametrize("h", [3, 8])
-def test_changing_only_tokens_or_only_d_k_redraws_exactly_that(h):
-    weights = torch.softmax(torch.randn(h, 6, 6, dtype=torch.float64), dim=-1)
-    other = ["one", "two", "three", "four", "five", "six"]
-    plot = HeadPlot(h, 6, 6, query_tokens=TOKENS, key_tokens=TOKENS, d_k=4, label_chars=10)
-    plot.update(weights)
-    plot.render()
-    for labels, d_k in ((other, 4), (other, 16), (TOKENS, 16)):  # tokens only, d_k only, tokens only
-        plot.set_labels(query_tokens=labels, key_tokens=labels, d_k=d_k)
-        fresh = HeadPlot(h, 6, 6, query_tokens=labels, key_tokens=labels, d_k=d_k, label_chars=10)
-        fresh.update(weights)
-        fresh.figure.canvas.draw()  # a full matplotlib draw, no caches
-        np.testing.assert_array_equal(plot.render(), np.asarray(fresh.figure.canvas.buffer_rgba()))
-
-
-def test_update_rejects_another_layout_and_render_needs_weights():
-    plot = HeadPlot(2, 3, 3)
-    with pytest.raises(RuntimeError, match="call update"):
-        plot.render()
-    with pytest.raises(ValueError, match="do not fit"):
-        plot.update(torch.full((3, 3, 3), 1 / 3))
-    with pytest.raises(ValueError, match="n_q must be a positive int"):
-        HeadPlot(2, 0, 3)
-
-
-def test_png_is_a_png_of_the_figure_size():
-    plot = HeadPlot(2, 3, 3, dpi=50)
-    plot.update(torch.full((2, 3, 3), 1 / 3))
-    png = plot.to_png()
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = (round(v) for v in plot.figure.bbox.size)
-    assert int.from_bytes(png[16:20], "big") == width and int.from_bytes(png[20:24], "big") == height

@@ -1,6 +1,4 @@
-"""plot_stage and stage_stepper, driven programmatically: every stage renders, captions are right."""
-
-import base64
+"""plot_stage: every stage renders, captions are right (the live stepper: tests/test_widgets.py)."""
 
 import pytest
 import torch
@@ -42,42 +40,6 @@ def test_weights_use_the_fixed_scale_and_tokens_label_both_axes(stages):
 
 def test_caption_names_formula_and_shape(stages):
     assert stage_caption(stages, "q") == "queries: $Q = X W^Q$, shape (4, 8) = (n, d_model)"
-
-
-def test_stepper_starts_at_the_output_and_walks_every_stage(stages):
-    stepper = stage_stepper(stages)
-    assert stepper.slider.value == "out" and stepper.next.disabled and not stepper.previous.disabled
-    assert stepper.caption.value == "stage 13 of 13: output projection, shape (4, 8) = (n, d_model)"
-    seen = {}
-    for key in KEYS:
-        stepper.slider.value = key
-        assert bytes(stepper.image.value).startswith(PNG)
-        i = KEYS.index(key)
-        assert stepper.caption.value.startswith(f"stage {i + 1} of {len(KEYS)}: ")
-        assert f"shape {tuple(stages[key].shape)} = " in stepper.caption.value
-        seen[key] = bytes(stepper.image.value)
-    assert len(set(seen.values())) == len(KEYS), "each stage draws a different picture"
-
-
-def test_buttons_move_one_stage_and_stop_at_the_ends(stages):
-    stepper = stage_stepper(stages, start="x")
-    assert stepper.previous.disabled
-    stepper.previous.click()
-    assert stepper.slider.value == "x"
-    stepper.next.click()
-    stepper.next.click()
-    assert stepper.slider.value == "k"
-    for _ in range(20):
-        stepper.next.click()
-    assert stepper.slider.value == "out" and stepper.next.disabled
-
-
-def test_display_bundle_carries_a_static_png(stages):
-    stepper = stage_stepper(stages)
-    bundle = stepper._repr_mimebundle_()
-    assert base64.b64decode(bundle["image/png"]) == bytes(stepper.image.value)
-    assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert bundle["text/plain"] == f"StageStepper: {stepper.caption.value}"
 
 
 @pytest.mark.parametrize(

@@ -17,9 +17,11 @@ import io
 from collections.abc import Mapping, Sequence
 
 import torch
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from mha.compute.stages import STAGES
+from mha.figures.heatmaps import draw_heatmap
 
 _BY_KEY = {stage.key: stage for stage in STAGES}
 # Stages whose columns are the h heads side by side, d_k each.
@@ -96,13 +98,19 @@ def plot_stage(
     lo, hi = (0.0, 1.0) if key == "weights" else (float(panels.min()), float(panels.max()))
     if lo == hi:
         lo, hi = lo - 1.0, hi + 1.0
-    fmt = _value_format(t, key)
+    norm = Normalize(vmin=lo, vmax=hi)
+    fmt = _value_format(t, key) if annotate and panels.size(-2) * panels.size(-1) <= 100 else None
     for p, panel in enumerate(panels):
         ax = fig.add_subplot(grid[0, p + 1])
-        image = ax.imshow(panel.numpy(), cmap="viridis", vmin=lo, vmax=hi)
         rows, cols = panel.shape
-        ax.set_yticks(range(rows), labels if names[0] == "n" else [str(i + 1) for i in range(rows)])
-        ax.set_xticks(range(cols), labels if names[1] == "n" else [str(j + 1) for j in range(cols)])
+        image = draw_heatmap(
+            ax,
+            panel.numpy(),
+            norm=norm,
+            row_labels=labels if names[0] == "n" else [str(i + 1) for i in range(rows)],
+            col_labels=labels if names[1] == "n" else [str(j + 1) for j in range(cols)],
+            fmt=fmt,
+        )
         ax.tick_params(labelsize=7)
         if p == 0:
             ax.set_ylabel("query" if names == ["n", "n"] else _AXIS_NAMES[names[0]], fontsize=8)
@@ -116,20 +124,6 @@ def plot_stage(
                 ax.axvline(i * d_k - 0.5, color="white", linewidth=2.5)
             for i in range(h):
                 ax.text((i + 0.5) * d_k - 0.5, -0.6, f"head {i + 1}", ha="center", va="bottom", fontsize=8)
-        if annotate and rows * cols <= 100:
-            for i in range(rows):
-                for j in range(cols):
-                    value = float(panel[i, j])
-                    light = image.norm(value) < 0.5
-                    ax.text(
-                        j,
-                        i,
-                        fmt.format(value),
-                        ha="center",
-                        va="center",
-                        fontsize=6.5,
-                        color="white" if light else "black",
-                    )
     fig.colorbar(image, ax=fig.axes[1:], shrink=0.8).ax.tick_params(labelsize=7)
     fig.suptitle(stage_caption(stages, key), fontsize=10)
     return fig

@@ -1,61 +1,147 @@
-"""The cost calculator: controls for model, context, batch and dtype above a live cost report.
+"""The cost calculator: model, context, batch and dtype, and the attention costs they imply.
 
-The numbers come from :func:`mha.costs.cost_report`; this module adds only the controls. Its display
-bundle also carries the report as plain HTML, so a page built without a kernel shows the initial numbers.
+:class:`CostCalculator` is an anywidget whose front end is the book's ``calculator.js``
+(:func:`mha.widgets.frontend.widget_esm`). ``settings`` = ``{"model", "context", "batch", "dtype"}`` is
+synced both ways; on every change Python computes the rows of :func:`mha.costs.cost_report` (with
+:func:`mha.costs.cost_rows` and :func:`mha.costs.model_costs`) and sends them as ``drawn`` =
+``{"rows": [[label, value], ...], "numbers": {name: decimal string}, "message": ""}``, which the page
+draws. The page's own port of the costs serves the static book only: there, the display bundle's
+``text/html`` holds the front end with its settings inline (:func:`mha.widgets.frontend.calculator_config`).
 """
 
 from __future__ import annotations
 
-import ipywidgets as widgets
+import dataclasses
+import html
+
+import anywidget
+import traitlets
 
 from mha.costs.configs import MODEL_CONFIGS, get_config
+from mha.costs.counts import ModelCosts, model_costs
 from mha.costs.report import DTYPES, cost_report
+from mha.widgets.frontend import calculator_config, root_html, widget_css, widget_esm
+
+MAX_CONTEXT = 2**20  # the largest context the control accepts
+MAX_BATCH = 2**12  # and the largest batch
+SETTINGS = ("model", "context", "batch", "dtype")
 
 
-class CostCalculator(widgets.VBox):
-    """Controls for model, context, batch and dtype above a live :func:`cost_report`.
+class CostCalculator(anywidget.AnyWidget):
+    """Controls for model, context, batch and dtype above a live table of :func:`cost_report`'s rows.
 
     Args:
-        model: the decoder-only model shown first.
-        context: the context length shown first.
-        batch: the batch size shown first.
-        dtype: the cache dtype shown first, a key of :data:`DTYPES`.
+        model: the decoder-only model shown first, a name in :data:`mha.costs.MODEL_CONFIGS`.
+        context: the context length shown first, ``1 .. 2**20``.
+        batch: the batch size shown first, ``1 .. 2**12``.
+        dtype: the cache dtype shown first, a key of :data:`mha.costs.report.DTYPES`.
 
     Attributes:
-        model, dtype: ``ipywidgets.Dropdown``.
-        context, batch: ``ipywidgets.BoundedIntText``.
-        report: ``ipywidgets.HTML`` holding ``cost_report(..., fmt="html")`` for the current values.
+        settings: the controls' values (a traitlet, synced both ways).
+        drawn: the rows the page shows (a traitlet, Python to page).
+        rows: those rows as ``(label, value)`` pairs; ``costs``: the :class:`mha.costs.ModelCosts`.
+        last_error: the last unexpected exception raised while reacting to a change, or ``None``.
     """
+
+    _esm = widget_esm("mountCalculator")
+    _css = widget_css()
+    config = traitlets.Dict().tag(sync=True)
+    settings = traitlets.Dict().tag(sync=True)
+    drawn = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self, model: str = "Llama 3.1 8B", *, context: int = 4096, batch: int = 1, dtype: str = "bfloat16"
     ) -> None:
-        get_config(model, decoder_only=True)
-        names = [n for n, c in MODEL_CONFIGS.items() if c.kind == "decoder"]
-        style = {"description_width": "70px"}
-        self.model = widgets.Dropdown(options=names, value=model, description="model", style=style)
-        self.context = widgets.BoundedIntText(
-            value=context, min=1, max=2**20, description="context", style=style
-        )
-        self.batch = widgets.BoundedIntText(value=batch, min=1, max=2**12, description="batch", style=style)
-        self.dtype = widgets.Dropdown(options=list(DTYPES), value=dtype, description="dtype", style=style)
-        self.report = widgets.HTML()
-        for control in (self.model, self.context, self.batch, self.dtype):
-            control.observe(self._update, names="value")
-        super().__init__(
-            [widgets.HBox([self.model, self.dtype]), widgets.HBox([self.context, self.batch]), self.report]
-        )
-        self._update()
+        settings = {"model": model, "context": context, "batch": batch, "dtype": dtype}
+        self._check(settings)
+        super().__init__()
+        self.rows: list[tuple[str, str]] = []
+        self.costs: ModelCosts | None = None
+        self.last_error: BaseException | None = None
+        self._publishing = False
+        self.config = {k: v for k, v in calculator_config(settings).items() if k != "settings"}
+        self._apply(settings)
 
-    def _update(self, _change: object = None) -> None:
-        self.report.value = cost_report(
-            self.model.value, self.context.value, batch=self.batch.value, dtype=self.dtype.value, fmt="html"
+    @staticmethod
+    def _check(settings: dict) -> None:
+        unknown = sorted(set(settings) - set(SETTINGS))
+        if unknown:
+            raise KeyError(f"unknown settings {unknown}; the settings are {list(SETTINGS)}")
+        if "model" in settings:
+            get_config(settings["model"], decoder_only=True)
+        if "dtype" in settings and settings["dtype"] not in DTYPES:
+            raise ValueError(f"dtype must be one of {list(DTYPES)}, got {settings['dtype']!r}")
+        for key, largest in (("context", MAX_CONTEXT), ("batch", MAX_BATCH)):
+            value = settings.get(key, 1)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= largest:
+                raise ValueError(f"{key} must be an int in 1..{largest}, got {value!r}")
+
+    def update(self, **changes: object) -> None:
+        """Change some settings (``model``, ``context``, ``batch``, ``dtype``) and recompute the rows."""
+        self._check(changes)
+        self._apply({**self.settings, **changes})
+
+    @traitlets.observe("settings")
+    def _settings_changed(self, change: dict) -> None:
+        if self._publishing:
+            return
+        try:
+            self._check(change["new"])
+        except (KeyError, ValueError):
+            self._apply(change["old"])  # the page goes back to the last valid settings
+            raise
+        self._apply(change["new"])
+
+    def _apply(self, settings: dict) -> None:
+        try:
+            s = {**settings}
+            config = MODEL_CONFIGS[s["model"]]
+            self.costs = model_costs(config, s["context"], batch=s["batch"], dtype=DTYPES[s["dtype"]])
+            text = cost_report(s["model"], s["context"], batch=s["batch"], dtype=s["dtype"])
+            lines = text.splitlines()  # each label padded to the widest one, then two spaces, then its value
+            width = max(len(line.split("  ")[0]) for line in lines)
+            self.rows = [(line[:width].rstrip(), line[width + 2 :]) for line in lines]
+            drawn = {
+                "rows": [list(row) for row in self.rows],
+                "numbers": {k: str(v) for k, v in dataclasses.asdict(self.costs).items()},
+                "message": "",
+            }
+        except Exception as error:
+            self.last_error = error
+            self.drawn = {**self.drawn, "message": f"Something went wrong: {type(error).__name__}: {error}"}
+            raise
+        self._publishing = True
+        try:
+            with self.hold_sync():
+                self.settings = s
+                self.drawn = drawn
+        finally:
+            self._publishing = False
+
+    def report(self) -> str:
+        """The current numbers as :func:`cost_report`'s aligned text."""
+        s = self.settings
+        return cost_report(s["model"], s["context"], batch=s["batch"], dtype=s["dtype"])
+
+    def static_html(self) -> str:
+        """The calculator for pages without a kernel: the front end with its settings inline."""
+        table = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in self.rows)
+        fallback = f"<table class='mha-cost-report'>{table}</table>"
+        return root_html("mha-calculator", calculator_config(self.settings), fallback=fallback)
+
+    def __repr__(self) -> str:
+        s = self.settings
+        return (
+            f"CostCalculator(model={s['model']!r}, context={s['context']}, batch={s['batch']}, "
+            f"dtype={s['dtype']!r})"
         )
 
-    def _repr_mimebundle_(self, **kwargs):
-        bundle = super()._repr_mimebundle_(**kwargs) or {}
-        # Plain HTML of the current numbers, for pages rendered without a kernel.
-        return {**bundle, "text/html": self.report.value}
+    def _repr_mimebundle_(self, **kwargs) -> tuple[dict, dict]:
+        """The widget for live front ends, plus the static front end for renderers without a kernel."""
+        data, metadata = super()._repr_mimebundle_(**kwargs)
+        data["text/plain"] = repr(self)
+        data["text/html"] = self.static_html()
+        return data, metadata
 
 
 def cost_calculator(

@@ -1,20 +1,27 @@
 """The head explorer: change ``d_model``, ``h``, the mask and the sentence, and watch what every head does.
 
-:class:`HeadExplorer` wires a few ``ipywidgets`` controls to a :class:`mha.MultiHeadAttention` and a
-:class:`mha.HeadPlot`. On every change it embeds the sentence (:func:`mha.embed_tokens`, or a chapter's own
-embedding for a trained model), runs the attention layer, redraws the heatmaps in place and sends them to
-the front end as PNG bytes in an ``ipywidgets.Image``, which Jupyter Notebook 7, JupyterLab 4 and Colab all
-display without any extension.
+:class:`HeadExplorer` is an `anywidget <https://anywidget.dev>`_ whose front end is the book's one
+JavaScript explorer (``mha/widgets/static/``, see :func:`mha.widgets.frontend.widget_esm`). In a live
+kernel (JupyterLab 4, Notebook 7, VS Code, Colab) Python is the authority: a reader's change in the page
+arrives as the ``settings`` traitlet, Python computes the weights with the real :mod:`mha`
+(:func:`mha.compute.explorer.explorer_weights` for a fresh layer, :func:`mha.compute.explorer.head_weights`
+for a trained one) and sends them back as ``drawn``, float32 bytes that ipywidgets carries as a binary
+buffer; the page draws them on a canvas and computes nothing itself. The traitlets:
 
-Without a kernel (the built book) no widget can run, so displaying an explorer also hands the notebook a
-static picture of its current state: its MIME bundle holds, beside the widget view, ``text/html`` (the
-picture, the shapes and a note to use the launch button) and ``image/png``. A live front end shows the
-widget; a static renderer that skips widget views shows the picture. myst-nb 1.4 does not skip them by
-itself: it ranks ``application/vnd.jupyter.widget-view+json`` first and renders it as an empty ``<script>``
-placeholder, which only the ipywidgets HTML manager (loaded from a CDN, and only for notebooks saved with
-widget state) could fill; without state the output is silently blank, and the build gives no warning. So
-the book's ``_config.yml`` ranks widget views below ``text/html`` (30) and ``image/png`` (50), and myst-nb
-takes the ``text/html``::
+- ``config`` (Python to page, once): ``{"trained": {"name", "d_model", "h"} or None}``.
+- ``settings`` (both ways): ``{"d_model", "h", "mask", "valid_length", "sentence", "seed", "source"}``,
+  the controls' values, with the meaning they have for :func:`explorer_weights`; ``source`` is
+  ``"fresh"`` or ``"trained"``.
+- ``drawn`` (Python to page): ``{"tokens", "shape": [h, n, n], "weights": <h n n float32 little-endian
+  bytes>, "mask": <n n bytes, 1 = may attend> or None, "d_model", "h", "d_k", "parameters", "message",
+  "level"}``. ``message`` is plain text for the reader (the page shows it literally), ``level`` is ``""``,
+  ``"warning"`` (the reader's input cannot be drawn; the picture stays that of the last valid input) or
+  ``"error"`` (a bug).
+
+Without a kernel (the built book) no widget can run, so the display bundle also holds ``text/html``: the
+same front end's root element with its settings inline (:meth:`HeadExplorer.static_html`), which the page's
+scripts mount and compute themselves (the tested port of :func:`explorer_weights`). myst-nb ranks the
+widget view first unless told otherwise; the book's ``_config.yml`` ranks it below ``text/html``::
 
     sphinx:
       config:
@@ -24,9 +31,9 @@ Chapters are saved without widget state (``nbclient``'s ``store_widget_state=Fal
 make every page load the widget JavaScript from a CDN for nothing.
 
 Errors: a reader's input never raises (an empty or over-long sentence, a word a trained model's vocabulary
-lacks); the explorer says what is wrong instead. Anything else that goes wrong in a control's callback is
-a bug: it is shown in the explorer, kept in ``last_error`` and raised again, so a notebook cell that sets a
-control fails, and so does its nbval run.
+lacks); the explorer says what is wrong instead. Anything else that goes wrong while reacting to a change
+is a bug: it is shown in the explorer, kept in ``last_error`` and raised again, so a notebook cell that
+changes the settings fails, and so does its nbval run.
 
 Shape legend:
     n        number of tokens (queries and keys: this is self-attention)
@@ -37,15 +44,13 @@ Shape legend:
 
 from __future__ import annotations
 
-import base64
 import html
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 
-import ipywidgets as widgets
+import anywidget
 import torch
+import traitlets
 
 from mha.compute.explorer import (
     D_MODELS,
@@ -61,17 +66,17 @@ from mha.compute.explorer import (
     split_tokens,
 )
 from mha.costs.counts import projection_params
-from mha.figures.heatmaps import HeadPlot
 from mha.multihead import MultiHeadAttention
-from mha.widgets.frontend import model_payload, root_html
+from mha.widgets.frontend import model_payload, root_html, widget_css, widget_esm
 
 DEFAULT_SENTENCE = "the cat sat on the mat because it was tired"
 STATIC_NOTE = (
-    "This is a picture of the explorer's first state. Interaction needs a live kernel – "
+    "This explorer's model cannot run in the page. Interaction needs a live kernel – "
     "use the launch button (rocket icon) at the top of the page to open this chapter in Binder or Colab."
 )
-_MAX_LABEL = 10  # characters of a token shown as a label
-_PLOT_CACHE = 8  # figures kept for layouts (h, n) seen recently, so going back to one is fast
+STILL = " (The picture still shows the last valid input.)"
+SETTINGS = ("d_model", "h", "mask", "valid_length", "sentence", "seed", "source")
+PROJECTIONS = ("W_q", "W_k", "W_v", "W_o")
 
 Embed = Callable[[Sequence[str]], torch.Tensor]
 
@@ -91,33 +96,23 @@ def _one_thread() -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
-def _label(token: str) -> str:
-    return token if len(token) <= _MAX_LABEL else token[: _MAX_LABEL - 1] + "…"
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
-@dataclass(frozen=True)
-class Controls:
-    """The explorer's controls; set their ``.value`` to drive it from code, as a reader would."""
-
-    d_model: widgets.Dropdown  # model width
-    h: widgets.Dropdown  # number of heads, only divisors of d_model
-    mask: widgets.Dropdown  # one of MASKS
-    valid_length: widgets.IntSlider  # real tokens before the padding, for the padding masks
-    sentence: widgets.Text  # split at spaces into tokens
-    seed: widgets.BoundedIntText  # seed of a fresh layer's weights
-    source: widgets.ToggleButtons  # "fresh" or "trained"
-
-    def all(self) -> list[widgets.ValueWidget]:
-        return [self.d_model, self.h, self.mask, self.valid_length, self.sentence, self.seed, self.source]
+class _ReaderInputError(Exception):
+    """A reader's input that cannot be drawn: the explorer shows the message, it is not a bug."""
 
 
-class HeadExplorer:
+class HeadExplorer(anywidget.AnyWidget):
     """Interactive per-head attention heatmaps for a sentence.
 
     Display it in a notebook (make it the last expression of a cell). The controls choose ``d_model``, the
     number of heads ``h`` (only divisors of ``d_model``), the mask, the sentence, the seed of a freshly
     initialised layer, and whether to use that fresh layer or a trained one. Beside the heatmaps it lists
-    the shapes these settings imply.
+    the shapes these settings imply. Drive it from code as a reader would with :meth:`update` (or by
+    assigning ``settings``); ``weights``, ``tokens``, ``message`` and :meth:`shapes` then describe what the
+    front end draws.
 
     Args:
         model: a trained :class:`mha.MultiHeadAttention` to explore; it fixes ``d_model`` and ``h``. Without
@@ -125,8 +120,8 @@ class HeadExplorer:
         embed: turns the tokens into the model's input: a callable from a list of ``n`` strings to a tensor
             of shape ``(n, d_model)``, including positional information if the model expects it. It may
             raise ``KeyError`` or ``ValueError`` for a token it cannot embed; the explorer shows that
-            message to the reader. ``None`` uses :func:`mha.embed_tokens`. Fresh layers always use
-            :func:`mha.embed_tokens`.
+            message to the reader. ``None`` uses :func:`mha.compute.explorer.embed_tokens`. Fresh layers
+            always use :func:`~mha.compute.explorer.embed_tokens`.
         sentence: the initial sentence; with a trained model, one its ``embed`` accepts.
         d_model: the initial model width of a fresh layer, one of ``D_MODELS``.
         h: the initial number of heads of a fresh layer; must divide ``d_model``.
@@ -137,24 +132,29 @@ class HeadExplorer:
         vocabulary: with a trained model, every token its ``embed`` accepts; given, a static page carries
             the model (its projections and embeddings, :func:`mha.widgets.frontend.model_payload`) and runs
             it in the reader's browser. ``embed`` must then add a token vector and a position vector.
-        max_tokens: with ``vocabulary``, the longest sentence ``embed`` accepts.
+        max_tokens: with a trained model, the longest sentence ``embed`` accepts (at most ``MAX_TOKENS``).
 
     Attributes:
-        controls: the :class:`Controls`.
-        image: the ``ipywidgets.Image`` showing the heatmaps as PNG.
-        shapes_html: the ``ipywidgets.HTML`` listing the shapes.
-        status: the ``ipywidgets.HTML`` for messages to the reader (empty when all is well).
-        widget: the whole explorer, an ``ipywidgets.VBox``.
+        settings: the controls' values (a traitlet, synced with the page both ways).
+        drawn: what the page draws (a traitlet, Python to page).
         tokens: the tokens shown, ``weights``: their attention weights ``(h, n, n)``, ``mask``: the mask
-            used (or ``None``), ``model``: the layer used.
-        last_error: the last unexpected exception raised in a callback, or ``None``.
+            used (or ``None``), ``shown``: ``(d_model, h)`` of the picture.
+        message: what the explorer tells the reader (plain text; empty when all is well).
+        trained: the trained model, or ``None``.
+        last_error: the last unexpected exception raised while reacting to a change, or ``None``.
 
     Example:
         >>> explorer = HeadExplorer(d_model=16, h=4)
-        >>> explorer.controls.mask.value = "causal"  # what a reader's click does
+        >>> explorer.update(mask="causal")  # what a reader's click does
         >>> explorer.weights.shape
         torch.Size([4, 10, 10])
     """
+
+    _esm = widget_esm("mountExplorer")
+    _css = widget_css()
+    config = traitlets.Dict().tag(sync=True)
+    settings = traitlets.Dict().tag(sync=True)
+    drawn = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self,
@@ -186,189 +186,220 @@ class HeadExplorer:
             )
         if mask not in MASKS:
             raise ValueError(f"mask must be one of {MASKS}, got {mask!r}")
-        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        if not _is_int(seed) or not 0 <= seed <= MAX_SEED:
             raise ValueError(f"seed must be an int in 0..{MAX_SEED}, got {seed!r}")
+        if not _is_int(max_tokens) or not 1 <= max_tokens <= MAX_TOKENS:
+            raise ValueError(f"max_tokens must be an int in 1..{MAX_TOKENS}, got {max_tokens!r}")
         n = max(1, min(len(split_tokens(sentence)), MAX_TOKENS))
         valid_length = max(1, n - 2) if valid_length is None else valid_length
-        if isinstance(valid_length, bool) or not isinstance(valid_length, int) or not 1 <= valid_length <= n:
+        if not _is_int(valid_length) or not 1 <= valid_length <= n:
             raise ValueError(
                 f"valid_length must be an int in 1..{n} (the number of tokens), got {valid_length!r}"
             )
-
+        super().__init__()
         self.trained = model
         self._embed = embed
         self._vocabulary = None if vocabulary is None else list(vocabulary)
         self._max_tokens = max_tokens
+        # The state: a fresh layer's d_model, h and seed are kept while a trained model is shown.
+        self._state = {
+            "source": "fresh" if model is None else "trained",
+            "d_model": d_model,
+            "h": h,
+            "mask": mask,
+            "valid_length": valid_length,
+            "sentence": sentence,
+            "seed": seed,
+        }
         self.tokens: list[str] = []
         self.weights: torch.Tensor | None = None  # (h, n, n)
         self.mask: torch.Tensor | None = None
-        self.layout: tuple[int, int] | None = None  # (d_model, h) of the picture
+        self.shown: tuple[int, int] | None = None  # (d_model, h) of the picture
+        self.message = ""
+        self._level = ""  # of the message: "", "warning" or "error"
         self.last_error: BaseException | None = None
-        self._plots: OrderedDict[tuple[int, int], HeadPlot] = OrderedDict()
-        self._quiet = False  # set while the explorer itself adjusts controls
+        self._publishing = False  # set while the explorer itself writes its traitlets
+        trained = None if model is None else {"name": "trained model", "d_model": model.d_model, "h": model.h}
+        self.config = {"trained": trained}
+        self._react({})
 
-        d_models = sorted({*D_MODELS, *([model.d_model] if model is not None else [])})
-
-        def look(description: str, width: str) -> dict:
-            return {
-                "description": description,
-                "style": {"description_width": "initial"},
-                "layout": widgets.Layout(width=width),
-            }
-
-        self.controls = Controls(
-            d_model=widgets.Dropdown(options=d_models, value=d_model, **look("d_model", "10em")),
-            h=widgets.Dropdown(options=head_choices(d_model), value=h, **look("heads h", "10em")),
-            mask=widgets.Dropdown(options=MASKS, value=mask, **look("mask", "15em")),
-            valid_length=widgets.IntSlider(value=valid_length, min=1, max=n, **look("valid length", "20em")),
-            sentence=widgets.Text(value=sentence, continuous_update=False, **look("sentence", "32em")),
-            seed=widgets.BoundedIntText(value=seed, min=0, max=MAX_SEED, **look("seed", "10em")),
-            source=widgets.ToggleButtons(
-                options=[("fresh (random init)", "fresh"), *([("trained", "trained")] if model else [])],
-                value="fresh" if model is None else "trained",
-                **look("weights", "auto"),
-            ),
-        )
-        self.status = widgets.HTML()
-        self.note = widgets.HTML()
-        self.image = widgets.Image(format="png")
-        self.shapes_html = widgets.HTML(layout=widgets.Layout(min_width="17em"))
-        self.widget = widgets.VBox(
-            [
-                widgets.HBox(
-                    [self.controls.d_model, self.controls.h, self.controls.mask, self.controls.valid_length]
-                ),
-                widgets.HBox([self.controls.sentence, self.controls.seed]),
-                self.controls.source,
-                self.note,
-                self.status,
-                widgets.HBox([self.image, self.shapes_html], layout=widgets.Layout(flex_flow="row wrap")),
-            ]
-        )
-        for control in self.controls.all():
-            control.observe(self._on_change, names="value")
-        self.refresh()
+    # -- the settings ----------------------------------------------------------------------------------------
 
     @property
-    def plot(self) -> HeadPlot | None:
-        """The :class:`mha.HeadPlot` drawn last, or ``None`` before any valid input."""
-        return self._plots[(self.layout[1], len(self.tokens))] if self.layout is not None else None
+    def source(self) -> str:
+        """``"fresh"`` or ``"trained"``: whose weights are shown."""
+        return self._state["source"]
 
-    # -- reacting to the controls ------------------------------------------------------------------------
+    def current_settings(self) -> dict:
+        """The controls' values, as the page shows them: a trained model's own ``d_model`` and ``h``."""
+        s, model = self._state, self.trained
+        trained = s["source"] == "trained"
+        return {
+            "d_model": model.d_model if trained else s["d_model"],
+            "h": model.h if trained else s["h"],
+            "mask": s["mask"],
+            "valid_length": s["valid_length"],
+            "sentence": s["sentence"],
+            "seed": s["seed"],
+            "source": s["source"],
+        }
 
-    def _on_change(self, change: dict) -> None:
-        if self._quiet:
-            return
-        self.refresh()
+    def choices(self) -> dict[str, list]:
+        """What each menu offers now: ``d_model``, ``h`` (divisors of ``d_model``), ``mask``, ``source``."""
+        s, model = self.current_settings(), self.trained
+        if s["source"] == "trained":
+            d_models = sorted({*D_MODELS, model.d_model})
+            heads = head_choices(model.d_model) if model.h <= MAX_HEADS else [model.h]
+        else:
+            d_models, heads = list(D_MODELS), head_choices(s["d_model"])
+        return {
+            "d_model": d_models,
+            "h": heads,
+            "mask": list(MASKS),
+            "source": ["fresh"] if model is None else ["trained", "fresh"],
+        }
 
-    def refresh(self) -> None:
-        """Recompute and redraw for the controls' current values (the controls call this themselves).
+    def update(self, **changes: object) -> None:
+        """Change some settings, as a reader's controls do, and recompute what the page draws.
+
+        Args:
+            **changes: any of ``d_model``, ``h``, ``mask``, ``valid_length``, ``sentence``, ``seed``,
+                ``source``. Changing ``d_model`` alone keeps ``h`` if it still divides it, else takes the
+                largest divisor below it; a shorter sentence lowers ``valid_length`` to its length.
 
         Raises:
-            Exception: whatever unexpected error occurred, after showing it and keeping it in
-                ``last_error``; a reader's input never raises.
+            KeyError: for an unknown setting. ValueError, TypeError: for a value no control offers (the
+                settings stay as they were). Anything unexpected, after showing it and keeping it in
+                ``last_error``; a reader's input (an unusable sentence) never raises, see ``message``.
         """
+        unknown = sorted(set(changes) - set(SETTINGS))
+        if unknown:
+            raise KeyError(f"unknown settings {unknown}; the settings are {list(SETTINGS)}")
+        self._react(changes)
+
+    @traitlets.observe("settings")
+    def _settings_changed(self, change: dict) -> None:
+        """The page (or a notebook) assigned ``settings``: merge what changed, as :meth:`update` does."""
+        if self._publishing:
+            return
+        old, new = change["old"] or {}, change["new"] or {}
+        self._react({k: v for k, v in new.items() if k in SETTINGS and old.get(k, ...) != v})
+
+    def _react(self, changes: dict) -> None:
         try:
             with _one_thread():
+                self._merge(changes)
                 self._refresh()
-        except Exception as error:
-            self.last_error = error
-            self.status.value = (
-                '<span style="color:#b00020">Something went wrong inside the explorer: '
-                f"{html.escape(type(error).__name__)}: {html.escape(str(error))}. Please report it.</span>"
-            )
+        except (TypeError, ValueError, KeyError) as error:
+            if error is self.last_error:  # raised by _refresh, already reported
+                raise
+            self._publish()  # a value no control offers: the page goes back to the state
             raise
+        self._publish()
+
+    def _merge(self, s: dict) -> None:
+        """Merge settings into the state, checking them as the page's controls do; a bad value raises."""
+        state, model = dict(self._state), self.trained
+        if "source" in s:
+            if s["source"] not in self.choices()["source"]:
+                raise ValueError(f"source must be one of {self.choices()['source']}, got {s['source']!r}")
+            state["source"] = s["source"]
+        if state["source"] == "trained":
+            for key in ("d_model", "h"):
+                if key in s and s[key] != getattr(model, key):
+                    raise ValueError(f"the trained model fixes {key} = {getattr(model, key)}; got {s[key]!r}")
+        else:
+            if "d_model" in s:
+                if s["d_model"] not in D_MODELS or not _is_int(s["d_model"]):
+                    raise ValueError(f"d_model must be one of {D_MODELS}, got {s['d_model']!r}")
+                state["d_model"] = s["d_model"]
+            choices = head_choices(state["d_model"])
+            if "h" in s:
+                if s["h"] not in choices or not _is_int(s["h"]):
+                    raise ValueError(
+                        f"h must be one of {choices} (divisors of d_model={state['d_model']}), got {s['h']!r}"
+                    )
+                state["h"] = s["h"]
+            elif state["h"] not in choices:
+                state["h"] = max(k for k in choices if k <= state["h"])  # the largest divisor below the old h
+        if "mask" in s:
+            if s["mask"] not in MASKS:
+                raise ValueError(f"mask must be one of {MASKS}, got {s['mask']!r}")
+            state["mask"] = s["mask"]
+        if "seed" in s:
+            if not _is_int(s["seed"]) or not 0 <= s["seed"] <= MAX_SEED:
+                raise ValueError(f"seed must be an int in 0..{MAX_SEED}, got {s['seed']!r}")
+            state["seed"] = s["seed"]
+        if "sentence" in s:
+            if not isinstance(s["sentence"], str):
+                raise TypeError(f"sentence must be a str, got {type(s['sentence']).__name__}")
+            state["sentence"] = s["sentence"]
+        n = len(split_tokens(state["sentence"]))
+        if "valid_length" in s:
+            v = n if s["valid_length"] is None else s["valid_length"]
+            if not _is_int(v) or v < 1 or (n and v > n):
+                raise ValueError(f"valid_length must be an int in 1..n={n} (the number of tokens), got {v!r}")
+            state["valid_length"] = v
+        elif n and state["valid_length"] > n:
+            state["valid_length"] = n  # a shorter sentence: the slider's maximum moves
+        self._state = state
+
+    # -- computing ---------------------------------------------------------------------------------------
 
     def _refresh(self) -> None:
-        c = self.controls
-        trained = c.source.value == "trained"
-        self._sync_controls(trained)
-        tokens = split_tokens(c.sentence.value)
+        """Recompute for the state; a reader's bad input keeps the last picture and says why."""
+        try:
+            self._compute()
+            self.message, self._level = "", ""
+        except _ReaderInputError as note:
+            self.message, self._level = str(note) + STILL, "warning"
+        except Exception as error:
+            self.last_error = error
+            self.message = (
+                f"Something went wrong inside the explorer: {type(error).__name__}: {error}. "
+                "Please report it."
+            )
+            self._level = "error"
+            self._publish()
+            raise
+
+    def _compute(self) -> None:
+        s = self.current_settings()
+        trained = s["source"] == "trained"
+        tokens = split_tokens(s["sentence"])
+        limit = self._max_tokens if trained else MAX_TOKENS
         if not tokens:
-            self._say("Type a sentence: the explorer needs at least one word (words are split at spaces).")
-            return
-        if len(tokens) > MAX_TOKENS:
-            self._say(
-                f"That sentence has {len(tokens)} words; the explorer shows at most {MAX_TOKENS}. "
+            raise _ReaderInputError(
+                "Type a sentence: the explorer needs at least one word (words are split at spaces)."
+            )
+        if len(tokens) > limit:
+            raise _ReaderInputError(
+                f"That sentence has {len(tokens)} words; the explorer shows at most {limit}. "
                 "Please shorten it."
             )
-            return
         n = len(tokens)
-        self._adjust(c.valid_length, max=n, value=min(c.valid_length.value, n))
-
-        mask = build_mask(c.mask.value, n, c.valid_length.value)
+        valid_length = s["valid_length"] if "padding" in s["mask"] else None
+        mask = build_mask(s["mask"], n, valid_length)  # None or broadcastable to (1, h, n, n)
         if trained:
             model = self.trained
             embed = self._embed if self._embed is not None else self._default_embed(model.d_model)
             try:
-                x = embed(tokens)
+                x = embed(tokens)  # (n, d_model)
             except (KeyError, ValueError) as error:  # a word the model does not know: the reader's input
                 message = error.args[0] if error.args else error
-                self._say(f"This model cannot embed that sentence: {html.escape(str(message))}")
-                return
+                raise _ReaderInputError(f"This model cannot embed that sentence: {message}") from error
             weights = head_weights(model, self._check_embedding(x, n, model.d_model), mask)  # (h, n, n)
-            d_model, h = model.d_model, model.h
         else:
-            d_model, h = c.d_model.value, c.h.value
             weights = explorer_weights(
-                c.sentence.value,
-                d_model=d_model,
-                h=h,
-                mask=c.mask.value,
-                valid_length=c.valid_length.value,
-                seed=c.seed.value,
+                s["sentence"],
+                d_model=s["d_model"],
+                h=s["h"],
+                mask=s["mask"],
+                valid_length=valid_length,
+                seed=s["seed"],
             )  # (h, n, n)
-
-        plot = self._plot(h, n)
-        labels = [_label(t) for t in tokens]
-        plot.set_labels(query_tokens=labels, key_tokens=labels, d_k=d_model // h)
-        plot.update(weights, mask)
-        self.image.value = plot.to_png()
-        self.tokens, self.weights, self.mask, self.layout = tokens, weights, mask, (d_model, h)
-        self.shapes_html.value = self._shapes_html()
-        self.status.value = ""
-
-    def _say(self, message: str) -> None:
-        """Show a message to the reader; the picture stays that of the last valid input."""
-        self.status.value = (
-            f'<span style="color:#8a4b00">{message} (The picture still shows the last valid input.)</span>'
-        )
-
-    def _sync_controls(self, trained: bool) -> None:
-        """Enable and fill the controls that make sense for the chosen source of weights."""
-        c, model = self.controls, self.trained
-        c.source.disabled = model is None
-        for control in (c.d_model, c.h, c.seed):
-            control.disabled = trained
-        c.valid_length.disabled = "padding" not in c.mask.value
-        if trained:
-            self._adjust(c.d_model, value=model.d_model)
-            self._adjust(
-                c.h, options=head_choices(model.d_model) if model.h <= MAX_HEADS else [model.h], value=model.h
-            )
-            self.note.value = (
-                f"<i>Trained model: d_model = {model.d_model} and h = {model.h} are fixed by its weights, "
-                "and the seed plays no part; choose \u201cfresh\u201d to change them.</i>"
-            )
-        else:
-            choices = head_choices(c.d_model.value)
-            h = c.h.value if c.h.value in choices else max(k for k in choices if k <= c.h.value)
-            self._adjust(c.h, options=choices, value=h)
-            self.note.value = (
-                ""
-                if model is not None
-                else "<i>Fresh layer: random weights, PyTorch's default initialisation.</i>"
-            )
-
-    def _adjust(self, control: widgets.ValueWidget, **traits) -> None:
-        """Set traits of a control without running the explorer again for each of them."""
-        self._quiet = True
-        try:
-            for name, value in traits.items():
-                if getattr(control, name) != value:
-                    setattr(control, name, value)
-        finally:
-            self._quiet = False
+        self.tokens, self.weights, self.mask = tokens, weights.float(), mask
+        self.shown = (s["d_model"], s["h"])
 
     @staticmethod
     def _default_embed(d_model: int) -> Embed:
@@ -382,21 +413,53 @@ class HeadExplorer:
             raise ValueError(f"embed returned shape {tuple(x.shape)}, expected (n, d_model) = {(n, d_model)}")
         return x
 
-    def _plot(self, h: int, n: int) -> HeadPlot:
-        """The figure for ``h`` panels of ``n`` by ``n``, reused if it was drawn recently."""
-        key = (h, n)
-        if key in self._plots:
-            self._plots.move_to_end(key)
+    # -- what the page is sent -----------------------------------------------------------------------------
+
+    def payload(self) -> dict:
+        """The ``drawn`` traitlet for the current picture: binary weights and mask, and the message."""
+        drawn: dict = {"message": self.message, "level": self._level}
+        if self.shown is None:
+            return drawn
+        (d_model, h), n = self.shown, len(self.tokens)
+        mask = None
+        if self.mask is not None:
+            mask = torch.broadcast_to(self.mask, (1, 1, n, n))[0, 0].to(torch.uint8).numpy().tobytes()
+        return {
+            **drawn,
+            "tokens": list(self.tokens),
+            "shape": [h, n, n],
+            "weights": self.weights.detach().contiguous().numpy().astype("<f4", copy=False).tobytes(),
+            "mask": mask,
+            "d_model": d_model,
+            "h": h,
+            "d_k": d_model // h,
+            "parameters": self._parameters(),
+        }
+
+    def _publish(self) -> None:
+        """Write the state to the traitlets: the page then shows the controls and the picture."""
+        self._publishing = True
+        try:
+            settings = self.current_settings()
+            with self.hold_sync():
+                if self.settings != settings:
+                    self.settings = settings
+                self.drawn = self.payload()
+        finally:
+            self._publishing = False
+
+    def _parameters(self) -> dict[str, int]:
+        """Parameters per projection and in total: the trained model's own, or a fresh layer's."""
+        if self.source == "trained":
+            counts = {w: sum(p.numel() for p in getattr(self.trained, w).parameters()) for w in PROJECTIONS}
         else:
-            self._plots[key] = HeadPlot(h, n, n, label_chars=_MAX_LABEL)  # one size for every sentence
-            if len(self._plots) > _PLOT_CACHE:
-                self._plots.popitem(last=False)
-        return self._plots[key]
+            counts = projection_params(*self.shown)
+        return {**{w: counts[w] for w in PROJECTIONS}, "total": sum(counts[w] for w in PROJECTIONS)}
 
     # -- what the settings imply ---------------------------------------------------------------------------
 
     def shapes(self) -> dict[str, object]:
-        """The shapes and sizes the current settings imply, as shown beside the heatmaps.
+        """The shapes and sizes the current picture implies, as the page lists them beside the heatmaps.
 
         Returns:
             A dict with ``n``, ``d_model``, ``h``, ``d_k`` and the shapes (tuples) of ``x`` ``(n, d_model)``,
@@ -404,12 +467,10 @@ class HeadExplorer:
             weights ``(h, n, n)``, of the concatenated heads ``(n, h * d_k)`` and of the output; and
             ``parameters``, a dict of parameter counts per projection and in total.
         """
-        if self.layout is None:
+        if self.shown is None:
             raise RuntimeError("the explorer has no valid input yet")
-        (d_model, h), n = self.layout, len(self.tokens)
+        (d_model, h), n = self.shown, len(self.tokens)
         d_k = d_model // h
-        counts = projection_params(d_model, h)
-        counts["total"] = sum(counts.values())
         return {
             "n": n,
             "d_model": d_model,
@@ -423,10 +484,11 @@ class HeadExplorer:
             "weights": (h, n, n),
             "concat": (n, h * d_k),
             "output": (n, d_model),
-            "parameters": counts,
+            "parameters": self._parameters(),
         }
 
-    def _shapes_html(self) -> str:
+    def shapes_html(self) -> str:
+        """The shapes as a small HTML table, for readers without scripts."""
         s = self.shapes()
         p = s["parameters"]
         rows = [
@@ -438,72 +500,46 @@ class HeadExplorer:
             ("Concat(head<sub>1..h</sub>)", s["concat"]),
             ("output", s["output"]),
         ]
-        cell = 'style="text-align:left;padding:0.1em 0.6em 0.1em 0"'
-        body = "".join(
-            f"<tr><td {cell}>{name}</td><td {cell}><code>{value}</code></td></tr>" for name, value in rows
-        )
-        params = " + ".join(f"{name} {p[name]:,}" for name in ("W_q", "W_k", "W_v", "W_o"))
+        body = "".join(f"<tr><td>{name}</td><td><code>{value}</code></td></tr>" for name, value in rows)
+        params = " + ".join(f"{name} {p[name]:,}" for name in PROJECTIONS)
         return (
-            f"<b>Shapes</b> for n = {s['n']} tokens, d_model = {s['d_model']}, h = {s['h']}"
-            f'<table style="margin:0.3em 0">{body}</table>'
-            f"<b>Parameters</b>: {params} = <b>{p['total']:,}</b>"
-            "<br><small>The same for every h: heads split d_model, they do not add weights.</small>"
+            f"<p><b>Shapes</b> for n = {s['n']} tokens, d_model = {s['d_model']}, h = {s['h']}</p>"
+            f"<table>{body}</table><p><b>Parameters</b>: {params} = <b>{p['total']:,}</b></p>"
         )
 
     # -- display ---------------------------------------------------------------------------------------------
 
     def __repr__(self) -> str:
-        if self.layout is None:
+        if self.shown is None:
             return "HeadExplorer(no valid input)"
         return (
-            f"HeadExplorer(d_model={self.layout[0]}, h={self.layout[1]}, "
-            f"mask={self.controls.mask.value!r}, tokens={len(self.tokens)}, "
-            f"source={self.controls.source.value!r})"
-        )
-
-    def picture_html(self, *, note: bool = True) -> str:
-        """HTML of the current picture and shapes, with a note that interaction needs a kernel."""
-        png = base64.b64encode(self.image.value).decode("ascii")
-        alt = html.escape(f"Attention weights of each head for the sentence: {' '.join(self.tokens)}")
-        return (
-            '<div class="mha-head-explorer-static">'
-            + (f"<p><em>{html.escape(STATIC_NOTE)}</em></p>" if note else "")
-            + '<div style="display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start">'
-            f'<img src="data:image/png;base64,{png}" alt="{alt}" style="max-width:100%"/>'
-            f"<div>{self.shapes_html.value}</div></div></div>"
+            f"HeadExplorer(d_model={self.shown[0]}, h={self.shown[1]}, "
+            f"mask={self._state['mask']!r}, tokens={len(self.tokens)}, source={self.source!r})"
         )
 
     def static_html(self) -> str:
-        """HTML for pages without a kernel: the browser front end, set to the current controls.
+        """HTML for pages without a kernel: the browser front end, set to the current settings.
 
-        The page's scripts (``mha/widgets/static/``) compute and draw the weights themselves; the picture is
+        The page's scripts (``mha/widgets/static/``) compute and draw the weights themselves; the shapes are
         the fallback for readers without JavaScript. A trained model without a ``vocabulary`` cannot be
-        carried into the page, so its page shows the picture and the note.
+        carried into the page, so its page shows a note and the shapes.
         """
+        fallback = "" if self.shown is None else f'<div class="mha-shapes">{self.shapes_html()}</div>'
         if self.trained is not None and self._vocabulary is None:
-            return self.picture_html()
-        c = self.controls
-        settings = {
-            "d_model": c.d_model.value,
-            "h": c.h.value,
-            "mask": c.mask.value,
-            "valid_length": c.valid_length.value,
-            "sentence": c.sentence.value,
-            "seed": c.seed.value,
-            "source": c.source.value,
-        }
+            return (
+                '<div class="mha-head-explorer-static">'
+                f"<p><em>{html.escape(STATIC_NOTE)}</em></p>{fallback}</div>"
+            )
         model = None
         if self.trained is not None:
             embed = self._embed if self._embed is not None else self._default_embed(self.trained.d_model)
             model = model_payload(self.trained, self._vocabulary, embed, self._max_tokens)
-        config = {"settings": settings, "model": model}
-        return root_html("mha-explorer", config, fallback=self.picture_html(note=False))
+        config = {"settings": self.current_settings(), "model": model}
+        return root_html("mha-explorer", config, fallback=fallback)
 
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
-        """The widget for live front ends, plus a static picture for renderers without a kernel."""
-        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
-        bundle["text/plain"] = repr(self)
-        if self.weights is not None:
-            bundle["text/html"] = self.static_html()
-            bundle["image/png"] = base64.b64encode(self.image.value).decode("ascii")
-        return bundle
+    def _repr_mimebundle_(self, **kwargs) -> tuple[dict, dict]:
+        """The widget for live front ends, plus the static front end for renderers without a kernel."""
+        data, metadata = super()._repr_mimebundle_(**kwargs)
+        data["text/plain"] = repr(self)
+        data["text/html"] = self.static_html()
+        return data, metadata

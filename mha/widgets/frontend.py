@@ -11,6 +11,11 @@ and the scripts mount it: the explorer then computes its weights in the page, wi
 :func:`mha.compute.explorer_weights` that the browser tests keep equal to the Python. This module writes
 those root elements (the JSON formats are documented at the top of each script).
 
+In a live kernel the same files are the widgets' front end: :func:`widget_esm` concatenates them into the
+ES module that anywidget loads (one source, read from the package, no copies), ending in
+``export default globalThis.mhaFrontEnd.anywidget("mountExplorer")``; Python then computes and the page
+only draws what it is sent (see ``anywidget`` in ``core.js``).
+
 Shape legend:
     n        number of tokens
     d_model  model width
@@ -40,6 +45,31 @@ STYLESHEET = "mha.css"
 def static_file(name: str) -> str:
     """The text of one file of ``mha/widgets/static/``."""
     return resources.files("mha.widgets").joinpath("static", name).read_text(encoding="utf-8")
+
+
+# The scripts each live front end needs, in load order, and the function that mounts it.
+WIDGET_SCRIPTS = {
+    "mountExplorer": ("core.js", "heatmaps.js", "explorer.js"),
+    "mountStepper": ("core.js", "heatmaps.js", "stepper.js"),
+    "mountCalculator": ("core.js", "calculator.js"),
+}
+
+
+def widget_esm(mount: str) -> str:
+    """The ES module of a live widget: its classic scripts, then ``export default`` of the anywidget adapter.
+
+    Args:
+        mount: ``"mountExplorer"``, ``"mountStepper"`` or ``"mountCalculator"``.
+    """
+    if mount not in WIDGET_SCRIPTS:
+        raise ValueError(f"mount must be one of {sorted(WIDGET_SCRIPTS)}, got {mount!r}")
+    sources = [static_file(name) for name in WIDGET_SCRIPTS[mount]]
+    return "\n".join([*sources, f"export default globalThis.mhaFrontEnd.anywidget({json.dumps(mount)});\n"])
+
+
+def widget_css() -> str:
+    """The stylesheet of every front end, as anywidget's ``_css``."""
+    return static_file(STYLESHEET)
 
 
 def inline_json(data: object) -> str:

@@ -1,4 +1,12 @@
-"""Step through the stages of multi-head attention: a slider and previous/next buttons over the figures.
+"""Step through the stages of multi-head attention: previous/next buttons, a slider and the stage's heatmaps.
+
+:class:`StageStepper` is an anywidget whose front end is the book's ``stepper.js``
+(:func:`mha.widgets.frontend.widget_esm`). Python computes every stage once, with the module's own forward
+pass (:func:`mha.compute.attention_stages`), and sends them all as the ``config`` traitlet
+(:func:`mha.widgets.frontend.stepper_config`); the page draws each step from those numbers, so stepping
+needs no round trip. ``settings`` = ``{"stage": key}`` is synced both ways: a reader's step arrives in
+Python, and :meth:`StageStepper.update` moves the page. Without a kernel, the display bundle's
+``text/html`` holds the same front end with the stages inline, which the book's page mounts itself.
 
 Shape legend:
     n        number of tokens
@@ -9,81 +17,123 @@ Shape legend:
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping, Sequence
 
-import ipywidgets as widgets
+import anywidget
 import torch
+import traitlets
 
 from mha.compute.stages import STAGES
-from mha.figures.stages import check_stage_key, figure_png, plot_stage
+from mha.widgets.frontend import root_html, stepper_config, widget_css, widget_esm
 
+_KEYS = [stage.key for stage in STAGES]
 _BY_KEY = {stage.key: stage for stage in STAGES}
 
 
-class StageStepper(widgets.VBox):
-    """A slider and previous/next buttons over the stages, showing :func:`plot_stage` of the current one.
+def _check_stage(key: object) -> str:
+    if key not in _BY_KEY:
+        raise KeyError(f"unknown stage {key!r}; the stages are {_KEYS}")
+    return key
 
-    The picture is an ``ipywidgets.Image`` holding PNG bytes, so it needs no kernel once drawn: saved widget
-    state shows it in a static page, and the display bundle also carries it as a plain ``image/png``.
+
+class StageStepper(anywidget.AnyWidget):
+    """Previous/next buttons and a slider over the stages of one forward pass, drawn as heatmaps.
 
     Args:
-        stages: the mapping returned by :func:`mha.attention_stages`.
-        tokens: optional labels for the ``n`` tokens.
+        stages: the mapping returned by :func:`mha.compute.attention_stages` (one sequence, no batch axis).
+        tokens: optional labels for the ``n`` tokens (``1 .. n`` without them).
         start: the stage shown first; the last stage (the output) by default.
 
     Attributes:
-        slider: ``ipywidgets.SelectionSlider`` whose value is the current stage's key.
-        previous, next: ``ipywidgets.Button`` moving one stage back or forward.
-        caption: ``ipywidgets.Label`` naming the stage and its shape.
-        image: ``ipywidgets.Image`` with the current figure as PNG.
+        config: the stages and tokens the page draws (a traitlet, sent once).
+        settings: ``{"stage": key}``, synced with the page both ways.
+
+    Example:
+        >>> stepper = StageStepper(stages)  # doctest: +SKIP
+        >>> stepper.update(stage="weights"); stepper.caption  # doctest: +SKIP
+        'stage 10 of 13: attention weights, shape (2, 4, 4) = (h, n, n)'
     """
+
+    _esm = widget_esm("mountStepper")
+    _css = widget_css()
+    config = traitlets.Dict().tag(sync=True)
+    settings = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self, stages: Mapping[str, torch.Tensor], *, tokens: Sequence[str] | None = None, start: str = "out"
     ) -> None:
-        check_stage_key(stages, start)
-        self._stages = dict(stages)
-        self._tokens = None if tokens is None else list(tokens)
-        self._keys = [s.key for s in STAGES]
-        options = [(f"{i + 1}. {s.title}", s.key) for i, s in enumerate(STAGES)]
-        self.slider = widgets.SelectionSlider(
-            options=options,
-            value=start,
-            description="stage",
-            continuous_update=False,
-            layout=widgets.Layout(width="520px"),
+        _check_stage(start)
+        missing = [key for key in _KEYS if key not in stages]
+        if missing:
+            raise ValueError(f"stages lacks {missing}; pass the mapping returned by mha.attention_stages")
+        n = stages["x"].shape[0]
+        if tokens is None:
+            tokens = [str(i + 1) for i in range(n)]
+        elif isinstance(tokens, str) or len(tokens) != n or not all(isinstance(t, str) for t in tokens):
+            raise ValueError(f"tokens must be {n} strings, one per row of stages['x'], got {tokens!r}")
+        super().__init__()
+        self._stages = {key: stages[key] for key in _KEYS}
+        self.tokens = list(tokens)
+        self.config = stepper_config(self._stages, self.tokens, start)
+        self.settings = {"stage": start}
+
+    @traitlets.validate("settings")
+    def _valid_settings(self, proposal: dict) -> dict:
+        settings = proposal["value"]
+        if set(settings) != {"stage"}:
+            raise KeyError(f"the stepper's settings are {{'stage': key}}, got {settings!r}")
+        _check_stage(settings["stage"])
+        return settings
+
+    @property
+    def stage(self) -> str:
+        """The key of the stage shown."""
+        return self.settings["stage"]
+
+    @property
+    def index(self) -> int:
+        """The position of the stage shown, ``0 .. len(STAGES) - 1``."""
+        return _KEYS.index(self.stage)
+
+    @property
+    def values(self) -> torch.Tensor:
+        """The tensor of the stage shown, ``(n, ...)`` or ``(h, n, ...)``."""
+        return self._stages[self.stage]
+
+    @property
+    def caption(self) -> str:
+        """What the stage is, as a line of text: position, title, shape and its symbols."""
+        stage = _BY_KEY[self.stage]
+        shape = tuple(self.values.shape)
+        return f"stage {self.index + 1} of {len(_KEYS)}: {stage.title}, shape {shape} = {stage.shape}"
+
+    def update(self, *, stage: str) -> None:
+        """Show ``stage`` (a key of :data:`mha.compute.STAGES`), as a reader's click on it does."""
+        self.settings = {"stage": _check_stage(stage)}
+
+    def next(self) -> None:
+        """One stage forward (nothing at the last), as the ``next`` button does."""
+        self.settings = {"stage": _KEYS[min(self.index + 1, len(_KEYS) - 1)]}
+
+    def previous(self) -> None:
+        """One stage back (nothing at the first), as the ``previous`` button does."""
+        self.settings = {"stage": _KEYS[max(self.index - 1, 0)]}
+
+    def static_html(self) -> str:
+        """The stepper for pages without a kernel: the front end with every stage inline."""
+        return root_html(
+            "mha-stepper", {**self.config, "stage": self.stage}, fallback=f"<p>{self.caption}</p>"
         )
-        self.previous = widgets.Button(description="◀ previous", layout=widgets.Layout(width="110px"))
-        self.next = widgets.Button(description="next ▶", layout=widgets.Layout(width="110px"))
-        self.caption = widgets.Label()
-        self.image = widgets.Image(format="png")
-        self.previous.on_click(lambda _: self._move(-1))
-        self.next.on_click(lambda _: self._move(+1))
-        self.slider.observe(lambda change: self._draw(change["new"]), names="value")
-        super().__init__([widgets.HBox([self.previous, self.slider, self.next]), self.caption, self.image])
-        self._draw(start)
 
-    def _move(self, step: int) -> None:
-        i = min(max(self._keys.index(self.slider.value) + step, 0), len(self._keys) - 1)
-        self.slider.value = self._keys[i]  # triggers _draw through the observer
+    def __repr__(self) -> str:
+        return f"StageStepper({self.caption})"
 
-    def _draw(self, key: str) -> None:
-        stage = _BY_KEY[key]
-        i = self._keys.index(key)
-        shape = tuple(self._stages[key].shape)
-        self.caption.value = (
-            f"stage {i + 1} of {len(self._keys)}: {stage.title}, shape {shape} = {stage.shape}"
-        )
-        self.previous.disabled, self.next.disabled = i == 0, i == len(self._keys) - 1
-        self.image.value = figure_png(plot_stage(self._stages, key, tokens=self._tokens))
-
-    def _repr_mimebundle_(self, **kwargs):
-        bundle = super()._repr_mimebundle_(**kwargs) or {}
-        # The picture, base64 as in a notebook file, for viewers that cannot show widgets, and a short
-        # text instead of ipywidgets' repr (which would spell out the PNG's bytes).
-        png = base64.b64encode(bytes(self.image.value)).decode("ascii")
-        return {**bundle, "image/png": png, "text/plain": f"StageStepper: {self.caption.value}"}
+    def _repr_mimebundle_(self, **kwargs) -> tuple[dict, dict]:
+        """The widget for live front ends, plus the static front end for renderers without a kernel."""
+        data, metadata = super()._repr_mimebundle_(**kwargs)
+        data["text/plain"] = repr(self)
+        data["text/html"] = self.static_html()
+        return data, metadata
 
 
 def stage_stepper(

@@ -21,6 +21,11 @@
  *
  * el.mha = {settings, update(settings) -> {params, macs_per_token, macs_per_sequence, kv_cache_bytes,
  * kv_cache_bytes_as_mha (BigInt each), rows: [[label, value], ...]}}.
+ *
+ * Live mode (options.live, set by the anywidget adapter in core.js): Python computes (mha.costs.cost_rows)
+ * and this file only draws. A reader's change calls onChange(settings); el.mha.show(drawn) draws what
+ * Python sends, drawn = {rows: [[label, value], ...], numbers: {params, macs_per_token, ...: decimal
+ * strings}, message}. The port above is for the static page only.
  */
 (function (root) {
   "use strict";
@@ -122,6 +127,7 @@
 
   function mountCalculator(el, config, options) {
     options = options || {};
+    const live = Boolean(options.live);
     const configs = config.configs.filter((m) => (m.kind || "decoder") === "decoder");
     const byName = new Map(configs.map((m) => [m.name, m]));
     const dtypes = config.dtypes || DTYPES;
@@ -152,15 +158,34 @@
       Object.assign(state, s);
     }
 
+    function drawRows(rows) {
+      report.replaceChildren(make("tbody", {}, rows.map(([k, v]) => make("tr", {}, make("th", { scope: "row" }, k), make("td", {}, v)))));
+    }
+
+    /** Live mode: draw the rows Python computed for the current settings. */
+    function show(drawn) {
+      if (!drawn || !drawn.rows) return null;
+      result = Object.assign({}, drawn.numbers || {}, { rows: drawn.rows });
+      drawRows(drawn.rows);
+      status.textContent = drawn.message || "";
+      syncControls();
+      return Object.assign({}, result);
+    }
+
     function refresh() {
+      if (live) { syncControls(); return result && Object.assign({}, result); }
       result = costs(byName.get(state.model), state.context, state.batch, state.dtype, dtypes);
-      report.replaceChildren(make("tbody", {}, result.rows.map(([k, v]) => make("tr", {}, make("th", { scope: "row" }, k), make("td", {}, v)))));
+      drawRows(result.rows);
       status.textContent = "";
+      syncControls();
+      return Object.assign({}, result);
+    }
+
+    function syncControls() {
       c.model.value = state.model;
       setOptions(c.dtype, Object.keys(dtypes), state.dtype);
       if (Number(c.context.value) !== state.context) c.context.value = String(state.context);
       if (Number(c.batch.value) !== state.batch) c.batch.value = String(state.batch);
-      return Object.assign({}, result);
     }
 
     function fromReader(name, value, max) {
@@ -182,10 +207,14 @@
       get settings() { return Object.assign({}, state); },
       /** Merge settings ({model, context, batch, dtype}), redraw; returns the numbers and rows. */
       update(settings) { merge(settings || {}); return refresh(); },
+      show,
+      live,
+      get rows() { return result ? result.rows.map((r) => r.slice()) : null; },
     };
     el.mha = api;
     merge(Object.assign({}, config.settings || {}));
-    refresh();
+    if (live) show(options.drawn);
+    else refresh();
     return api;
   }
 

@@ -422,10 +422,38 @@
     if (root.matchMedia) root.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => redraw());
   }
 
+  /** Float32 values from a binary buffer (DataView, ArrayBuffer or typed array), little-endian. */
+  function float32s(buffer) {
+    if (buffer == null) return null;
+    const view = buffer instanceof DataView ? buffer
+      : ArrayBuffer.isView(buffer) ? new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength)
+      : new DataView(buffer);
+    const out = new Float64Array(view.byteLength / 4);
+    for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(4 * i, true);
+    return out;
+  }
+
+  /** Bytes (0 or 1) from a binary buffer: a boolean mask. */
+  function bytesOf(buffer) {
+    if (buffer == null) return null;
+    if (buffer instanceof DataView || ArrayBuffer.isView(buffer)) return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+    return new Uint8Array(buffer);
+  }
+
   /**
    * anywidget's module for a mount function: `export default mhaFrontEnd.anywidget("mountExplorer")`.
-   * The Python widget has two traitlets: `config` (the inline JSON of the front end, as on the static site)
-   * and `settings` (synced both ways: a reader's change is saved, a change from Python redraws).
+   *
+   * The live protocol (mha/widgets/*.py are the Python side), three traitlets:
+   *   config    Python -> page, once: what the static page has inline (for the explorer only the trained
+   *             model's name, d_model, h and parameter count; for the stepper its stages).
+   *   settings  both ways: the controls' values. A reader's change is merged here (so the controls at once
+   *             offer only valid choices), then set and saved; Python checks it, computes, and may correct
+   *             it (a change from Python updates the controls).
+   *   drawn     Python -> page: what to draw, computed by Python with the real mha. The explorer's is
+   *             {tokens, shape: [h, n, n], weights: float32 bytes, mask: uint8 bytes (n * n) or null,
+   *             d_model, h, d_k, parameters, message, level}; bytes arrive as binary buffers (DataView).
+   *             The page draws it and computes nothing itself.
+   * The mount function gets options {live: true, onChange}; its el.mha.show(drawn) draws a payload.
    */
   function anywidget(mountName) {
     return {
@@ -434,6 +462,8 @@
         el.appendChild(div);
         const config = Object.assign({}, model.get("config"), { settings: model.get("settings") || undefined });
         const api = ns[mountName](div, config, {
+          live: true,
+          drawn: model.get("drawn"),
           onChange(settings) {
             model.set("settings", settings);
             model.save_changes();
@@ -443,8 +473,13 @@
           const settings = model.get("settings");
           if (JSON.stringify(settings) !== JSON.stringify(api.settings)) api.update(settings);
         };
+        const show = () => { if (api.show) api.show(model.get("drawn")); };
         model.on("change:settings", pull);
-        return () => model.off("change:settings", pull);
+        model.on("change:drawn", show);
+        return () => {
+          model.off("change:settings", pull);
+          model.off("change:drawn", show);
+        };
       },
     };
   }
@@ -453,6 +488,6 @@
     MASKS, D_MODELS, MAX_HEADS, MAX_TOKENS, MAX_SEED, PARAMETERS, ReaderError,
     mix32, textWord, streamKey, uniform, splitTokens, headChoices, tokenVectors, sinusoidalPositions,
     embedTokens, freshParameters, buildMask, headWeights, explorerCompute, explorerWeights, toNested,
-    loadModel, modelEmbed, make, uniqueId, field, select, setOptions, readConfig, autoMount, onThemeChange, anywidget,
+    loadModel, modelEmbed, float32s, bytesOf, make, uniqueId, field, select, setOptions, readConfig, autoMount, onThemeChange, anywidget,
   });
 })(globalThis);

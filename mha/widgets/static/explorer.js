@@ -36,6 +36,14 @@
  *
  * Mount by hand: mhaFrontEnd.mountExplorer(el, config, {onChange(settings) {...}}). Either way the root
  * element gets el.mha = {settings, update(settings) -> weights [h][n][n], weights, tokens, message}.
+ *
+ * Live mode (options.live, set by the anywidget adapter in core.js): Python is the authority. A reader's
+ * change updates the controls and calls onChange(settings); nothing is computed here. What Python sends is
+ * drawn with el.mha.show(drawn), drawn = {tokens, shape: [h, n, n], weights: float32 bytes (DataView,
+ * ArrayBuffer or typed array; h * n * n little-endian values), mask: uint8 bytes (n * n, 1 = may attend)
+ * or null, d_model, h, d_k, parameters: {W_q, W_k, W_v, W_o, total}, message, level: "" | "warning" |
+ * "error"}; tokens and message are shown as text, literally. A trained model is then described by
+ * config.trained = {name, d_model, h} instead of config.model (its weights stay in Python).
  */
 (function (root) {
   "use strict";
@@ -47,7 +55,9 @@
   function mountExplorer(el, config, options) {
     config = config || {};
     options = options || {};
-    const model = config.model ? ns.loadModel(config.model) : null;
+    const live = Boolean(options.live);
+    const model = config.model ? ns.loadModel(config.model)
+      : config.trained ? Object.assign({ name: "trained model", maxTokens: ns.MAX_TOKENS }, config.trained) : null;
     // The state: the fresh layer's d_model and h are kept while a trained model is shown.
     const state = Object.assign({ source: model ? "trained" : "fresh" }, DEFAULTS);
     let shown = null; // what the picture shows: {tokens, weights, mask, d_model, h, d_k}
@@ -95,7 +105,7 @@
       d_model: trained() ? model.d_model : state.d_model,
       h: trained() ? model.h : state.h,
       mask: state.mask, valid_length: state.valid_length, sentence: state.sentence, seed: state.seed,
-      ...(model ? { source: state.source } : {}),
+      source: state.source,
     });
 
     /** Merge settings into the state, checking them as explorer_weights does; a bad value throws. */
@@ -156,6 +166,10 @@
 
     /** Recompute and redraw for the state; a reader's bad input keeps the last picture and says why. */
     function refresh() {
+      if (live) { // Python computes; until it answers, the controls show the new state
+        syncControls();
+        return shown ? ns.toNested(shown.weights) : null;
+      }
       try {
         shown = compute();
         message = "";
@@ -178,8 +192,10 @@
       return shown ? ns.toNested(shown.weights) : null;
     }
 
+    let draws = 0;
     function draw() {
       if (!shown) return;
+      draws += 1;
       const n = shown.tokens.length;
       const maxWidth = Math.max(320, el.clientWidth || 860);
       const perLine = Math.min(shown.h, 4);
@@ -204,6 +220,32 @@
         + (masked ? "masked (weight 0)" : `weight ${shown.weights[panel][row][col].toFixed(4)}`);
     }
 
+    /** Live mode: draw what Python computed (see the header for `drawn`). */
+    function show(drawn) {
+      if (!drawn) return null;
+      if (drawn.tokens && drawn.weights) {
+        const [h, n] = drawn.shape, values = ns.float32s(drawn.weights), flags = ns.bytesOf(drawn.mask);
+        if (values.length !== h * n * n || drawn.tokens.length !== n) throw new RangeError(`drawn: shape (${drawn.shape}) does not match ${values.length} weights and ${drawn.tokens.length} tokens`);
+        const weights = [];
+        for (let p = 0; p < h; p++) {
+          const rows = [];
+          for (let i = 0; i < n; i++) rows.push(values.subarray((p * n + i) * n, (p * n + i + 1) * n));
+          weights.push(rows);
+        }
+        const mask = flags && Array.from({ length: n }, (_, i) => Array.from(flags.subarray(i * n, (i + 1) * n), Boolean));
+        shown = { tokens: drawn.tokens.slice(), weights, mask, d_model: drawn.d_model, h, d_k: drawn.d_k ?? drawn.d_model / h, parameters: drawn.parameters };
+        if (selected && (selected.panel >= h || selected.row >= n || selected.col >= n)) selected = null;
+        draw();
+        drawShapes();
+        drawNumbers();
+      }
+      message = drawn.message || "";
+      status.textContent = message;
+      status.className = !message ? "mha-status" : drawn.level === "error" ? "mha-status mha-error" : "mha-status mha-warning";
+      syncControls();
+      return shown ? ns.toNested(shown.weights) : null;
+    }
+
     function drawShapes() {
       const { tokens, d_model, h, d_k } = shown, n = tokens.length;
       const tuple = (...xs) => `(${xs.join(", ")})`;
@@ -218,13 +260,15 @@
         [["Concat(", sub("head", "1..h"), ")"], make("code", {}, tuple(n, h * d_k))],
         ["output", make("code", {}, tuple(n, d_model))],
       ];
-      const each = (trained() ? model.nParams : 4 * d_model * d_model + 4 * d_model) / 4;
+      const p = shown.parameters;
+      const each = p ? null : (trained() ? model.nParams : 4 * d_model * d_model + 4 * d_model) / 4;
       const fmt = (k) => k.toLocaleString("en-US");
+      const count = (w) => (p ? p[w] : each), total = p ? p.total : 4 * each;
       shapes.replaceChildren(
         make("p", {}, make("strong", {}, "Shapes"), ` for n = ${n} token${n > 1 ? "s" : ""}, d_model = ${d_model}, h = ${h}`),
         make("table", {}, make("tbody", {}, rows.map(([name, value]) => make("tr", {}, make("th", { scope: "row" }, name), make("td", {}, value))))),
-        make("p", {}, make("strong", {}, "Parameters"), `: ${["W_q", "W_k", "W_v", "W_o"].map((w) => `${w} ${fmt(each)}`).join(" + ")} = `,
-          make("strong", {}, fmt(4 * each))),
+        make("p", {}, make("strong", {}, "Parameters"), `: ${["W_q", "W_k", "W_v", "W_o"].map((w) => `${w} ${fmt(count(w))}`).join(" + ")} = `,
+          make("strong", {}, fmt(total))),
         make("p", { className: "mha-small" }, "The same for every h: heads split d_model, they do not add weights."));
     }
 
@@ -338,11 +382,17 @@
       get message() { return message; },
       /** Where the panels are, in CSS pixels of the canvas: {rects: [{x, y}], cw, ch, width, height}. */
       get layout() { return layout && { rects: layout.rects, cw: layout.cw, ch: layout.ch, width: layout.width, height: layout.height }; },
+      /** Live mode: draw a payload computed by Python; returns the drawn weights [h][n][n]. */
+      show,
+      /** How many times the picture was drawn (a test waits for it to change). */
+      get draws() { return draws; },
+      live,
       canvas,
     };
     el.mha = api;
     merge(config.settings || {});
-    refresh();
+    if (live) show(options.drawn);
+    else refresh();
     return api;
   }
 

@@ -22,6 +22,9 @@
  *
  * "formula" is the Stage's mathtext; a small subset of TeX (^, _, {}, \mathrm, \sqrt, \top, \ldots, \,) is
  * shown as text with <sub>/<sup>, no TeX engine. el.mha = {settings: {stage}, update({stage}) -> values}.
+ *
+ * Live mode (the anywidget adapter in core.js): Python sends this same JSON as the `config` traitlet, once,
+ * and keeps `settings` = {stage} in sync both ways; every step is drawn here, from those values.
  */
 (function (root) {
   "use strict";
@@ -77,7 +80,9 @@
     const tokens = config.tokens || Array.from({ length: n }, (_, i) => String(i + 1));
     const qh = stages.find((s) => s.key === "q_heads");
     const h = qh ? qh.values.length : 1;
-    let current = keys.includes(config.stage) ? keys.indexOf(config.stage) : stages.length - 1;
+    const start = (config.settings && config.settings.stage) ?? config.stage;
+    let current = keys.includes(start) ? keys.indexOf(start) : stages.length - 1;
+    let draws = 0;
 
     el.classList.add("mha-stepper");
     el.replaceChildren();
@@ -95,6 +100,7 @@
         make("div", { className: "mha-stage-view" }, caption, make("div", { className: "mha-figure" }, canvas))));
 
     function draw() {
+      draws += 1;
       const stage = stages[current];
       const perHead = Array.isArray(stage.values[0][0]);
       const panels = perHead ? stage.values : [stage.values]; // (panels, rows, cols)
@@ -157,6 +163,8 @@
         if (!Number.isInteger(index) || index < 0 || index >= stages.length) throw new RangeError(`unknown stage ${stage}; the stages are ${keys.join(", ")}`);
         return go(index, false);
       },
+      /** How many times the picture was drawn (a test waits for it to change). */
+      get draws() { return draws; },
       canvas,
     };
     el.mha = api;
