@@ -44,9 +44,11 @@ weights: $(STAMP)
 	$(BIN)/python -m mha.chapters.train_heads
 
 # Census, single-head ablations and greedy pruning of all-MiniLM-L6-v2's 72 heads for chapter 1, into
-# mha/chapters/data/minilm_heads.json (about 7.5 minutes on 2 cores).
+# mha/chapters/data/minilm_heads.json (about 7.5 minutes on 2 cores), and the 8-bit attention maps of the
+# corpus for the chapter's static viewer, into mha/chapters/data/minilm_attention.json (about 10 s).
 minilm-heads: $(STAMP)
 	$(BIN)/python -m mha.chapters.minilm_heads
+	$(BIN)/python -m mha.chapters.minilm_viewer
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab chapters/

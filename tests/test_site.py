@@ -298,7 +298,7 @@ def test_mathjax_loads_its_extensions_and_fonts_from_disk(browser):
 # ---------------------------------------------------------------------------------------------------------
 
 EXPLORER_PAGE = "chapters/the_math"
-TRAINED_PAGE = "chapters/why_multiple_heads"
+TRAINED_PAGE = "chapters/appendix_toy_heads"  # the toy experiment moved there from chapter 1
 
 
 def _explorer_sweep() -> list[dict]:
@@ -394,3 +394,82 @@ def test_the_trained_explorer_runs_the_shipped_model_in_the_page(server, browser
             torch.testing.assert_close(torch.tensor(drawn, dtype=torch.float32), expected, atol=1e-5, rtol=0)
     tab.close()
     assert not errors, errors
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Chapter 1's real heads: all-MiniLM-L6-v2's precomputed attention, drawn by realheads.js
+# ---------------------------------------------------------------------------------------------------------
+
+REALHEADS_PAGE = "chapters/why_multiple_heads"
+MAX_PAGE_BYTES = 2_000_000
+
+
+@pytest.mark.parametrize("page", CHAPTER_PAGES)
+def test_each_chapter_page_itself_weighs_under_2_mb(page):
+    """The page's own HTML, inline data included (images and scripts are separate files)."""
+    size = (SITE / f"{page}.html").stat().st_size
+    assert size < MAX_PAGE_BYTES, f"{page}.html weighs {size / 1e6:.2f} MB"
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_the_real_heads_viewer_draws_the_model_weights_within_8_bit_rounding(scheme, server, browser):
+    """Switching sentence, layer and head redraws; what is drawn is the inline data, and that data is the
+    model's attention (mha.pretrained.attend) to within half a step of 1/255."""
+    import numpy as np
+
+    from mha.pretrained import attend, load_minilm
+    from mha.widgets.realheads import SCALE, dequantise
+
+    if scheme == "http":
+        tab, errors = _open(browser, f"{server}/{REALHEADS_PAGE}.html", server)
+    else:
+        tab, errors = _open(browser, (SITE / f"{REALHEADS_PAGE}.html").as_uri(), "file://")
+    assert tab.locator(".mha-realheads").count() == 1
+    tab.evaluate("() => document.querySelector('.mha-realheads').mha.ready")
+    config = _inline_config(REALHEADS_PAGE)  # the front end replaces the root's children when it mounts
+    stored = dequantise(config)
+    encoder = load_minilm()
+    first = tab.evaluate("() => document.querySelector('.mha-realheads').mha.canvas.toDataURL()")
+    seen = {first}
+    choices = [("sentence", 1), ("layer", 3), ("head", 7), ("sentence", len(stored) - 1), ("layer", 0)]
+    for name, value in choices:
+        before = tab.evaluate("() => document.querySelector('.mha-realheads').mha.draws")
+        tab.locator(f'.mha-realheads select[name="{name}"]').select_option(index=value)  # in order
+        root = tab.evaluate(
+            "() => { const m = document.querySelector('.mha-realheads').mha; "
+            "return {settings: m.settings, weights: m.weights, tokens: m.tokens, draws: m.draws, "
+            "picture: m.canvas.toDataURL()}; }"
+        )
+        assert root["settings"][name] == value
+        assert root["draws"] > before, f"choosing {name} {value} did not redraw"
+        seen.add(root["picture"])
+        s, layer, head = (root["settings"][k] for k in ("sentence", "layer", "head"))
+        drawn = np.array(root["weights"])
+        np.testing.assert_array_equal(drawn, stored[s][layer, head])
+        tokens, live = attend(encoder, config["sentences"][s]["text"])
+        assert root["tokens"] == tokens == config["sentences"][s]["tokens"]
+        assert np.abs(drawn - live[layer, head].numpy()).max() <= 0.5 / SCALE + 1e-6
+    assert len(seen) == len(choices) + 1, "every choice should change the picture"
+    # the read-out names the cell under the pointer, with its stored weight
+    box = tab.evaluate("() => document.querySelector('.mha-realheads').mha.layout.rects[0]")
+    cell = tab.evaluate("() => document.querySelector('.mha-realheads').mha.layout.cw")
+    tab.locator(".mha-realheads canvas").hover(
+        position={"x": box["x"] + 1.5 * cell, "y": box["y"] + 0.5 * cell}
+    )
+    readout = tab.locator(".mha-realheads .mha-readout").text_content()
+    assert "layer 1, head" in readout and "(row 1)" in readout and "(column 2)" in readout, readout
+    tab.close()
+    assert not errors, errors
+
+
+def _inline_config(page: str) -> dict:
+    """The JSON of the page's .mha-realheads root, read from the HTML file."""
+    import json
+    import re
+
+    text = (SITE / f"{page}.html").read_text()
+    match = re.search(
+        r'<div class="mha-realheads"><script type="application/json">(.*?)</script>', text, re.S
+    )
+    assert match, f"{page} has no .mha-realheads root with inline data"
+    return json.loads(match.group(1))  # JSON reads the escaped "<\\/" as "</"

@@ -1,0 +1,211 @@
+/* mha front end, real heads: a pretrained encoder's attention on fixed sentences, one head at a time.
+ *
+ * Needs core.js and heatmaps.js first. Nothing is computed here: the weights were computed in Python
+ * (mha/widgets/realheads.py, data in mha/chapters/data/minilm_attention.json) and are stored 8-bit,
+ * q = round(w * 255), so a weight read here is within 1/510 of the model's. A page includes it as
+ *
+ *   <div class="mha-realheads"><script type="application/json">{...}</script></div>
+ *
+ * with the JSON (in the text, "</" written "<\/"):
+ *
+ *   {
+ *     "model": "all-MiniLM-L6-v2", "layers": 6, "heads": 12, "scale": 255,
+ *     "encoding": "uint8-zlib-base64",
+ *     "sentences": [{"text": "The cat sat on the mat.", "tokens": ["[CLS]", "the", ...]}, ...],
+ *     "data": "<base64 of the zlib-compressed bytes>",
+ *     "settings": {"sentence": 0, "layer": 0, "head": 2}      0-based indices, shown 1-based
+ *   }
+ *
+ * The bytes are sentence after sentence, each layers * heads * n * n bytes in the order
+ * [layer][head][query][key] (n = the sentence's number of tokens). They are inflated in the page with the
+ * browser's DecompressionStream("deflate"), which works from file:// too (no fetch).
+ *
+ * The root element gets el.mha = {ready: Promise, settings, update(settings) -> weights [n][n] (q / 255),
+ * weights, tokens, layout, draws, canvas}; settings are 0-based {sentence, layer, head}. Token labels
+ * and sentences are drawn and inserted as text, literally.
+ */
+(function (root) {
+  "use strict";
+  const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
+
+  /** The bytes of base64 zlib data, inflated in the page. */
+  async function inflate(base64) {
+    if (typeof DecompressionStream === "undefined") {
+      throw new Error("this browser cannot inflate the data (it has no DecompressionStream)");
+    }
+    const packed = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    const stream = new Blob([packed]).stream().pipeThrough(new DecompressionStream("deflate"));
+    return new Uint8Array(await new Response(stream).arrayBuffer());
+  }
+
+  function mountRealHeads(el, config) {
+    const { make, field, select } = ns;
+    const L = config.layers, H = config.heads, scale = config.scale || 255;
+    const sentences = config.sentences;
+    const offsets = []; // where each sentence's bytes start
+    let total = 0;
+    for (const s of sentences) {
+      offsets.push(total);
+      total += L * H * s.tokens.length * s.tokens.length;
+    }
+    const state = Object.assign({ sentence: 0, layer: 0, head: 0 }, config.settings || {});
+    let bytes = null, shown = null, selected = null, layout = null, draws = 0;
+
+    // -- the page ---------------------------------------------------------------------------------------
+    el.classList.add("mha-realheads");
+    el.replaceChildren();
+    Object.assign(el.style, {
+      border: "1px solid rgba(128, 128, 128, 0.45)", borderRadius: "8px", padding: "0.8em 1em", margin: "1em 0",
+      fontSize: "0.95rem", lineHeight: "1.4", maxWidth: "100%", boxSizing: "border-box",
+    });
+    const c = {
+      sentence: select("sentence", sentences.map((s, i) => [i, `${i + 1}. ${s.text}`]), state.sentence),
+      layer: select("layer", Array.from({ length: L }, (_, i) => [i, String(i + 1)]), state.layer),
+      head: select("head", Array.from({ length: H }, (_, i) => [i, String(i + 1)]), state.head),
+      numbers: make("input", { type: "checkbox", name: "show_numbers" }),
+    };
+    c.sentence.style.maxWidth = "100%";
+    const status = make("p", { className: "mha-status", role: "status", "aria-live": "polite" },
+      `Loading the weights of ${config.model}\u2026`);
+    const help = make("p", { className: "mha-help", id: ns.uniqueId("mha-help") },
+      "Hover over, tap or focus the picture, then use the arrow keys to read each weight (Page Up/Down: other head).");
+    const canvas = make("canvas", { className: "mha-canvas", tabIndex: 0, role: "img", "aria-describedby": help.id });
+    const readout = make("p", { className: "mha-readout", "aria-live": "polite" }, "\u00a0");
+    el.append(
+      make("div", { className: "mha-controls" }, field("sentence", c.sentence)),
+      make("div", { className: "mha-controls" }, field("layer", c.layer), field("head", c.head),
+        field("show numbers", c.numbers)),
+      status, make("div", { className: "mha-figure" }, canvas), readout, help);
+
+    // -- the numbers ----------------------------------------------------------------------------------
+    /** The stored weights of one head on one sentence: n rows of n values q / scale. */
+    function headWeights(s, l, h) {
+      const n = sentences[s].tokens.length, start = offsets[s] + (l * H + h) * n * n;
+      return Array.from({ length: n }, (_, i) => Array.from(bytes.subarray(start + i * n, start + (i + 1) * n), (q) => q / scale));
+    }
+
+    function merge(s) {
+      for (const [key, size] of [["sentence", sentences.length], ["layer", L], ["head", H]]) {
+        if (key in s) {
+          const v = s[key];
+          if (!Number.isInteger(v) || v < 0 || v >= size) throw new RangeError(`${key} must be an index in 0..${size - 1}, got ${v}`);
+          state[key] = v;
+        }
+      }
+      c.sentence.value = String(state.sentence);
+      c.layer.value = String(state.layer);
+      c.head.value = String(state.head);
+    }
+
+    function refresh() {
+      if (!bytes) return null;
+      const { sentence, layer, head } = state;
+      const tokens = sentences[sentence].tokens;
+      shown = { tokens, weights: headWeights(sentence, layer, head), sentence, layer, head };
+      const n = tokens.length;
+      if (selected && (selected.row >= n || selected.col >= n)) selected = null;
+      draw();
+      return shown.weights.map((row) => row.slice());
+    }
+
+    function draw() {
+      if (!shown) return;
+      draws += 1;
+      const n = shown.tokens.length;
+      const maxWidth = Math.max(320, el.clientWidth || 860);
+      const cell = Math.max(12, Math.min(40, Math.floor((maxWidth - 230) / n)));
+      layout = ns.drawHeatmaps(canvas, {
+        panels: [{ title: `layer ${shown.layer + 1}, head ${shown.head + 1}`, values: shown.weights, mask: null }],
+        rowLabels: shown.tokens, colLabels: shown.tokens, rowName: "query", colName: "key",
+        lo: 0, hi: 1, cell: [cell, cell], maxWidth, maxColumns: 1,
+        format: c.numbers.checked && cell >= 26 ? (v) => v.toFixed(2).replace(/^0/, "") : null,
+        selected: selected && { panel: 0, row: selected.row, col: selected.col },
+        scaleLabel: "weight", maskKey: false,
+      });
+      canvas.setAttribute("aria-label",
+        `Attention weights of layer ${shown.layer + 1}, head ${shown.head + 1} of ${config.model}, an ${n} by ${n} grid (queries on rows, keys on columns), for the tokens: ${shown.tokens.join(" ")}`);
+      status.textContent = `${config.model}, sentence ${shown.sentence + 1} of ${sentences.length}: ${n} tokens. `
+        + `Row i shows where token i looks; each row sums to 1. Weights stored to the nearest 1/${scale}.`;
+      say(selected);
+    }
+
+    /** The read-out of one cell: the head, the query and key tokens and the stored weight. */
+    function say(cell) {
+      if (!cell || !shown) { readout.textContent = "\u00a0"; return; }
+      const { row, col } = cell, t = shown.tokens, w = shown.weights[row][col];
+      readout.textContent = `layer ${shown.layer + 1}, head ${shown.head + 1}: query \u201c${t[row]}\u201d (row ${row + 1}) `
+        + `\u2192 key \u201c${t[col]}\u201d (column ${col + 1}): weight ${w.toFixed(3)} (stored as ${Math.round(w * scale)}/${scale})`;
+    }
+
+    // -- events ---------------------------------------------------------------------------------------
+    const fromReader = (s) => { merge(s); refresh(); };
+    c.sentence.addEventListener("change", () => fromReader({ sentence: Number(c.sentence.value) }));
+    c.layer.addEventListener("change", () => fromReader({ layer: Number(c.layer.value) }));
+    c.head.addEventListener("change", () => fromReader({ head: Number(c.head.value) }));
+    c.numbers.addEventListener("change", draw);
+    const cellAt = (event) => {
+      const box = canvas.getBoundingClientRect();
+      return layout && layout.hit(event.clientX - box.left, event.clientY - box.top);
+    };
+    canvas.addEventListener("pointermove", (event) => say(cellAt(event) || selected));
+    canvas.addEventListener("pointerleave", () => say(selected));
+    canvas.addEventListener("click", (event) => {
+      const cell = cellAt(event);
+      if (cell) { selected = { row: cell.row, col: cell.col }; draw(); }
+    });
+    canvas.addEventListener("focus", () => {
+      if (!selected && shown) { selected = { row: 0, col: 0 }; draw(); }
+    });
+    canvas.addEventListener("keydown", (event) => {
+      if (!shown) return;
+      const n = shown.tokens.length, s = selected || { row: 0, col: 0 };
+      const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+      if (event.key === "PageUp" || event.key === "PageDown") {
+        fromReader({ head: Math.min(H - 1, Math.max(0, state.head + (event.key === "PageUp" ? -1 : 1))) });
+      } else if (event.key === "Home" || event.key === "End") {
+        selected = { row: s.row, col: event.key === "Home" ? 0 : n - 1 };
+        draw();
+      } else if (moves[event.key]) {
+        const [dr, dc] = moves[event.key];
+        selected = { row: Math.min(n - 1, Math.max(0, s.row + dr)), col: Math.min(n - 1, Math.max(0, s.col + dc)) };
+        draw();
+      } else {
+        return;
+      }
+      event.preventDefault();
+    });
+    ns.onThemeChange(draw);
+    if (root.ResizeObserver) { // redraw when the page's column changes width
+      let width = el.clientWidth;
+      new ResizeObserver(() => { if (Math.abs(el.clientWidth - width) > 40) { width = el.clientWidth; draw(); } }).observe(el);
+    }
+
+    // -- the element's API ------------------------------------------------------------------------------
+    merge(state);
+    const ready = inflate(config.data).then((raw) => {
+      if (raw.length !== total) throw new RangeError(`the data holds ${raw.length} weights, the sentences need ${total}`);
+      bytes = raw;
+      refresh();
+    }).catch((error) => {
+      status.textContent = `The weights could not be loaded: ${error.message}`;
+      status.className = "mha-status mha-warning";
+    });
+    const api = {
+      /** Resolves once the weights are inflated and the first head is drawn. */
+      ready,
+      get settings() { return { sentence: state.sentence, layer: state.layer, head: state.head }; },
+      /** Merge 0-based settings, update the controls, redraw now; returns the drawn weights [n][n]. */
+      update(settings) { merge(settings || {}); return refresh(); },
+      get weights() { return shown ? shown.weights.map((row) => row.slice()) : null; },
+      get tokens() { return shown ? shown.tokens.slice() : null; },
+      get layout() { return layout && { rects: layout.rects, cw: layout.cw, ch: layout.ch, width: layout.width, height: layout.height }; },
+      get draws() { return draws; },
+      canvas,
+    };
+    el.mha = api;
+    return api;
+  }
+
+  ns.mountRealHeads = mountRealHeads;
+  ns.autoMount("mha-realheads", mountRealHeads);
+})(globalThis);
