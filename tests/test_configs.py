@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 import mha
-from mha.costs.configs import MODEL_CONFIGS, ModelConfig, configs_table
+from mha.costs.configs import COLUMNS, MODEL_CONFIGS, ModelConfig, config_rows, configs_table
 
 # Spot checks against the primary sources named in each entry (the list of facts to get right).
 KNOWN = {
@@ -137,3 +137,24 @@ def test_table_of_a_subset():
     assert sorted(cells) == ["BERT-base", "ViT-H/14"]
     assert cells["ViT-H/14"][columns.index("d_k")] == "80"
     assert cells["BERT-base"][columns.index("context")] == "512"
+
+
+def test_rows_hold_the_table_as_data():
+    rows = config_rows()
+    assert [r["model"] for r in rows] == list(MODEL_CONFIGS)
+    assert all(tuple(r) == COLUMNS for r in rows)
+    for row, c in zip(rows, MODEL_CONFIGS.values(), strict=True):
+        shape = (c.d_model, c.h, c.n_kv_heads, c.d_k)
+        assert (row["d_model"], row["h"], row["n_kv_heads"], row["d_k"]) == shape
+        assert (row["attention"], row["layers"], row["kind"]) == (c.attention, c.n_layers, c.kind)
+        assert row["context"] == ("—" if c.context is None else c.context)
+    (vit,) = config_rows({"ViT-H/14": MODEL_CONFIGS["ViT-H/14"]})
+    assert (vit["d_k"], vit["context"]) == (80, 257)
+
+
+def test_rows_make_a_data_frame():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(config_rows()).set_index("model")
+    assert list(frame.columns) == list(COLUMNS[1:])
+    assert frame.loc["GPT-3 175B", "d_k"] == 128
+    assert (frame.d_model == frame.h * frame.d_k).all()

@@ -19,14 +19,57 @@ def _close_figures():
     plt.close("all")
 
 
-def test_head_widths_plots_every_model_once():
+def _markers(ax):
+    """``[(kind, (x, y) in data coordinates, (x, y) in pixels)]`` for every marker of the scatter."""
+    ax.figure.canvas.draw()
+    return [
+        (coll.get_label(), tuple(xy), tuple(ax.transData.transform(xy)))
+        for coll in ax.collections
+        for xy in coll.get_offsets().tolist()
+    ]
+
+
+def test_head_widths_plots_every_model_with_a_marker_of_its_kind():
     fig = plot_head_widths()
     ax = fig.axes[0]
-    points = {tuple(p) for coll in ax.collections for p in coll.get_offsets().tolist()}
-    assert points == {(c.d_model, c.h) for c in MODEL_CONFIGS.values()}
+    markers = _markers(ax)
+    assert {kind for kind, _, _ in markers} == {"MHA", "GQA", "MQA"}
+    for c in MODEL_CONFIGS.values():
+        # a marker of the model's kind on its line of constant d_k, at most a small step from (d_model, h)
+        near = [(x, y) for kind, (x, y), _ in markers if kind == c.attention and 0.8 < x / c.d_model < 1.25]
+        assert any(abs(x / y - c.d_k) < 1e-9 for x, y in near), c.name
     labels = "\n".join(t.get_text() for t in ax.texts)
     for name in MODEL_CONFIGS:
         assert name in labels
+
+
+def test_no_marker_hides_a_marker_of_another_kind():
+    """LLaMA 7B (MHA) and Llama 3.1 8B (GQA) have the same d_model and h: both markers must show."""
+    fig = plot_head_widths()
+    ax = fig.axes[0]
+    markers = _markers(ax)
+    diameter = (ax.collections[0].get_sizes()[0] ** 0.5) * fig.dpi / 72  # marker size s is in points^2
+    for i, (kind_a, _, (xa, ya)) in enumerate(markers):
+        for kind_b, _, (xb, yb) in markers[i + 1 :]:
+            if kind_a != kind_b:
+                assert ((xa - xb) ** 2 + (ya - yb) ** 2) ** 0.5 > diameter, (kind_a, kind_b)
+
+
+def test_labels_of_shared_points_name_each_kind():
+    labels = [t.get_text() for t in plot_head_widths().axes[0].texts]
+    llama_7b = next(label for label in labels if "LLaMA 7B" in label)
+    llama_3 = next(label for label in labels if "Llama 3.1 8B" in label)
+    assert llama_7b != llama_3
+    assert llama_7b.endswith("(MHA)") and "Llama 2 7B" in llama_7b
+    assert llama_3.endswith("(GQA)") and "Mistral 7B" in llama_3
+    # a point shared by models of one kind keeps one marker and a plain label
+    bert = next(label for label in labels if "BERT-base" in label)
+    assert "GPT-2 small" in bert and "(MHA)" not in bert
+
+
+def test_head_widths_of_a_subset():
+    ax = plot_head_widths(["GPT-2 small", "Llama 2 7B"]).axes[0]
+    assert sorted(tuple(xy) for _, xy, _ in _markers(ax)) == [(768, 12), (4096, 32)]
 
 
 def test_attention_macs_lines_are_the_two_parts():

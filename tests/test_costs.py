@@ -8,6 +8,7 @@ import mha
 from mha.costs.configs import MODEL_CONFIGS
 from mha.costs.counts import (
     attention_macs,
+    attention_macs_parts,
     attention_macs_per_token,
     attention_params,
     attention_weights_bytes,
@@ -17,6 +18,7 @@ from mha.costs.counts import (
     model_costs,
     saved_for_backward_bytes,
 )
+from mha.costs.report import kv_cache_rows
 
 SHAPES = [
     # d_model, h, n_kv_heads
@@ -118,6 +120,54 @@ def test_kv_cache_of_llama2_70b_at_4096_tokens():
     expected = 2 * 80 * 4096 * 8 * 128 * 2  # keys and values, layers, tokens, kv heads, d_k, bf16 bytes
     assert kv_cache_bytes(c.n_layers, c.n_kv_heads, c.d_k, 4096) == expected
     assert format_bytes(expected) == "1.25 GiB"
+
+
+def test_macs_parts_of_the_tutorials_toy_layer():
+    """Seed tutorial 002, section 3.4 (h = 2, n = 4, d_model = 8): its terms sum to 1152, one A V short."""
+    h, n, d_model, d_k = 2, 4, 8, 4
+    q_k_v, q_kt, w_o = 3 * h * (n * d_model * d_k), h * (n * n * d_k), n * d_model * d_model
+    assert (q_k_v, q_kt, w_o, q_k_v + q_kt + w_o) == (768, 128, 256, 1152)
+    projections, scores = attention_macs_parts(d_model, h, n)
+    assert projections == q_k_v + w_o  # the tutorial counts all four projections
+    assert scores == 2 * q_kt  # Q K^T and A V cost the same; the tutorial counts only Q K^T
+    assert projections + scores == attention_macs(d_model, h, n) == 1280
+
+
+def test_kv_cache_rows_compare_models_at_their_trained_context():
+    rows = kv_cache_rows(["Llama 2 7B", "Llama 3.1 8B", "Falcon-7B"])
+    assert [r["model"] for r in rows] == ["Llama 2 7B", "Llama 3.1 8B", "Falcon-7B"]
+    llama2, llama3, falcon = rows
+    assert (llama2["attention"], llama2["as MHA"]) == ("MHA", "1x")
+    assert (llama3["attention"], llama3["n_kv_heads"], llama3["as MHA"]) == ("GQA", 8, "4x")
+    assert (falcon["attention"], falcon["as MHA"]) == ("MQA", "71x")
+    c = MODEL_CONFIGS["Llama 3.1 8B"]
+    assert llama3["context"] == c.context == 131072
+    assert llama3["per token"] == format_bytes(kv_cache_bytes(c.n_layers, 8, c.d_k, 1)) == "128.00 KiB"
+    assert llama3["KV cache"] == format_bytes(kv_cache_bytes(c.n_layers, 8, c.d_k, c.context)) == "16.00 GiB"
+
+
+def test_kv_cache_rows_at_a_chosen_context_batch_and_dtype():
+    (row,) = kv_cache_rows([MODEL_CONFIGS["Llama 2 7B"]], context=8192, batch=8, dtype="float32")
+    c = MODEL_CONFIGS["Llama 2 7B"]
+    cache = kv_cache_bytes(c.n_layers, c.n_kv_heads, c.d_k, 8192, batch=8, dtype=torch.float32)
+    assert (row["context"], row["KV cache"]) == (8192, format_bytes(cache))
+    per_token = kv_cache_bytes(c.n_layers, c.n_kv_heads, c.d_k, 1, dtype=torch.float32)
+    assert row["per token"] == format_bytes(per_token)
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda: kv_cache_rows(["BERT-base"]), ValueError),
+        (lambda: kv_cache_rows(["GPT-5"]), KeyError),
+        (lambda: kv_cache_rows([]), ValueError),
+        (lambda: kv_cache_rows(["GPT-2 small"], dtype="int3"), ValueError),
+        (lambda: kv_cache_rows(["GPT-2 small"], batch=0), ValueError),
+    ],
+)
+def test_kv_cache_rows_reject_bad_arguments(call, error):
+    with pytest.raises(error):
+        call()
 
 
 def test_attention_weights_bytes_match_the_explicit_path():

@@ -3,12 +3,13 @@
 - :mod:`mha.costs.configs`: ``MODEL_CONFIGS``, one sourced ``ModelConfig`` per published model;
 - :mod:`mha.costs.counts`: parameters, multiply-adds and key/value-cache bytes, exact for
   :class:`mha.MultiHeadAttention`;
-- :mod:`mha.costs.report`: the cost calculator's numbers for one model, as rows or a report.
+- :mod:`mha.costs.report`: the cost calculator's numbers for one model, as rows or a report, and the
+  key/value caches of several models as rows.
 
 This layer imports only the core's input checks and PyTorch.
 """
 
-from mha.costs.configs import MODEL_CONFIGS, ModelConfig, configs_table, get_config
+from mha.costs.configs import MODEL_CONFIGS, ModelConfig, config_rows, configs_table, get_config
 from mha.costs.counts import (
     attention_macs,
     attention_macs_parts,
@@ -22,7 +23,7 @@ from mha.costs.counts import (
     projection_params,
     saved_for_backward_bytes,
 )
-from mha.costs.report import DTYPES, cost_report, cost_rows
+from mha.costs.report import DTYPES, cost_report, cost_rows, kv_cache_rows
 
 __all__ = [
     "DTYPES",
@@ -33,6 +34,7 @@ __all__ = [
     "attention_macs_per_token",
     "attention_params",
     "attention_weights_bytes",
+    "config_rows",
     "configs_table",
     "cost_report",
     "cost_rows",
@@ -40,6 +42,7 @@ __all__ = [
     "format_count",
     "get_config",
     "kv_cache_bytes",
+    "kv_cache_rows",
     "model_costs",
     "projection_params",
     "saved_for_backward_bytes",

@@ -187,6 +187,38 @@ def get_config(model: str | ModelConfig, *, decoder_only: bool = False) -> Model
     return config
 
 
+COLUMNS = ("model", "kind", "d_model", "h", "n_kv_heads", "d_k", "attention", "layers", "context")
+
+
+def config_rows(configs: dict[str, ModelConfig] | None = None) -> list[dict[str, str | int]]:
+    """Configurations as table rows, one dict per model with the keys :data:`COLUMNS`, ready for
+    ``pandas.DataFrame(config_rows()).set_index("model")``.
+
+    Args:
+        configs: the models to show; defaults to :data:`MODEL_CONFIGS`.
+
+    Returns:
+        Rows with the name and kind, the integer shapes (``d_k`` computed), the attention kind (``"MHA"``,
+        ``"GQA"`` or ``"MQA"``), ``layers`` (per stack) and ``context``, which is ``"—"`` where the model has
+        no fixed limit (so that a table column of contexts stays readable, not floats with a NaN).
+    """
+    configs = MODEL_CONFIGS if configs is None else configs
+    return [
+        {
+            "model": c.name,
+            "kind": c.kind,
+            "d_model": c.d_model,
+            "h": c.h,
+            "n_kv_heads": c.n_kv_heads,
+            "d_k": c.d_k,
+            "attention": c.attention,
+            "layers": c.n_layers,
+            "context": "—" if c.context is None else c.context,
+        }
+        for c in configs.values()
+    ]
+
+
 def configs_table(configs: dict[str, ModelConfig] | None = None, *, fmt: str = "markdown") -> str:
     """Render configurations as a table, one row per model, columns computed from the data.
 
@@ -195,25 +227,10 @@ def configs_table(configs: dict[str, ModelConfig] | None = None, *, fmt: str = "
         fmt: ``"markdown"`` (plain text that reads well in a terminal too) or ``"html"``.
 
     Returns:
-        The table as a string, with columns model, kind, d_model, h, n_kv_heads, d_k, attention, layers,
-        context.
+        The table of :func:`config_rows` as a string, with the columns :data:`COLUMNS`.
     """
-    configs = MODEL_CONFIGS if configs is None else configs
-    header = ["model", "kind", "d_model", "h", "n_kv_heads", "d_k", "attention", "layers", "context"]
-    rows = [
-        [
-            c.name,
-            c.kind,
-            str(c.d_model),
-            str(c.h),
-            str(c.n_kv_heads),
-            str(c.d_k),
-            c.attention,
-            str(c.n_layers),
-            "—" if c.context is None else str(c.context),
-        ]
-        for c in configs.values()
-    ]
+    header = list(COLUMNS)
+    rows = [[str(v) for v in row.values()] for row in config_rows(configs)]
     if fmt == "html":
         head = "".join(f"<th>{html.escape(x)}</th>" for x in header)
         body = "".join("<tr>" + "".join(f"<td>{html.escape(x)}</td>" for x in row) + "</tr>" for row in rows)

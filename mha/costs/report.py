@@ -2,12 +2,14 @@
 attention parameters, multiply-adds and key/value-cache memory.
 
 :func:`cost_report` computes them (text or HTML) and is what a chapter prints deterministically;
-:class:`mha.widgets.calculator.CostCalculator` puts the same report behind controls.
+:class:`mha.widgets.calculator.CostCalculator` puts the same report behind controls. :func:`kv_cache_rows`
+compares the key/value caches of several models, one row each.
 """
 
 from __future__ import annotations
 
 import html
+from collections.abc import Iterable
 
 import torch
 
@@ -32,7 +34,7 @@ def cost_rows(
     """The calculator's numbers as ``(label, value)`` rows.
 
     Args:
-        model: a name in :data:`mha.configs.MODEL_CONFIGS` (decoder-only) or a ``ModelConfig``.
+        model: a name in :data:`mha.costs.MODEL_CONFIGS` (decoder-only) or a ``ModelConfig``.
         context: tokens per sequence.
         batch: sequences at once.
         dtype: a key of :data:`DTYPES`, the element type of the key/value cache.
@@ -61,6 +63,52 @@ def cost_rows(
         rows.append(
             ("note", f"{context} tokens is longer than the {config.context} the model was trained for")
         )
+    return rows
+
+
+def kv_cache_rows(
+    models: Iterable[str | ModelConfig],
+    *,
+    context: int | None = None,
+    batch: int = 1,
+    dtype: str = "bfloat16",
+) -> list[dict[str, str | int]]:
+    """The key/value caches of decoder-only models as table rows, one dict per model, ready for
+    ``pandas.DataFrame(kv_cache_rows(...)).set_index("model")``.
+
+    Args:
+        models: names in :data:`mha.costs.MODEL_CONFIGS` (decoder-only) or ``ModelConfig`` objects.
+        context: tokens per sequence; ``None`` means each model's trained context.
+        batch: sequences at once.
+        dtype: a key of :data:`DTYPES`, the element type of the cache.
+
+    Returns:
+        Rows with the keys ``model``, ``attention``, ``n_kv_heads``, ``per token`` (the cache of one token
+        of one sequence, all layers), ``context``, ``KV cache`` (for ``batch`` sequences of ``context``
+        tokens) and ``as MHA`` (how many times larger the cache would be with a key/value head per query
+        head, ``h / h_kv``, e.g. ``"4x"``). Sizes are formatted with :func:`format_bytes`.
+    """
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {list(DTYPES)}, got {dtype!r}")
+    rows = []
+    for model in models:
+        c = get_config(model, decoder_only=True)
+        n = c.context if context is None else context
+        per_token = kv_cache_bytes(c.n_layers, c.n_kv_heads, c.d_k, 1, dtype=DTYPES[dtype])
+        cache = kv_cache_bytes(c.n_layers, c.n_kv_heads, c.d_k, n, batch=batch, dtype=DTYPES[dtype])
+        rows.append(
+            {
+                "model": c.name,
+                "attention": c.attention,
+                "n_kv_heads": c.n_kv_heads,
+                "per token": format_bytes(per_token),
+                "context": n,
+                "KV cache": format_bytes(cache),
+                "as MHA": f"{c.h // c.n_kv_heads}x",
+            }
+        )
+    if not rows:
+        raise ValueError("no models to compare")
     return rows
 
 

@@ -1,4 +1,4 @@
-"""Figures of real models' attention shapes and costs, drawn from :data:`mha.configs.MODEL_CONFIGS`.
+"""Figures of real models' attention shapes and costs, drawn from :data:`mha.costs.MODEL_CONFIGS`.
 
 Each function returns a ``matplotlib`` figure created with ``pyplot`` (so a notebook shows it once at the
 end of the cell) and never calls ``plt.show``. The plotted numbers come from :mod:`mha.costs`; the tests
@@ -46,11 +46,27 @@ def _contexts(contexts: Sequence[int]) -> list[int]:
     return sorted(values)
 
 
+# Markers of different attention kinds at one (d_model, h) are spread along the line of constant d_k by this
+# factor (in both d_model and h), so that none hides another: about 10 points apart on these axes.
+_KIND_SPREAD = 2**0.15
+_LABEL_BOX = {"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8}
+
+
+def _names_by_kind(configs: Sequence[ModelConfig]) -> dict[str, dict[tuple[int, int], list[str]]]:
+    """``{kind: {(d_model, h): [names]}}``: models of one kind at one ``(d_model, h)`` share a marker."""
+    points: dict[str, dict[tuple[int, int], list[str]]] = {kind: defaultdict(list) for kind in _STYLE}
+    for c in configs:
+        points[c.attention][(c.d_model, c.h)].append(c.name)
+    return {kind: dict(at) for kind, at in points.items() if at}
+
+
 def plot_head_widths(models: Iterable[str | ModelConfig] | None = None) -> Figure:
     """Scatter of heads ``h`` against width ``d_model`` (log scales), with lines of constant ``d_k``.
 
-    Points are marked by attention kind (MHA, GQA, MQA); models with the same ``(d_model, h)`` share a
-    point and a label.
+    Points are marked by attention kind (MHA, GQA, MQA); models of one kind with the same ``(d_model, h)``
+    share a marker and a label. Where kinds meet at one ``(d_model, h)`` (LLaMA 7B, MHA, and Llama 3.1 8B,
+    GQA, both have 4096 and 32), their markers are spread along the line of constant ``d_k``, MHA lowest, and
+    each label, in its kind's colour, names the kind, so that no model seems to use another's attention.
     """
     configs = _configs(models)
     fig, ax = subplots(figsize=(10, 6), layout="constrained")
@@ -58,23 +74,34 @@ def plot_head_widths(models: Iterable[str | ModelConfig] | None = None) -> Figur
     lo, hi = min(xs) / 4, max(xs) * 1.5
     for d_k, style in ((64, ":"), (128, "--"), (256, "-.")):
         ax.plot([lo, hi], [lo / d_k, hi / d_k], style, color="grey", lw=1, label=f"d_k = {d_k}")
-    names: dict[tuple[int, int], list[str]] = defaultdict(list)
-    for c in configs:
-        names[(c.d_model, c.h)].append(c.name)
-    for kind, (marker, colour) in _STYLE.items():
-        chosen = [c for c in configs if c.attention == kind]
-        if chosen:
-            ax.scatter([c.d_model for c in chosen], [c.h for c in chosen], marker=marker, color=colour, s=45,
-                       label=kind, zorder=3)  # fmt: skip
-    for (d_model, h), group in names.items():
-        left = d_model <= 1024  # the small models crowd together: one line each, on the left
-        label = (", " if left else "\n").join(group)
-        ax.annotate(label, (d_model, h), xytext=(-7 if left else 7, 0), textcoords="offset points",
-                    fontsize=7, va="center", ha="right" if left else "left")  # fmt: skip
+    points = _names_by_kind(configs)
+    kinds_at: dict[tuple[int, int], list[str]] = defaultdict(list)  # the kinds at each point, MHA first
+    for kind, at in points.items():
+        for point in at:
+            kinds_at[point].append(kind)
+    for kind, at in points.items():
+        marker, colour = _STYLE[kind]
+        xy = []
+        for (d_model, h), names in at.items():
+            kinds = kinds_at[(d_model, h)]
+            shift = _KIND_SPREAD ** (kinds.index(kind) - (len(kinds) - 1) / 2)  # 1 where one kind
+            xy.append((d_model * shift, h * shift))
+            if len(kinds) == 1:  # the small models crowd together: one line each, on the left
+                left, text, colour_of_text, va = d_model <= 1024, names, "black", "center"
+                offset = (-7 if left else 7, 0)
+            else:  # right of the markers, in colour: the first kind's label below, the others' above
+                left, text, colour_of_text = False, [*names[:-1], f"{names[-1]} ({kind})"], colour
+                va, offset = ("top", (5, -3)) if kind == kinds[0] else ("bottom", (5, 3))
+            ax.annotate((", " if len(kinds) == 1 and left else "\n").join(text), xy[-1], xytext=offset,
+                        textcoords="offset points", fontsize=7, color=colour_of_text, va=va,
+                        ha="right" if left else "left", bbox=_LABEL_BOX)  # fmt: skip
+        ax.scatter(*zip(*xy, strict=True), marker=marker, color=colour, s=45, label=kind, zorder=3)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.set_xlim(lo, hi * 2.5)  # room for the labels on the right
     _powers_of_two_axis(ax.xaxis, lo, hi * 2.5)
+    heads = [c.h for c in configs]
+    ax.set_ylim(min(heads) / 2, max(heads) * 2)  # the d_k lines run on below; the models need the room
     _powers_of_two_axis(ax.yaxis, *ax.get_ylim())
     ax.set_xlabel("d_model")
     ax.set_ylabel("h (query heads)")
@@ -104,6 +131,7 @@ def plot_attention_macs(models: Iterable[str | ModelConfig], contexts: Sequence[
             ax.axvline(crossing, color="grey", lw=1, ls="--")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
+        ax.yaxis.set_minor_locator(NullLocator())  # a dozen decades: minor ticks would only slow drawing down
         _powers_of_two_axis(ax.xaxis, ns[0], ns[-1])
         ax.tick_params(axis="x", labelrotation=45)
         ax.set_xlabel("sequence length n")
