@@ -31,12 +31,11 @@ from mha.compute.explorer import MASKS, explorer_weights, head_choices, token_ve
 from mha.compute.stages import STAGES, attention_stages
 from mha.masks import causal_mask
 from mha.multihead import MultiHeadAttention
-from mha.widgets.frontend import calculator_config, inline_json, model_payload, stepper_config
+from mha.widgets.frontend import SCRIPTS, calculator_config, inline_json, model_payload, stepper_config
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 STATIC = Path(__file__).resolve().parents[1] / "mha" / "widgets" / "static"
-SCRIPTS = ("core.js", "heatmaps.js", "explorer.js", "stepper.js", "calculator.js")
 SENTENCE = "the cat sat on the mat because it was tired"
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (/usr/bin/chromium)")
@@ -630,3 +629,12 @@ def test_the_live_stepper_and_calculator(browser, site):
     assert page.locator("#calc table tr").all_text_contents() == [k + v for k, v in calc.rows]
     page.close()
     assert errors == [], errors
+
+
+def test_the_book_loads_the_same_scripts_in_the_same_order():
+    """_config.yml's html_js_files equal frontend.SCRIPTS, which the slides and this harness load."""
+    import yaml
+
+    config = yaml.safe_load((STATIC.parents[2] / "_config.yml").read_text())
+    assert tuple(config["sphinx"]["config"]["html_js_files"]) == SCRIPTS
+    assert config["sphinx"]["config"]["html_css_files"] == ["mha.css"]

@@ -2,10 +2,11 @@
 
 The test starts JupyterLab (``.venv/bin/jupyter lab``, a random token, a temporary root folder and
 configuration, news and announcements off, on a free port of 127.0.0.1), writes a small notebook with a
-head explorer, a stage stepper and a cost calculator, opens it in headless Chromium (every request to
-another host is aborted), runs all cells, and then acts as a reader: it changes the explorer's ``h`` from 4
-to 8 and checks that the page draws 8 panels with the weights Python computed (:func:`explorer_weights`),
-steps the stepper, changes the calculator's model, and asks the kernel what it now holds. It prints the
+head explorer, a stage stepper, a cost calculator and the real-heads explorer, opens it in headless
+Chromium (every request to another host is aborted), runs all cells, and then acts as a reader: it changes
+the explorer's ``h`` from 4 to 8 and checks that the page draws 8 panels with the weights Python computed
+(:func:`explorer_weights`), steps the stepper, changes the calculator's model, types a sentence into the
+real-heads explorer and picks a head, and asks the kernel what it now holds. It prints the
 end-to-end latency from a control change to the redrawn canvas (medians, not asserted).
 
 Set ``MHA_LAB_SCREENSHOT=path.png`` to keep a screenshot of the notebook.
@@ -47,6 +48,8 @@ CELLS = [
     "from mha.widgets import stage_stepper\nex = worked_example()\n"
     "s = stage_stepper(attention_stages(ex.module(), ex.x), start='x')\ns",
     "from mha.widgets import cost_calculator\nc = cost_calculator('Llama 3.1 8B', context=4096)\nc",
+    "from mha.pretrained import load_minilm\nfrom mha.widgets.realheads import EncoderExplorer\n"
+    "r = EncoderExplorer(load_minilm(), sentence='The cat sat on the mat.', layer=0, head=2)\nr",
 ]
 
 
@@ -156,7 +159,7 @@ def page(lab):
             timeout=30000,
         )
         tab.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        for name in ("explorer", "stepper", "calculator"):
+        for name in ("explorer", "stepper", "calculator", "realheads"):
             tab.wait_for_function(
                 f"() => {{ const el = document.querySelector('.jp-OutputArea .mha-{name}');"
                 " return el && el.mha && (el.mha.live !== false); }",
@@ -292,6 +295,30 @@ def test_calculator_model_change_is_computed_by_python(page):
     assert kernel(page, "print(c.settings['model'])").strip() == "GPT-2 small"
     expected = json.loads(kernel(page, "import json; print(json.dumps(c.rows))"))
     assert rows == [label + value for label, value in expected]
+    assert page.errors == [], page.errors
+
+
+def test_real_heads_run_the_encoder_on_the_typed_sentence(page):
+    root = ".jp-OutputArea .mha-realheads"
+    mha = f"document.querySelector('{root}').mha"
+    page.wait_for_function(f"() => {mha}.tokens && {mha}.tokens.length === 9", timeout=30000)
+    page.locator(f"{root} input[name=sentence]").fill("Birds <b>sing</b>.")
+    page.wait_for_function(f"() => {mha}.tokens.includes('sing')", timeout=10000)
+    page.locator(f"{root} select[name=head]").select_option(index=6)  # head 7
+    deadline = time.monotonic() + 10
+    while kernel(page, "print(r.settings['head'], r.head)").split() != ["6", "6"]:
+        assert time.monotonic() < deadline, "the kernel did not follow the head menu"
+        time.sleep(0.05)
+    expected = json.loads(
+        kernel(page, "import json; print(json.dumps({'tokens': r.tokens, 'weights': r.weights.tolist()}))")
+    )
+    page.wait_for_function(
+        f"w => JSON.stringify({mha}.weights) === JSON.stringify(w)", arg=expected["weights"], timeout=10000
+    )
+    assert page.evaluate(f"() => {mha}.tokens") == expected["tokens"]
+    assert "<" in expected["tokens"] and page.locator(f"{root} b").count() == 0  # text drawn literally
+    page.locator(f"{root} input[name=sentence]").fill(" ".join(["word"] * 50))
+    page.locator(f"{root} .mha-status").filter(has_text="at most 40").wait_for(timeout=10000)
     assert page.errors == [], page.errors
 
 

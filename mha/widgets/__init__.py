@@ -1,5 +1,8 @@
 """The book's interactive figures: the head explorer, the stage stepper and the cost calculator.
 
+A pretrained encoder's real heads (the static viewer and the live ``EncoderExplorer``) are in
+:mod:`mha.widgets.realheads`, imported on its own: it loads the tokenizer packages of :mod:`mha.pretrained`.
+
 Widgets hold controls and front ends only; what they show is computed by the layers below
 (:mod:`mha.compute`, :mod:`mha.costs`) and drawn by :mod:`mha.figures`.
 """

@@ -1,9 +1,9 @@
 """The browser front ends of the interactive figures, and the data a static page gives them.
 
 The drawing code lives in ``mha/widgets/static/`` as classic scripts (``core.js``, ``heatmaps.js``,
-``explorer.js``, ``stepper.js``, ``calculator.js`` and ``mha.css``); the book's ``_config.yml`` copies
-that folder into the built site and loads it on every page, so a page opened from disk works too. A
-figure on a static page is a root element with its data inline::
+``explorer.js``, ``stepper.js``, ``calculator.js``, ``realheads.js`` and ``mha.css``); the book's
+``_config.yml`` copies that folder into the built site and loads it on every page, so a page opened from
+disk works too. A figure on a static page is a root element with its data inline::
 
     <div class="mha-explorer"><script type="application/json">{"settings": {...}}</script></div>
 
@@ -38,7 +38,14 @@ from mha.compute.stages import STAGES
 from mha.costs.configs import MODEL_CONFIGS
 from mha.multihead import MultiHeadAttention
 
-SCRIPTS = ("core.js", "heatmaps.js", "explorer.js", "stepper.js", "calculator.js")  # in load order
+SCRIPTS = (
+    "core.js",
+    "heatmaps.js",
+    "explorer.js",
+    "stepper.js",
+    "calculator.js",
+    "realheads.js",
+)  # load order
 STYLESHEET = "mha.css"
 
 
@@ -52,6 +59,7 @@ WIDGET_SCRIPTS = {
     "mountExplorer": ("core.js", "heatmaps.js", "explorer.js"),
     "mountStepper": ("core.js", "heatmaps.js", "stepper.js"),
     "mountCalculator": ("core.js", "calculator.js"),
+    "mountRealHeads": ("core.js", "heatmaps.js", "realheads.js"),
 }
 
 
@@ -59,7 +67,7 @@ def widget_esm(mount: str) -> str:
     """The ES module of a live widget: its classic scripts, then ``export default`` of the anywidget adapter.
 
     Args:
-        mount: ``"mountExplorer"``, ``"mountStepper"`` or ``"mountCalculator"``.
+        mount: ``"mountExplorer"``, ``"mountStepper"``, ``"mountCalculator"`` or ``"mountRealHeads"``.
     """
     if mount not in WIDGET_SCRIPTS:
         raise ValueError(f"mount must be one of {sorted(WIDGET_SCRIPTS)}, got {mount!r}")

@@ -11,6 +11,22 @@ That front end needs no kernel: it inflates the bytes in the browser (``Decompre
 head with ``heatmaps.js``. :func:`viewer_config` builds the JSON, :func:`dequantise` reads it back (for the
 tests and a chapter's check), :class:`RealHeadsViewer` puts it in a notebook's output, for the site.
 
+In a live kernel, :class:`EncoderExplorer` is the same front end as an anywidget
+(:func:`mha.widgets.frontend.widget_esm`), and the reader types the sentence: Python tokenizes it, runs the
+encoder (:func:`mha.pretrained.attend`, cached per sentence) and sends the chosen head. The traitlets:
+
+- ``config`` (Python to page, once): ``{"model", "layers", "heads", "max_tokens", "examples"}``;
+  ``examples`` are sentences the text field offers (a corpus's, or none).
+- ``settings`` (both ways): ``{"sentence": text, "layer", "head"}``, layer and head 0-based (the page shows
+  them 1-based).
+- ``drawn`` (Python to page): ``{"text", "tokens", "shape": [n, n], "weights": <n n float32 little-endian
+  bytes>, "layer", "head", "message", "level"}``, the shown head's weights; ``message`` is plain text for the
+  reader, ``level`` is ``""``, ``"warning"`` (an empty or too long sentence: the picture stays that of the
+  last valid one) or ``"error"`` (a bug).
+
+Its display bundle also holds ``text/html``: the static viewer's root (a corpus's, or the shown sentence's),
+which the book's site ranks above the widget view and mounts without a kernel.
+
 Shape legend:
     L  number of layers
     h  heads per layer
@@ -21,16 +37,27 @@ from __future__ import annotations
 
 import base64
 import zlib
+from collections import OrderedDict
 from collections.abc import Sequence
 
+import anywidget
 import numpy as np
 import torch
+import traitlets
 
-from mha.widgets.frontend import inline_json
+from mha.pretrained.minilm import MiniLMEncoder, attend
+from mha.widgets.explorer import _one_thread
+from mha.widgets.frontend import inline_json, widget_css, widget_esm
 
 SCALE = 255  # a weight w is stored as round(w * SCALE), one byte
 ENCODING = "uint8-zlib-base64"
 CLASS_NAME = "mha-realheads"
+MODEL_NAME = "all-MiniLM-L6-v2"  # what the viewers call the encoder of mha.pretrained
+MAX_TOKENS = 40  # EncoderExplorer: the longest sentence drawn, in tokens, [CLS] and [SEP] included
+CACHE_SIZE = 32  # EncoderExplorer: sentences whose attentions are kept, the most recent ones
+SETTINGS = ("sentence", "layer", "head")
+DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired."
+STILL = " (The picture still shows the last valid sentence.)"
 
 
 def quantise(weights: torch.Tensor) -> bytes:
@@ -106,6 +133,20 @@ def dequantise(config: dict) -> list[np.ndarray]:
     return out
 
 
+def viewer_html(config: dict) -> str:
+    """The static viewer's root element with ``config`` inline, and a note for pages without its scripts."""
+    note = (
+        '<p class="mha-note">The real-heads viewer runs on the book\'s website. Here, draw any head with '
+        "<code>plot_attention_head(weights[layer, head], tokens, layer=layer, head=head)</code> from "
+        "<code>mha.figures.pretrained</code>, after "
+        "<code>tokens, weights = attend(encoder, text)</code>.</p>"
+    )
+    return (
+        f'<div class="{CLASS_NAME}"><script type="application/json">{inline_json(config)}</script>'
+        f"{note}</div>"
+    )
+
+
 class RealHeadsViewer:
     """A notebook output that shows the viewer on the book's site, where its scripts are on every page.
 
@@ -123,16 +164,7 @@ class RealHeadsViewer:
         self.config = config
 
     def _repr_html_(self) -> str:
-        note = (
-            '<p class="mha-note">The real-heads viewer runs on the book\'s website. Here, draw any head with '
-            "<code>plot_attention_head(weights[layer, head], tokens, layer=layer, head=head)</code> from "
-            "<code>mha.figures.pretrained</code>, after "
-            "<code>tokens, weights = attend(encoder, text)</code>.</p>"
-        )
-        return (
-            f'<div class="{CLASS_NAME}"><script type="application/json">{inline_json(self.config)}</script>'
-            f"{note}</div>"
-        )
+        return viewer_html(self.config)
 
     def __repr__(self) -> str:
         c = self.config
@@ -140,3 +172,284 @@ class RealHeadsViewer:
             f"RealHeadsViewer({c['model']}: {len(c['sentences'])} sentences, {c['layers']} layers x "
             f"{c['heads']} heads, {len(c['data'])} base64 characters)"
         )
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class _ReaderInputError(Exception):
+    """A sentence the explorer cannot draw: it shows the message, it is not a bug."""
+
+
+class EncoderExplorer(anywidget.AnyWidget):
+    """The pretrained encoder's heads on a sentence the reader types: choose a layer and a head.
+
+    Display it in a notebook (make it the last expression of a cell). Every change of the sentence runs the
+    real encoder in the kernel (:func:`mha.pretrained.attend`; a sentence seen before comes from a cache);
+    the page draws the chosen head as a heatmap, queries on rows, keys on columns. Drive it from code as a
+    reader would with :meth:`update` (or by assigning ``settings``); ``tokens``, ``weights`` and ``message``
+    then say what the page draws. See the module docstring for the traitlets.
+
+    Args:
+        encoder: an encoder from :func:`mha.pretrained.load_minilm` (with its tokenizer).
+        sentence: the first sentence; it must have at most ``max_tokens`` tokens.
+        layer: the first layer shown, 0-based.
+        head: the first head shown, 0-based.
+        corpus: a :func:`viewer_config` of the same encoder (e.g. the book's sentences): the text field then
+            offers its sentences, and pages without a kernel show it as the static viewer. Without it they
+            show the static viewer on the current sentence.
+        max_tokens: the longest sentence drawn, in tokens with ``[CLS]`` and ``[SEP]``.
+
+    Attributes:
+        settings: ``{"sentence", "layer", "head"}`` (a traitlet, synced with the page both ways).
+        drawn: what the page draws (a traitlet, Python to page).
+        message: what the explorer tells the reader (plain text; empty when all is well).
+        last_error: the last unexpected exception raised while reacting to a change, or ``None``.
+
+    Example:
+        >>> explorer = EncoderExplorer(load_minilm(), sentence="The cat sat on the mat.")  # doctest: +SKIP
+        >>> explorer.update(layer=0, head=2)  # a reader's choice of layer 1, head 3  # doctest: +SKIP
+        >>> explorer.weights.shape  # (n, n)  # doctest: +SKIP
+        torch.Size([9, 9])
+    """
+
+    _esm = widget_esm("mountRealHeads")
+    _css = widget_css()
+    config = traitlets.Dict().tag(sync=True)
+    settings = traitlets.Dict().tag(sync=True)
+    drawn = traitlets.Dict().tag(sync=True)
+
+    def __init__(
+        self,
+        encoder: MiniLMEncoder,
+        *,
+        sentence: str = DEFAULT_SENTENCE,
+        layer: int = 0,
+        head: int = 0,
+        corpus: dict | None = None,
+        max_tokens: int = MAX_TOKENS,
+    ) -> None:
+        if not isinstance(encoder, MiniLMEncoder) or encoder.tokenizer is None:
+            raise TypeError(
+                "encoder must be a MiniLMEncoder with its tokenizer (load_minilm()), "
+                f"got {type(encoder).__name__}"
+            )
+        L, h = encoder.config.n_layers, encoder.config.h
+        if not _is_int(max_tokens) or not 2 <= max_tokens <= encoder.config.max_positions:
+            raise ValueError(
+                f"max_tokens must be an int in 2..{encoder.config.max_positions}, got {max_tokens!r}"
+            )
+        if corpus is not None:
+            dequantise(corpus)  # checks the data
+            if (corpus["layers"], corpus["heads"]) != (L, h):
+                raise ValueError(
+                    f"corpus holds {corpus['layers']} layers x {corpus['heads']} heads, "
+                    f"the encoder has {L} x {h}"
+                )
+        super().__init__()
+        self.encoder = encoder
+        self.corpus = corpus
+        self.max_tokens = max_tokens
+        self._cache: OrderedDict[str, tuple[list[str], torch.Tensor]] = OrderedDict()
+        self._state = {"sentence": "", "layer": 0, "head": 0}
+        self._shown: tuple[str, list[str], torch.Tensor] | None = None  # text, tokens, (L, h, n, n)
+        self.message = ""
+        self._level = ""  # of the message: "", "warning" or "error"
+        self.last_error: BaseException | None = None
+        self._publishing = False  # set while the explorer itself writes its traitlets
+        self._merge({"sentence": sentence, "layer": layer, "head": head})
+        try:
+            self._shown = self._attend(sentence)
+        except _ReaderInputError as note:
+            raise ValueError(f"sentence cannot be drawn: {note}") from None
+        self.config = {
+            "model": MODEL_NAME,
+            "layers": L,
+            "heads": h,
+            "max_tokens": max_tokens,
+            "examples": [] if corpus is None else [s["text"] for s in corpus["sentences"]],
+        }
+        self._publish()
+
+    # -- what is shown ---------------------------------------------------------------------------------------
+
+    @property
+    def layer(self) -> int:
+        """The layer shown, 0-based."""
+        return self._state["layer"]
+
+    @property
+    def head(self) -> int:
+        """The head shown, 0-based."""
+        return self._state["head"]
+
+    @property
+    def text(self) -> str:
+        """The sentence drawn: the last valid one the reader typed."""
+        return self._shown[0]
+
+    @property
+    def tokens(self) -> list[str]:
+        """The ``n`` tokens drawn, ``[CLS]`` and ``[SEP]`` included."""
+        return list(self._shown[1])
+
+    @property
+    def attentions(self) -> torch.Tensor:
+        """Every head's weights on the sentence drawn, ``(L, h, n, n)``, as :func:`attend` returns them."""
+        return self._shown[2]
+
+    @property
+    def weights(self) -> torch.Tensor:
+        """The shown head's weights ``(n, n)``: row ``i`` is where token ``i`` looks."""
+        return self._shown[2][self.layer, self.head]
+
+    # -- changes ---------------------------------------------------------------------------------------------
+
+    def update(self, **changes: object) -> None:
+        """Change the sentence, layer or head (0-based), as the reader's controls do, and redraw.
+
+        A sentence that cannot be drawn (empty, or longer than ``max_tokens``) does not raise: ``message``
+        says why, and the picture keeps the last valid sentence.
+
+        Raises:
+            KeyError: for an unknown setting. ValueError, TypeError: for a layer, head or sentence no control
+                offers (the settings stay as they were).
+        """
+        unknown = sorted(set(changes) - set(SETTINGS))
+        if unknown:
+            raise KeyError(f"unknown settings {unknown}; the settings are {list(SETTINGS)}")
+        self._react(changes)
+
+    @traitlets.observe("settings")
+    def _settings_changed(self, change: dict) -> None:
+        """The page (or a notebook) assigned ``settings``: merge what changed, as :meth:`update` does."""
+        if self._publishing:
+            return
+        old, new = change["old"] or {}, change["new"] or {}
+        self._react({k: v for k, v in new.items() if k in SETTINGS and old.get(k, ...) != v})
+
+    def _react(self, changes: dict) -> None:
+        try:
+            self._merge(changes)
+        except (TypeError, ValueError):
+            self._publish()  # a value no control offers: the page goes back to the state
+            raise
+        try:
+            self._shown = self._attend(self._state["sentence"])
+            self.message, self._level = "", ""
+        except _ReaderInputError as note:
+            self.message, self._level = str(note) + STILL, "warning"
+        except Exception as error:
+            self.last_error = error
+            self.message = (
+                f"Something went wrong inside the explorer: {type(error).__name__}: {error}. "
+                "Please report it."
+            )
+            self._level = "error"
+            self._publish()
+            raise
+        self._publish()
+
+    def _merge(self, changes: dict) -> None:
+        """Check the changes as the page's controls do, then apply them; a bad value raises and changes
+        nothing."""
+        state = dict(self._state)
+        sizes = {"layer": self.encoder.config.n_layers, "head": self.encoder.config.h}
+        for key, size in sizes.items():
+            if key in changes:
+                value = changes[key]
+                if not _is_int(value) or not 0 <= value < size:
+                    raise ValueError(f"{key} must be an int in 0..{size - 1} (0-based), got {value!r}")
+                state[key] = value
+        if "sentence" in changes:
+            if not isinstance(changes["sentence"], str):
+                raise TypeError(f"sentence must be a str, got {type(changes['sentence']).__name__}")
+            state["sentence"] = changes["sentence"]
+        self._state = state
+
+    def _attend(self, text: str) -> tuple[str, list[str], torch.Tensor]:
+        """``(text, tokens, attentions (L, h, n, n))``; a reader error for a sentence it cannot draw."""
+        if text in self._cache:
+            self._cache.move_to_end(text)
+            return (text, *self._cache[text])
+        if not text.strip():
+            raise _ReaderInputError("Type a sentence: the explorer needs at least one word.")
+        encoding = self.encoder.tokenizer.encode(text)  # truncated at the tokenizer's limit
+        n = len(encoding.ids)  # [CLS] and [SEP] included
+        if encoding.overflowing or n > self.max_tokens:
+            size = f"more than {n}" if encoding.overflowing else str(n)
+            raise _ReaderInputError(
+                f"That sentence makes {size} tokens ([CLS] and [SEP] included); the explorer shows at most "
+                f"{self.max_tokens}. Please shorten it."
+            )
+        with _one_thread():  # a second thread only costs at this size, most of all on a busy machine
+            tokens, attentions = attend(self.encoder, text)  # (L, h, n, n)
+        self._cache[text] = (tokens, attentions)
+        if len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return text, tokens, attentions
+
+    # -- what the page is sent -----------------------------------------------------------------------------
+
+    def payload(self) -> dict:
+        """The ``drawn`` traitlet: the shown head's weights as float32 bytes, its tokens, and the message."""
+        n = len(self._shown[1])
+        return {
+            "text": self.text,
+            "tokens": self.tokens,
+            "shape": [n, n],
+            "weights": self.weights.detach()
+            .to("cpu", torch.float32)
+            .contiguous()
+            .numpy()
+            .astype("<f4")
+            .tobytes(),
+            "layer": self.layer,
+            "head": self.head,
+            "message": self.message,
+            "level": self._level,
+        }
+
+    def _publish(self) -> None:
+        """Write the state to the traitlets: the page then shows the controls and the picture."""
+        self._publishing = True
+        try:
+            with self.hold_sync():
+                if self.settings != self._state:
+                    self.settings = dict(self._state)
+                self.drawn = self.payload()
+        finally:
+            self._publishing = False
+
+    # -- display ---------------------------------------------------------------------------------------------
+
+    def static_html(self) -> str:
+        """The static viewer for pages without a kernel, at the current layer and head.
+
+        It shows the corpus (on the current sentence, if it is one of the corpus's), or else the sentence
+        drawn now, its weights stored 8-bit as the viewer stores them.
+        """
+        layer, head = self.layer, self.head
+        if self.corpus is not None:
+            texts = [s["text"] for s in self.corpus["sentences"]]
+            first = texts.index(self.text) if self.text in texts else self.corpus["settings"]["sentence"]
+            config = {**self.corpus, "settings": {"sentence": first, "layer": layer, "head": head}}
+        else:
+            config = viewer_config(
+                [self.text], [self.tokens], [self.attentions], model=MODEL_NAME, layer=layer, head=head
+            )
+        return viewer_html(config)
+
+    def __repr__(self) -> str:
+        return (
+            f"EncoderExplorer({MODEL_NAME}, layer {self.layer + 1}, head {self.head + 1}, "
+            f"{len(self.tokens)} tokens: {self.text!r})"
+        )
+
+    def _repr_mimebundle_(self, **kwargs) -> tuple[dict, dict]:
+        """The widget for live front ends, plus the static viewer for renderers without a kernel."""
+        data, metadata = super()._repr_mimebundle_(**kwargs)
+        data["text/plain"] = repr(self)
+        data["text/html"] = self.static_html()
+        return data, metadata

@@ -1,4 +1,5 @@
-/* mha front end, real heads: a pretrained encoder's attention on fixed sentences, one head at a time.
+/* mha front end, real heads: a pretrained encoder's attention, one head at a time, on fixed sentences
+ * (static pages) or on the reader's own sentence (live mode, below).
  *
  * Needs core.js and heatmaps.js first. Nothing is computed here: the weights were computed in Python
  * (mha/widgets/realheads.py, data in mha/chapters/data/minilm_attention.json) and are stored 8-bit,
@@ -21,8 +22,18 @@
  * browser's DecompressionStream("deflate"), which works from file:// too (no fetch).
  *
  * The root element gets el.mha = {ready: Promise, settings, update(settings) -> weights [n][n] (q / 255),
- * weights, tokens, layout, draws, canvas}; settings are 0-based {sentence, layer, head}. Token labels
- * and sentences are drawn and inserted as text, literally.
+ * weights, tokens, message, layout, draws, canvas, live, show}; settings are 0-based {sentence, layer,
+ * head}. Token labels and sentences are drawn and inserted as text, literally.
+ *
+ * Live mode (options.live, set by the anywidget adapter in core.js; Python side:
+ * mha.widgets.realheads.EncoderExplorer): the reader TYPES the sentence, and the model runs in the kernel.
+ * The config then holds no weights: {"model", "layers", "heads", "max_tokens", "examples": [texts offered
+ * in the sentence field's list], "settings": {"sentence": "<text>", "layer": 0, "head": 2}} (sentence is
+ * the text here, not an index). A reader's change updates the controls and calls
+ * options.onChange(settings); nothing is computed here. Python answers with el.mha.show(drawn), drawn =
+ * {text, tokens, shape: [n, n], weights: float32 bytes (DataView, ArrayBuffer or typed array; n * n
+ * little-endian values, the head's rows), layer, head, message, level: "" | "warning" | "error"}; a
+ * drawn without weights only changes the message (the picture stays that of the last valid sentence).
  */
 (function (root) {
   "use strict";
@@ -38,18 +49,20 @@
     return new Uint8Array(await new Response(stream).arrayBuffer());
   }
 
-  function mountRealHeads(el, config) {
+  function mountRealHeads(el, config, options) {
     const { make, field, select } = ns;
+    options = options || {};
+    const live = Boolean(options.live);
     const L = config.layers, H = config.heads, scale = config.scale || 255;
-    const sentences = config.sentences;
+    const sentences = live ? [] : config.sentences;
     const offsets = []; // where each sentence's bytes start
     let total = 0;
     for (const s of sentences) {
       offsets.push(total);
       total += L * H * s.tokens.length * s.tokens.length;
     }
-    const state = Object.assign({ sentence: 0, layer: 0, head: 0 }, config.settings || {});
-    let bytes = null, shown = null, selected = null, layout = null, draws = 0;
+    const state = Object.assign({ sentence: live ? "" : 0, layer: 0, head: 0 }, config.settings || {});
+    let bytes = null, shown = null, selected = null, layout = null, draws = 0, message = "", level = "";
 
     // -- the page ---------------------------------------------------------------------------------------
     el.classList.add("mha-realheads");
@@ -58,21 +71,26 @@
       border: "1px solid rgba(128, 128, 128, 0.45)", borderRadius: "8px", padding: "0.8em 1em", margin: "1em 0",
       fontSize: "0.95rem", lineHeight: "1.4", maxWidth: "100%", boxSizing: "border-box",
     });
+    const examples = make("datalist", { id: ns.uniqueId("mha-examples") },
+      (live && config.examples || []).map((text) => make("option", { value: text })));
     const c = {
-      sentence: select("sentence", sentences.map((s, i) => [i, `${i + 1}. ${s.text}`]), state.sentence),
+      sentence: live
+        ? make("input", { type: "text", name: "sentence", value: state.sentence, list: examples.id, autocomplete: "off",
+          spellcheck: "false", maxLength: 1000, title: `Type a sentence (at most ${config.max_tokens} tokens), or choose an example` })
+        : select("sentence", sentences.map((s, i) => [i, `${i + 1}. ${s.text}`]), state.sentence),
       layer: select("layer", Array.from({ length: L }, (_, i) => [i, String(i + 1)]), state.layer),
       head: select("head", Array.from({ length: H }, (_, i) => [i, String(i + 1)]), state.head),
       numbers: make("input", { type: "checkbox", name: "show_numbers" }),
     };
     c.sentence.style.maxWidth = "100%";
     const status = make("p", { className: "mha-status", role: "status", "aria-live": "polite" },
-      `Loading the weights of ${config.model}\u2026`);
+      live ? `Waiting for ${config.model} in the kernel\u2026` : `Loading the weights of ${config.model}\u2026`);
     const help = make("p", { className: "mha-help", id: ns.uniqueId("mha-help") },
       "Hover over, tap or focus the picture, then use the arrow keys to read each weight (Page Up/Down: other head).");
     const canvas = make("canvas", { className: "mha-canvas", tabIndex: 0, role: "img", "aria-describedby": help.id });
     const readout = make("p", { className: "mha-readout", "aria-live": "polite" }, "\u00a0");
     el.append(
-      make("div", { className: "mha-controls" }, field("sentence", c.sentence)),
+      make("div", { className: "mha-controls" }, field("sentence", c.sentence, live ? examples : null)),
       make("div", { className: "mha-controls" }, field("layer", c.layer), field("head", c.head),
         field("show numbers", c.numbers)),
       status, make("div", { className: "mha-figure" }, canvas), readout, help);
@@ -85,19 +103,25 @@
     }
 
     function merge(s) {
-      for (const [key, size] of [["sentence", sentences.length], ["layer", L], ["head", H]]) {
+      const indices = live ? [["layer", L], ["head", H]] : [["sentence", sentences.length], ["layer", L], ["head", H]];
+      for (const [key, size] of indices) {
         if (key in s) {
           const v = s[key];
           if (!Number.isInteger(v) || v < 0 || v >= size) throw new RangeError(`${key} must be an index in 0..${size - 1}, got ${v}`);
           state[key] = v;
         }
       }
-      c.sentence.value = String(state.sentence);
+      if (live && "sentence" in s) {
+        if (typeof s.sentence !== "string") throw new TypeError(`sentence must be a string, got ${typeof s.sentence}`);
+        state.sentence = s.sentence;
+      }
+      if (c.sentence.value !== String(state.sentence)) c.sentence.value = String(state.sentence); // keeps the caret while typing
       c.layer.value = String(state.layer);
       c.head.value = String(state.head);
     }
 
     function refresh() {
+      if (live) return shown ? shown.weights.map((row) => row.slice()) : null; // Python computes, show() draws
       if (!bytes) return null;
       const { sentence, layer, head } = state;
       const tokens = sentences[sentence].tokens;
@@ -124,9 +148,42 @@
       });
       canvas.setAttribute("aria-label",
         `Attention weights of layer ${shown.layer + 1}, head ${shown.head + 1} of ${config.model}, an ${n} by ${n} grid (queries on rows, keys on columns), for the tokens: ${shown.tokens.join(" ")}`);
-      status.textContent = `${config.model}, sentence ${shown.sentence + 1} of ${sentences.length}: ${n} tokens. `
-        + `Row i shows where token i looks; each row sums to 1. Weights stored to the nearest 1/${scale}.`;
+      describe();
       say(selected);
+    }
+
+    /** The status line: Python's message in live mode if there is one, else what the picture shows. */
+    function describe() {
+      if (!shown || (live && message)) {
+        status.textContent = message || status.textContent;
+        status.className = !message ? "mha-status" : level === "error" ? "mha-status mha-error" : "mha-status mha-warning";
+        return;
+      }
+      const n = shown.tokens.length;
+      status.className = "mha-status";
+      status.textContent = live
+        ? `${config.model}, run in the kernel: ${n} tokens ([CLS] and [SEP] included). Row i shows where token i looks; each row sums to 1.`
+        : `${config.model}, sentence ${shown.sentence + 1} of ${sentences.length}: ${n} tokens. `
+          + `Row i shows where token i looks; each row sums to 1. Weights stored to the nearest 1/${scale}.`;
+    }
+
+    /** Live mode: draw what Python computed (see the header for `drawn`); returns the drawn weights [n][n]. */
+    function show(drawn) {
+      if (!drawn) return null;
+      if (drawn.tokens && drawn.weights) {
+        const [n] = drawn.shape, values = ns.float32s(drawn.weights);
+        if (values.length !== n * n || drawn.tokens.length !== n) {
+          throw new RangeError(`drawn: shape (${drawn.shape}) does not match ${values.length} weights and ${drawn.tokens.length} tokens`);
+        }
+        const weights = Array.from({ length: n }, (_, i) => Array.from(values.subarray(i * n, (i + 1) * n)));
+        shown = { tokens: drawn.tokens.slice(), weights, sentence: drawn.text, layer: drawn.layer, head: drawn.head };
+        if (selected && (selected.row >= n || selected.col >= n)) selected = null;
+      }
+      message = drawn.message || "";
+      level = drawn.level || "";
+      if (drawn.tokens && drawn.weights) draw();
+      else describe();
+      return shown ? shown.weights.map((row) => row.slice()) : null;
     }
 
     /** The read-out of one cell: the head, the query and key tokens and the stored weight. */
@@ -134,12 +191,18 @@
       if (!cell || !shown) { readout.textContent = "\u00a0"; return; }
       const { row, col } = cell, t = shown.tokens, w = shown.weights[row][col];
       readout.textContent = `layer ${shown.layer + 1}, head ${shown.head + 1}: query \u201c${t[row]}\u201d (row ${row + 1}) `
-        + `\u2192 key \u201c${t[col]}\u201d (column ${col + 1}): weight ${w.toFixed(3)} (stored as ${Math.round(w * scale)}/${scale})`;
+        + `\u2192 key \u201c${t[col]}\u201d (column ${col + 1}): weight `
+        + (live ? w.toFixed(4) : `${w.toFixed(3)} (stored as ${Math.round(w * scale)}/${scale})`);
     }
 
     // -- events ---------------------------------------------------------------------------------------
-    const fromReader = (s) => { merge(s); refresh(); };
-    c.sentence.addEventListener("change", () => fromReader({ sentence: Number(c.sentence.value) }));
+    const fromReader = (s) => {
+      merge(s);
+      refresh();
+      if (options.onChange) options.onChange(api.settings);
+    };
+    if (live) c.sentence.addEventListener("input", () => fromReader({ sentence: c.sentence.value }));
+    else c.sentence.addEventListener("change", () => fromReader({ sentence: Number(c.sentence.value) }));
     c.layer.addEventListener("change", () => fromReader({ layer: Number(c.layer.value) }));
     c.head.addEventListener("change", () => fromReader({ head: Number(c.head.value) }));
     c.numbers.addEventListener("change", draw);
@@ -182,7 +245,7 @@
 
     // -- the element's API ------------------------------------------------------------------------------
     merge(state);
-    const ready = inflate(config.data).then((raw) => {
+    const ready = live ? Promise.resolve() : inflate(config.data).then((raw) => {
       if (raw.length !== total) throw new RangeError(`the data holds ${raw.length} weights, the sentences need ${total}`);
       bytes = raw;
       refresh();
@@ -198,11 +261,17 @@
       update(settings) { merge(settings || {}); return refresh(); },
       get weights() { return shown ? shown.weights.map((row) => row.slice()) : null; },
       get tokens() { return shown ? shown.tokens.slice() : null; },
+      /** Live mode: Python's message to the reader (plain text; "" when all is well). */
+      get message() { return message; },
       get layout() { return layout && { rects: layout.rects, cw: layout.cw, ch: layout.ch, width: layout.width, height: layout.height }; },
       get draws() { return draws; },
+      /** Live mode: draw a payload computed by Python. */
+      show,
+      live,
       canvas,
     };
     el.mha = api;
+    if (live) show(options.drawn);
     return api;
   }
 
