@@ -18,21 +18,12 @@ and each figure is the median over repeats. The last line is machine-readable:
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import torch
+from _timing import interleaved_medians  # benchmarks/_timing.py
 from torch import nn
 
 import mha
-
-
-def time_call(fn, inner: int) -> float:
-    """Seconds per call of ``fn``, averaged over ``inner`` back-to-back calls."""
-    start = time.perf_counter()
-    for _ in range(inner):
-        fn()
-    return (time.perf_counter() - start) / inner
 
 
 def main() -> None:
@@ -59,21 +50,11 @@ def main() -> None:
         reference = candidates["torch"]()[0]
         for name in ("fused", "explicit"):  # same answer before we time anything
             torch.testing.assert_close(candidates[name]()[0], reference, atol=1e-5, rtol=1e-4)
-        for fn in candidates.values():  # warm-up
-            fn()
-        times = {name: [] for name in candidates}
-        for _ in range(args.repeats):
-            for name, fn in candidates.items():
-                times[name].append(time_call(fn, args.inner))
-
-    medians = {name: statistics.median(ts) for name, ts in times.items()}
-    print(
-        f"B={args.batch} n={args.n} d_model={args.d_model} h={args.heads} "
-        f"threads={torch.get_num_threads()} repeats={args.repeats}x{args.inner}"
-    )
-    for name, ts in times.items():
-        low, high = min(ts) * 1e3, max(ts) * 1e3
-        print(f"{name:>8}: median {medians[name] * 1e3:8.2f} ms  (min {low:.2f}, max {high:.2f})")
+        print(
+            f"B={args.batch} n={args.n} d_model={args.d_model} h={args.heads} "
+            f"threads={torch.get_num_threads()} repeats={args.repeats}x{args.inner}"
+        )
+        medians = interleaved_medians(candidates, repeats=args.repeats, inner=args.inner)
     print(
         f"ratio_fused={medians['fused'] / medians['torch']:.2f} "
         f"ratio_explicit={medians['explicit'] / medians['torch']:.2f}"

@@ -23,22 +23,13 @@ ratio too).
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import torch
 import transformers
+from _timing import interleaved_medians  # benchmarks/_timing.py
 
 from mha.chapters.minilm_heads import load_corpus
 from mha.pretrained.minilm import load_minilm, model_dir
-
-
-def time_call(fn, inner: int) -> float:
-    """Seconds per call of ``fn``, averaged over ``inner`` back-to-back calls."""
-    start = time.perf_counter()
-    for _ in range(inner):
-        fn()
-    return (time.perf_counter() - start) / inner
 
 
 def make_batch(encoder, batch: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -82,22 +73,12 @@ def main() -> None:
         torch.testing.assert_close(hidden, reference.last_hidden_state, atol=1e-4, rtol=0)  # same answer
         torch.testing.assert_close(attentions[-1], reference.attentions[-1], atol=1e-5, rtol=0)
         torch.testing.assert_close(candidates["ours fused"]()[0], hidden, atol=1e-4, rtol=0)
-        for fn in candidates.values():  # warm-up
-            fn()
-        times = {name: [] for name in candidates}
-        for _ in range(args.repeats):
-            for name, fn in candidates.items():
-                times[name].append(time_call(fn, args.inner))
-
-    medians = {name: statistics.median(ts) for name, ts in times.items()}
-    print(
-        f"all-MiniLM-L6-v2 B={args.batch} n={args.n} threads={torch.get_num_threads()} "
-        f"repeats={args.repeats}x{args.inner} torch={torch.__version__} "
-        f"transformers={transformers.__version__}"
-    )
-    for name, ts in times.items():
-        low, high = min(ts) * 1e3, max(ts) * 1e3
-        print(f"{name:>13}: median {medians[name] * 1e3:8.2f} ms  (min {low:.2f}, max {high:.2f})")
+        print(
+            f"all-MiniLM-L6-v2 B={args.batch} n={args.n} threads={torch.get_num_threads()} "
+            f"repeats={args.repeats}x{args.inner} torch={torch.__version__} "
+            f"transformers={transformers.__version__}"
+        )
+        medians = interleaved_medians(candidates, repeats=args.repeats, inner=args.inner, width=13)
     print(f"ratio_fused_minilm={medians['ours fused'] / medians['hf sdpa']:.2f} (ours fused / hf sdpa)")
     print(f"ratio_minilm={medians['ours explicit'] / medians['hf eager']:.2f}")
 

@@ -22,12 +22,17 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))  # the book's build scripts: one way to start Chromium
+
+import chromium  # noqa: E402
+
 STATIC = ROOT / "mha" / "widgets" / "static"
 BUILT = ROOT / "_build" / "html" / "chapters" / "the_math.html"
 SCRIPTS = ("core.js", "heatmaps.js", "explorer.js")
@@ -74,13 +79,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--updates", type=int, default=200, help="timed updates (after 20 warm-up ones)")
     args = parser.parse_args()
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
+    if chromium.CHROMIUM is None:
         raise SystemExit("needs Chromium (e.g. /usr/bin/chromium)")
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         built = BUILT.exists() and "mha-explorer" in BUILT.read_text(encoding="utf-8")
         page_path = BUILT if built else minimal_page(Path(tmp))
-        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+        browser = chromium.launch(p)
         page = browser.new_page(viewport={"width": 1100, "height": 900})
         page.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file:") else r.abort())
         page.goto(page_path.as_uri())

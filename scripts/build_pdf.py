@@ -12,25 +12,18 @@ Usage: python scripts/build_pdf.py [--site _build/html] [--out _build/pdf/multi-
 from __future__ import annotations
 
 import argparse
+import contextlib
 import html
-import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 import yaml
+from chromium import CHROMIUM, launch
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "_build" / "html"
 OUT = ROOT / "_build" / "pdf" / "multi-head-attention.pdf"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 PRINT_CSS = """
 @page { size: A4; margin: 16mm 15mm 18mm 15mm; }
@@ -75,21 +68,28 @@ def pages() -> list[str]:
     return [toc["root"]] + [c["file"] for part in toc.get("parts", []) for c in part["chapters"]]
 
 
-def print_pages(site: Path, names: list[str], out: Path, *, chromium: str | None = None) -> dict:
-    """Print the site's pages ``names`` into one PDF ``out``; return {"pages": sheets, "titles": [...]}."""
+def print_pages(site: Path, names: list[str], out: Path, *, browser=None) -> dict:
+    """Print the site's pages ``names`` into one PDF ``out``; return {"pages": sheets, "titles": [...]}.
+
+    ``browser``: a launched Playwright browser to print with (the tests pass theirs); ``None`` starts
+    headless Chromium (scripts/chromium.py) for the call.
+    """
     from playwright.sync_api import sync_playwright
     from pypdf import PdfReader, PdfWriter
 
-    site, chromium = site.resolve(), chromium or shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
+    site = site.resolve()
+    if browser is None and CHROMIUM is None:
         raise SystemExit("Debian's chromium is needed: apt-get install chromium fonts-noto-cjk")
     missing = [n for n in names if not (site / f"{n}.html").exists()]
     if missing:
         raise SystemExit(f"not in the built site {site}: {missing}; run `make book` first")
     writer, titles, errors = PdfWriter(), [], []
-    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        if browser is None:
+            browser = launch(stack.enter_context(sync_playwright()))
+            stack.callback(browser.close)
         tab = browser.new_page(viewport={"width": 1000, "height": 1400})
+        stack.callback(tab.close)
         tab.on("pageerror", lambda error: errors.append(str(error)))
         tab.route(lambda url: not url.startswith(("file:", "data:", "blob:")), lambda route: route.abort())
         for i, name in enumerate(names):
@@ -117,7 +117,6 @@ def print_pages(site: Path, names: list[str], out: Path, *, chromium: str | None
             writer.append(PdfReader(part))
             writer.add_outline_item(title=seen["title"], page_number=start)
             titles.append(seen["title"])
-        browser.close()
         if errors:
             raise SystemExit("page errors while printing:\n" + "\n".join(errors))
         writer.add_metadata({"/Title": titles[0] if len(titles) == 1 else _book_title()})

@@ -10,7 +10,6 @@ every page, and the PDF must hold the chapter's text, its Chinese terms and its 
 from __future__ import annotations
 
 import re
-import shutil
 import sys
 import unicodedata
 from html.parser import HTMLParser
@@ -29,7 +28,7 @@ import student_edition  # noqa: E402
 
 CHAPTERS = build_slides.chapters()
 FULL_SITE = ROOT / "_build" / "html"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+from chromium import CHROMIUM  # noqa: E402 (scripts/ is on sys.path: tests/conftest.py)
 
 
 @pytest.fixture(scope="module")
@@ -116,11 +115,11 @@ def test_student_edition_says_what_it_is(students):
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
-def test_pdf_prints_a_chapter_with_its_equations_and_chinese_terms(students, tmp_path):
+def test_pdf_prints_a_chapter_with_its_equations_and_chinese_terms(students, tmp_path, browser):
     from pypdf import PdfReader
 
     out = tmp_path / "the_math.pdf"
-    result = build_pdf.print_pages(students, ["chapters/the_math"], out)
+    result = build_pdf.print_pages(students, ["chapters/the_math"], out, browser=browser)
     reader = PdfReader(out)
     # NFKC: Chromium's PDF maps some CJK glyphs to look-alike code points (力 as the Kangxi radical ⼒)
     text = unicodedata.normalize("NFKC", " ".join(page.extract_text() for page in reader.pages))

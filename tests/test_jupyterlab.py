@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 import socket
 import statistics
 import subprocess
@@ -28,11 +27,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from chromium import CHROMIUM
 
 from mha.compute.explorer import explorer_weights
 
-playwright_api = pytest.importorskip("playwright.sync_api")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 JUPYTER = Path(sys.executable).with_name("jupyter")
 SENTENCE = "the cat sat on the mat because it was tired"
 CHANGES = 20  # control changes timed per widget
@@ -125,49 +123,40 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(lab):
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run",
-            ],
-        )  # fmt: skip
-        tab = browser.new_page(viewport={"width": 1280, "height": 1600})
-        errors: list[str] = []
-        blocked: list[str] = []
-        tab.on("pageerror", lambda error: errors.append(str(error)))
+def page(lab, browser):
+    """One JupyterLab tab for the module, in the session's browser (tests/conftest.py)."""
+    tab = browser.new_page(viewport={"width": 1280, "height": 1600})
+    errors: list[str] = []
+    blocked: list[str] = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
 
-        def only_local(route):
-            if route.request.url.startswith(lab["base"]):
-                route.continue_()
-            else:
-                blocked.append(route.request.url)
-                route.abort()
+    def only_local(route):
+        if route.request.url.startswith(lab["base"]):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
 
-        tab.route("**/*", only_local)
-        tab.goto(f"{lab['base']}/lab/tree/widgets.ipynb?reset&token={lab['token']}")
+    tab.route("**/*", only_local)
+    tab.goto(f"{lab['base']}/lab/tree/widgets.ipynb?reset&token={lab['token']}")
+    tab.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=30000)
+    tab.wait_for_function(
+        """() => { const w = window.jupyterapp.shell.currentWidget;
+                   const k = w && w.sessionContext && w.sessionContext.session
+                             && w.sessionContext.session.kernel;
+                   return k && k.status === 'idle'; }""",
+        timeout=30000,
+    )
+    tab.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    for name in ("explorer", "stepper", "calculator", "realheads"):
         tab.wait_for_function(
-            "() => window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=30000
-        )
-        tab.wait_for_function(
-            """() => { const w = window.jupyterapp.shell.currentWidget;
-                       const k = w && w.sessionContext && w.sessionContext.session
-                                 && w.sessionContext.session.kernel;
-                       return k && k.status === 'idle'; }""",
+            f"() => {{ const el = document.querySelector('.jp-OutputArea .mha-{name}');"
+            " return el && el.mha && (el.mha.live !== false); }",
             timeout=30000,
         )
-        tab.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        for name in ("explorer", "stepper", "calculator", "realheads"):
-            tab.wait_for_function(
-                f"() => {{ const el = document.querySelector('.jp-OutputArea .mha-{name}');"
-                " return el && el.mha && (el.mha.live !== false); }",
-                timeout=30000,
-            )
-        tab.errors, tab.blocked = errors, blocked
-        yield tab
-        browser.close()
+    tab.errors, tab.blocked = errors, blocked
+    yield tab
+    tab.close()
 
 
 def kernel(page, code: str) -> str:

@@ -23,8 +23,7 @@ import torch
 
 from mha.pretrained import MINILM, attend, load_minilm
 from mha.widgets import realheads
-from mha.widgets.explorer import _one_thread
-from mha.widgets.frontend import inline_json, widget_esm
+from mha.widgets.frontend import inline_json, one_thread, widget_esm
 from mha.widgets.realheads import (
     MAX_TOKENS,
     SCALE,
@@ -63,7 +62,7 @@ def check_drawn(explorer: EncoderExplorer, text: str, layer: int, head: int) -> 
     The explorer runs the encoder on one thread (the reference here too); on several threads the sums
     may round differently, by about 1e-6.
     """
-    with _one_thread():
+    with one_thread():
         tokens, attentions = attend(encoder(), text)  # (L, h, n, n)
     n = len(tokens)
     assert explorer.text == text and explorer.tokens == tokens
@@ -246,7 +245,8 @@ def test_the_widget_module_is_the_static_front_end_plus_one_export():
 # ---------------------------------------------------------------------------------------------------------
 
 STATIC = Path(__file__).resolve().parents[1] / "mha" / "widgets" / "static"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+from chromium import CHROMIUM  # noqa: E402 (scripts/ is on sys.path: tests/conftest.py)
+
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (/usr/bin/chromium)")
 
 # Load a widget's ES module (as anywidget does) from a blob: URL and render it on a stand-in model whose
@@ -310,19 +310,16 @@ def site(tmp_path_factory):
 
 
 @pytest.fixture
-def page(site):
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page(viewport={"width": 1000, "height": 900})
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-        page.route("**/*", lambda r: r.continue_() if "127.0.0.1" in r.request.url else r.abort())
-        page.goto(site)
-        yield page
-        browser.close()
-        assert errors == [], errors
+def page(site, browser):
+    page = browser.new_page(viewport={"width": 1000, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.route("**/*", lambda r: r.continue_() if "127.0.0.1" in r.request.url else r.abort())
+    page.goto(site)
+    yield page
+    page.close()
+    assert errors == [], errors
 
 
 def picture(page) -> dict:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import shutil
 import threading
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -32,7 +31,6 @@ TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
 REPOSITORY = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
 PAGES = [TOC["root"]] + [c["file"] for part in TOC.get("parts", []) for c in part["chapters"]]
 CHAPTER_PAGES = [p for p in PAGES if p.startswith("chapters/")]
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -120,28 +118,6 @@ def server():
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if CHROMIUM is None:
-        pytest.skip("Debian's chromium is not installed (.ci/run installs it): apt-get install chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
-        yield launched
-        launched.close()
 
 
 # Reads a loaded page once MathJax has typeset it (pages without equations do not load MathJax) and the fonts

@@ -9,7 +9,6 @@ a deck are checked on a small notebook made here.
 from __future__ import annotations
 
 import hashlib
-import shutil
 import sys
 from pathlib import Path
 
@@ -22,7 +21,6 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import build_slides  # noqa: E402
 import tag_slides  # noqa: E402
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHAPTERS = build_slides.chapters()
 
 
@@ -37,28 +35,6 @@ def decks(tmp_path_factory):
     built = build_slides.build(out)
     assert _digest(CHAPTERS) == before, "building the decks changed a committed notebook"
     return built
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if CHROMIUM is None:
-        pytest.skip("Debian's chromium is not installed (.ci/run installs it): apt-get install chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
-        yield launched
-        launched.close()
 
 
 def test_every_chapter_has_a_deck_that_names_no_other_host(decks):
