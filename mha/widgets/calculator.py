@@ -14,20 +14,17 @@ from __future__ import annotations
 import dataclasses
 import html
 
-import anywidget
-import traitlets
-
 from mha.costs.configs import MODEL_CONFIGS, get_config
 from mha.costs.counts import ModelCosts, model_costs
 from mha.costs.report import DTYPES, cost_report
-from mha.widgets.frontend import calculator_config, root_html, widget_css, widget_esm
+from mha.widgets.frontend import ComputedWidget, calculator_config, root_html, widget_css, widget_esm
 
 MAX_CONTEXT = 2**20  # the largest context the control accepts
 MAX_BATCH = 2**12  # and the largest batch
 SETTINGS = ("model", "context", "batch", "dtype")
 
 
-class CostCalculator(anywidget.AnyWidget):
+class CostCalculator(ComputedWidget):
     """Controls for model, context, batch and dtype above a live table of :func:`cost_report`'s rows.
 
     Args:
@@ -43,11 +40,9 @@ class CostCalculator(anywidget.AnyWidget):
         last_error: the last unexpected exception raised while reacting to a change, or ``None``.
     """
 
+    SETTINGS = SETTINGS
     _esm = widget_esm("mountCalculator")
     _css = widget_css()
-    config = traitlets.Dict().tag(sync=True)
-    settings = traitlets.Dict().tag(sync=True)
-    drawn = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self, model: str = "Llama 3.1 8B", *, context: int = 4096, batch: int = 1, dtype: str = "bfloat16"
@@ -57,8 +52,7 @@ class CostCalculator(anywidget.AnyWidget):
         super().__init__()
         self.rows: list[tuple[str, str]] = []
         self.costs: ModelCosts | None = None
-        self.last_error: BaseException | None = None
-        self._publishing = False
+        self._state: dict = {}  # the last settings computed, to which a bad value from the page goes back
         self.config = {k: v for k, v in calculator_config(settings).items() if k != "settings"}
         self._apply(settings)
 
@@ -78,19 +72,17 @@ class CostCalculator(anywidget.AnyWidget):
 
     def update(self, **changes: object) -> None:
         """Change some settings (``model``, ``context``, ``batch``, ``dtype``) and recompute the rows."""
-        self._check(changes)
-        self._apply({**self.settings, **changes})
+        super().update(**changes)
 
-    @traitlets.observe("settings")
-    def _settings_changed(self, change: dict) -> None:
-        if self._publishing:
-            return
+    def _react(self, changes: dict) -> None:
+        settings = {**self.settings, **changes}  # from the page, ``settings`` already holds the changes
         try:
-            self._check(change["new"])
+            self._check(settings)
         except (KeyError, ValueError):
-            self._apply(change["old"])  # the page goes back to the last valid settings
+            if self.settings != self._state:
+                self._apply(self._state)  # the page goes back to the last valid settings
             raise
-        self._apply(change["new"])
+        self._apply(settings)
 
     def _apply(self, settings: dict) -> None:
         try:
@@ -110,13 +102,8 @@ class CostCalculator(anywidget.AnyWidget):
             self.last_error = error
             self.drawn = {**self.drawn, "message": f"Something went wrong: {type(error).__name__}: {error}"}
             raise
-        self._publishing = True
-        try:
-            with self.hold_sync():
-                self.settings = s
-                self.drawn = drawn
-        finally:
-            self._publishing = False
+        self._state = s
+        self._publish(s, drawn)
 
     def report(self) -> str:
         """The current numbers as :func:`cost_report`'s aligned text."""
@@ -135,13 +122,6 @@ class CostCalculator(anywidget.AnyWidget):
             f"CostCalculator(model={s['model']!r}, context={s['context']}, batch={s['batch']}, "
             f"dtype={s['dtype']!r})"
         )
-
-    def _repr_mimebundle_(self, **kwargs) -> tuple[dict, dict]:
-        """The widget for live front ends, plus the static front end for renderers without a kernel."""
-        data, metadata = super()._repr_mimebundle_(**kwargs)
-        data["text/plain"] = repr(self)
-        data["text/html"] = self.static_html()
-        return data, metadata
 
 
 def cost_calculator(

@@ -45,12 +45,9 @@ Shape legend:
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 
-import anywidget
 import torch
-import traitlets
 
 from mha.compute.explorer import (
     D_MODELS,
@@ -67,7 +64,15 @@ from mha.compute.explorer import (
 )
 from mha.costs.counts import projection_params
 from mha.multihead import MultiHeadAttention
-from mha.widgets.frontend import model_payload, root_html, widget_css, widget_esm
+from mha.widgets.frontend import (
+    ComputedWidget,
+    ReaderInputError,
+    model_payload,
+    one_thread,
+    root_html,
+    widget_css,
+    widget_esm,
+)
 
 DEFAULT_SENTENCE = "the cat sat on the mat because it was tired"
 STATIC_NOTE = (
@@ -81,30 +86,11 @@ PROJECTIONS = ("W_q", "W_k", "W_v", "W_o")
 Embed = Callable[[Sequence[str]], torch.Tensor]
 
 
-@contextmanager
-def _one_thread() -> Iterator[None]:
-    """Run PyTorch single-threaded inside the block, then restore the caller's setting.
-
-    The explorer's tensors are tiny (at most 16 tokens), so a thread pool only costs: on a busy two-core
-    machine, waking PyTorch's second thread made a (10, 32) projection take 5-25 ms instead of 10 us.
-    """
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-class _ReaderInputError(Exception):
-    """A reader's input that cannot be drawn: the explorer shows the message, it is not a bug."""
-
-
-class HeadExplorer(anywidget.AnyWidget):
+class HeadExplorer(ComputedWidget):
     """Interactive per-head attention heatmaps for a sentence.
 
     Display it in a notebook (make it the last expression of a cell). The controls choose ``d_model``, the
@@ -150,11 +136,9 @@ class HeadExplorer(anywidget.AnyWidget):
         torch.Size([4, 10, 10])
     """
 
+    SETTINGS = SETTINGS
     _esm = widget_esm("mountExplorer")
     _css = widget_css()
-    config = traitlets.Dict().tag(sync=True)
-    settings = traitlets.Dict().tag(sync=True)
-    drawn = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self,
@@ -217,8 +201,6 @@ class HeadExplorer(anywidget.AnyWidget):
         self.shown: tuple[int, int] | None = None  # (d_model, h) of the picture
         self.message = ""
         self._level = ""  # of the message: "", "warning" or "error"
-        self.last_error: BaseException | None = None
-        self._publishing = False  # set while the explorer itself writes its traitlets
         trained = None if model is None else {"name": "trained model", "d_model": model.d_model, "h": model.h}
         self.config = {"trained": trained}
         self._react({})
@@ -272,30 +254,20 @@ class HeadExplorer(anywidget.AnyWidget):
                 settings stay as they were). Anything unexpected, after showing it and keeping it in
                 ``last_error``; a reader's input (an unusable sentence) never raises, see ``message``.
         """
-        unknown = sorted(set(changes) - set(SETTINGS))
-        if unknown:
-            raise KeyError(f"unknown settings {unknown}; the settings are {list(SETTINGS)}")
-        self._react(changes)
-
-    @traitlets.observe("settings")
-    def _settings_changed(self, change: dict) -> None:
-        """The page (or a notebook) assigned ``settings``: merge what changed, as :meth:`update` does."""
-        if self._publishing:
-            return
-        old, new = change["old"] or {}, change["new"] or {}
-        self._react({k: v for k, v in new.items() if k in SETTINGS and old.get(k, ...) != v})
+        super().update(**changes)
 
     def _react(self, changes: dict) -> None:
         try:
-            with _one_thread():
+            with one_thread():
                 self._merge(changes)
                 self._refresh()
         except (TypeError, ValueError, KeyError) as error:
             if error is self.last_error:  # raised by _refresh, already reported
                 raise
-            self._publish()  # a value no control offers: the page goes back to the state
+            # a value no control offers: the page goes back to the state
+            self._publish(self.current_settings(), self.payload())
             raise
-        self._publish()
+        self._publish(self.current_settings(), self.payload())
 
     def _merge(self, s: dict) -> None:
         """Merge settings into the state, checking them as the page's controls do; a bad value raises."""
@@ -351,7 +323,7 @@ class HeadExplorer(anywidget.AnyWidget):
         try:
             self._compute()
             self.message, self._level = "", ""
-        except _ReaderInputError as note:
+        except ReaderInputError as note:
             self.message, self._level = str(note) + STILL, "warning"
         except Exception as error:
             self.last_error = error
@@ -360,7 +332,7 @@ class HeadExplorer(anywidget.AnyWidget):
                 "Please report it."
             )
             self._level = "error"
-            self._publish()
+            self._publish(self.current_settings(), self.payload())
             raise
 
     def _compute(self) -> None:
@@ -369,11 +341,11 @@ class HeadExplorer(anywidget.AnyWidget):
         tokens = split_tokens(s["sentence"])
         limit = self._max_tokens if trained else MAX_TOKENS
         if not tokens:
-            raise _ReaderInputError(
+            raise ReaderInputError(
                 "Type a sentence: the explorer needs at least one word (words are split at spaces)."
             )
         if len(tokens) > limit:
-            raise _ReaderInputError(
+            raise ReaderInputError(
                 f"That sentence has {len(tokens)} words; the explorer shows at most {limit}. "
                 "Please shorten it."
             )
@@ -387,7 +359,7 @@ class HeadExplorer(anywidget.AnyWidget):
                 x = embed(tokens)  # (n, d_model)
             except (KeyError, ValueError) as error:  # a word the model does not know: the reader's input
                 message = error.args[0] if error.args else error
-                raise _ReaderInputError(f"This model cannot embed that sentence: {message}") from error
+                raise ReaderInputError(f"This model cannot embed that sentence: {message}") from error
             weights = head_weights(model, self._check_embedding(x, n, model.d_model), mask)  # (h, n, n)
         else:
             weights = explorer_weights(
@@ -435,18 +407,6 @@ class HeadExplorer(anywidget.AnyWidget):
             "d_k": d_model // h,
             "parameters": self._parameters(),
         }
-
-    def _publish(self) -> None:
-        """Write the state to the traitlets: the page then shows the controls and the picture."""
-        self._publishing = True
-        try:
-            settings = self.current_settings()
-            with self.hold_sync():
-                if self.settings != settings:
-                    self.settings = settings
-                self.drawn = self.payload()
-        finally:
-            self._publishing = False
 
     def _parameters(self) -> dict[str, int]:
         """Parameters per projection and in total: the trained model's own, or a fresh layer's."""
@@ -536,10 +496,3 @@ class HeadExplorer(anywidget.AnyWidget):
             model = model_payload(self.trained, self._vocabulary, embed, self._max_tokens)
         config = {"settings": self.current_settings(), "model": model}
         return root_html("mha-explorer", config, fallback=fallback)
-
-    def _repr_mimebundle_(self, **kwargs) -> tuple[dict, dict]:
-        """The widget for live front ends, plus the static front end for renderers without a kernel."""
-        data, metadata = super()._repr_mimebundle_(**kwargs)
-        data["text/plain"] = repr(self)
-        data["text/html"] = self.static_html()
-        return data, metadata

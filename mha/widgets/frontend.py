@@ -14,7 +14,10 @@ those root elements (the JSON formats are documented at the top of each script).
 In a live kernel the same files are the widgets' front end: :func:`widget_esm` concatenates them into the
 ES module that anywidget loads (one source, read from the package, no copies), ending in
 ``export default globalThis.mhaFrontEnd.anywidget("mountExplorer")``; Python then computes and the page
-only draws what it is sent (see ``anywidget`` in ``core.js``).
+only draws what it is sent (see ``anywidget`` in ``core.js``). The widgets share their Python side here:
+:class:`FrontEndWidget` (the ``config`` and ``settings`` traitlets, and a display bundle that carries the
+static front end too) and :class:`ComputedWidget` (``settings`` checked and merged by Python, which sends
+back ``drawn``), with :class:`ReaderInputError` and :func:`one_thread` for the widgets that run a model.
 
 Shape legend:
     n        number of tokens
@@ -28,10 +31,13 @@ import base64
 import dataclasses
 import html
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from importlib import resources
 
+import anywidget
 import torch
+import traitlets
 
 from mha.compute.explorer import PARAMETERS
 from mha.compute.stages import STAGES
@@ -154,3 +160,100 @@ def calculator_config(settings: dict) -> dict:
     fields = ("name", "d_model", "h", "n_kv_heads", "n_layers", "context", "kind")
     configs = [{f: getattr(c, f) for f in fields} for c in MODEL_CONFIGS.values() if c.kind == "decoder"]
     return {"configs": configs, "settings": dict(settings)}
+
+
+# -- the widgets' Python side -------------------------------------------------------------------------------
+
+
+class ReaderInputError(Exception):
+    """A reader's input that cannot be drawn: the widget shows the message, it is not a bug."""
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Run PyTorch single-threaded inside the block, then restore the caller's setting.
+
+    The widgets' tensors are tiny (at most 16 tokens in the explorer), so a thread pool only costs: on a busy
+    two-core machine, waking PyTorch's second thread made a (10, 32) projection take 5-25 ms instead of 10 us.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+class FrontEndWidget(anywidget.AnyWidget):
+    """An anywidget whose front end is one of the book's scripts: ``config`` and ``settings``, live or static.
+
+    ``config`` goes from Python to the page once, ``settings`` (the controls' values) is synced both ways.
+    The display bundle holds the widget view for live front ends and, for renderers without a kernel, the
+    same front end's root element with its data inline (:meth:`static_html`) as ``text/html``, with
+    ``repr(self)`` as ``text/plain``. A subclass sets ``_esm`` and ``_css`` and defines :meth:`static_html`.
+    """
+
+    config = traitlets.Dict().tag(sync=True)
+    settings = traitlets.Dict().tag(sync=True)
+
+    def static_html(self) -> str:
+        """HTML for pages without a kernel: the front end's root element with its data inline."""
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, **kwargs) -> tuple[dict, dict]:
+        """The widget for live front ends, plus the static front end for renderers without a kernel."""
+        data, metadata = super()._repr_mimebundle_(**kwargs)
+        data["text/plain"] = repr(self)
+        data["text/html"] = self.static_html()
+        return data, metadata
+
+
+class ComputedWidget(FrontEndWidget):
+    """A front end that draws what Python computes: ``settings`` in, the ``drawn`` traitlet out.
+
+    A change arrives through :meth:`update` (from code) or as an assignment of ``settings`` (from the page,
+    or a notebook); either way only the known settings (``SETTINGS``) that changed reach :meth:`_react`,
+    which checks and applies them and sends the result with :meth:`_publish`. While the widget itself writes
+    its traitlets, the page's assignments are not reacted to.
+
+    Attributes:
+        last_error: the last unexpected exception raised while reacting to a change, or ``None``.
+    """
+
+    SETTINGS: tuple[str, ...] = ()  # the names of the settings, in the page's order
+    drawn = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.last_error: BaseException | None = None
+        self._publishing = False  # set while the widget itself writes its traitlets
+
+    def update(self, **changes: object) -> None:
+        """Change some settings, as a reader's controls do; ``KeyError`` for an unknown one."""
+        unknown = sorted(set(changes) - set(self.SETTINGS))
+        if unknown:
+            raise KeyError(f"unknown settings {unknown}; the settings are {list(self.SETTINGS)}")
+        self._react(changes)
+
+    @traitlets.observe("settings")
+    def _settings_changed(self, change: dict) -> None:
+        """The page (or a notebook) assigned ``settings``: merge what changed, as :meth:`update` does."""
+        if self._publishing:
+            return
+        old, new = change["old"] or {}, change["new"] or {}
+        self._react({k: v for k, v in new.items() if k in self.SETTINGS and old.get(k, ...) != v})
+
+    def _react(self, changes: dict) -> None:
+        """Check and apply the changed settings, recompute, and :meth:`_publish` the result."""
+        raise NotImplementedError
+
+    def _publish(self, settings: dict, drawn: dict) -> None:
+        """Write ``settings`` and ``drawn`` to the traitlets: the page shows the controls and the picture."""
+        self._publishing = True
+        try:
+            with self.hold_sync():
+                if self.settings != settings:
+                    self.settings = dict(settings)
+                self.drawn = drawn
+        finally:
+            self._publishing = False

@@ -40,14 +40,18 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
 
-import anywidget
 import numpy as np
 import torch
-import traitlets
 
 from mha.pretrained.minilm import MiniLMEncoder, attend
-from mha.widgets.explorer import _one_thread
-from mha.widgets.frontend import inline_json, widget_css, widget_esm
+from mha.widgets.frontend import (
+    ComputedWidget,
+    ReaderInputError,
+    inline_json,
+    one_thread,
+    widget_css,
+    widget_esm,
+)
 
 SCALE = 255  # a weight w is stored as round(w * SCALE), one byte
 ENCODING = "uint8-zlib-base64"
@@ -178,11 +182,7 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-class _ReaderInputError(Exception):
-    """A sentence the explorer cannot draw: it shows the message, it is not a bug."""
-
-
-class EncoderExplorer(anywidget.AnyWidget):
+class EncoderExplorer(ComputedWidget):
     """The pretrained encoder's heads on a sentence the reader types: choose a layer and a head.
 
     Display it in a notebook (make it the last expression of a cell). Every change of the sentence runs the
@@ -214,11 +214,9 @@ class EncoderExplorer(anywidget.AnyWidget):
         torch.Size([9, 9])
     """
 
+    SETTINGS = SETTINGS
     _esm = widget_esm("mountRealHeads")
     _css = widget_css()
-    config = traitlets.Dict().tag(sync=True)
-    settings = traitlets.Dict().tag(sync=True)
-    drawn = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self,
@@ -256,12 +254,10 @@ class EncoderExplorer(anywidget.AnyWidget):
         self._shown: tuple[str, list[str], torch.Tensor] | None = None  # text, tokens, (L, h, n, n)
         self.message = ""
         self._level = ""  # of the message: "", "warning" or "error"
-        self.last_error: BaseException | None = None
-        self._publishing = False  # set while the explorer itself writes its traitlets
         self._merge({"sentence": sentence, "layer": layer, "head": head})
         try:
             self._shown = self._attend(sentence)
-        except _ReaderInputError as note:
+        except ReaderInputError as note:
             raise ValueError(f"sentence cannot be drawn: {note}") from None
         self.config = {
             "model": MODEL_NAME,
@@ -270,7 +266,7 @@ class EncoderExplorer(anywidget.AnyWidget):
             "max_tokens": max_tokens,
             "examples": [] if corpus is None else [s["text"] for s in corpus["sentences"]],
         }
-        self._publish()
+        self._publish(self._state, self.payload())
 
     # -- what is shown ---------------------------------------------------------------------------------------
 
@@ -316,29 +312,19 @@ class EncoderExplorer(anywidget.AnyWidget):
             KeyError: for an unknown setting. ValueError, TypeError: for a layer, head or sentence no control
                 offers (the settings stay as they were).
         """
-        unknown = sorted(set(changes) - set(SETTINGS))
-        if unknown:
-            raise KeyError(f"unknown settings {unknown}; the settings are {list(SETTINGS)}")
-        self._react(changes)
-
-    @traitlets.observe("settings")
-    def _settings_changed(self, change: dict) -> None:
-        """The page (or a notebook) assigned ``settings``: merge what changed, as :meth:`update` does."""
-        if self._publishing:
-            return
-        old, new = change["old"] or {}, change["new"] or {}
-        self._react({k: v for k, v in new.items() if k in SETTINGS and old.get(k, ...) != v})
+        super().update(**changes)
 
     def _react(self, changes: dict) -> None:
         try:
             self._merge(changes)
         except (TypeError, ValueError):
-            self._publish()  # a value no control offers: the page goes back to the state
+            # a value no control offers: the page goes back to the state
+            self._publish(self._state, self.payload())
             raise
         try:
             self._shown = self._attend(self._state["sentence"])
             self.message, self._level = "", ""
-        except _ReaderInputError as note:
+        except ReaderInputError as note:
             self.message, self._level = str(note) + STILL, "warning"
         except Exception as error:
             self.last_error = error
@@ -347,9 +333,9 @@ class EncoderExplorer(anywidget.AnyWidget):
                 "Please report it."
             )
             self._level = "error"
-            self._publish()
+            self._publish(self._state, self.payload())
             raise
-        self._publish()
+        self._publish(self._state, self.payload())
 
     def _merge(self, changes: dict) -> None:
         """Check the changes as the page's controls do, then apply them; a bad value raises and changes
@@ -374,16 +360,16 @@ class EncoderExplorer(anywidget.AnyWidget):
             self._cache.move_to_end(text)
             return (text, *self._cache[text])
         if not text.strip():
-            raise _ReaderInputError("Type a sentence: the explorer needs at least one word.")
+            raise ReaderInputError("Type a sentence: the explorer needs at least one word.")
         encoding = self.encoder.tokenizer.encode(text)  # truncated at the tokenizer's limit
         n = len(encoding.ids)  # [CLS] and [SEP] included
         if encoding.overflowing or n > self.max_tokens:
             size = f"more than {n}" if encoding.overflowing else str(n)
-            raise _ReaderInputError(
+            raise ReaderInputError(
                 f"That sentence makes {size} tokens ([CLS] and [SEP] included); the explorer shows at most "
                 f"{self.max_tokens}. Please shorten it."
             )
-        with _one_thread():  # a second thread only costs at this size, most of all on a busy machine
+        with one_thread():  # a second thread only costs at this size, most of all on a busy machine
             tokens, attentions = attend(self.encoder, text)  # (L, h, n, n)
         self._cache[text] = (tokens, attentions)
         if len(self._cache) > CACHE_SIZE:
@@ -411,17 +397,6 @@ class EncoderExplorer(anywidget.AnyWidget):
             "level": self._level,
         }
 
-    def _publish(self) -> None:
-        """Write the state to the traitlets: the page then shows the controls and the picture."""
-        self._publishing = True
-        try:
-            with self.hold_sync():
-                if self.settings != self._state:
-                    self.settings = dict(self._state)
-                self.drawn = self.payload()
-        finally:
-            self._publishing = False
-
     # -- display ---------------------------------------------------------------------------------------------
 
     def static_html(self) -> str:
@@ -446,10 +421,3 @@ class EncoderExplorer(anywidget.AnyWidget):
             f"EncoderExplorer({MODEL_NAME}, layer {self.layer + 1}, head {self.head + 1}, "
             f"{len(self.tokens)} tokens: {self.text!r})"
         )
-
-    def _repr_mimebundle_(self, **kwargs) -> tuple[dict, dict]:
-        """The widget for live front ends, plus the static viewer for renderers without a kernel."""
-        data, metadata = super()._repr_mimebundle_(**kwargs)
-        data["text/plain"] = repr(self)
-        data["text/html"] = self.static_html()
-        return data, metadata

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import anywidget
 import torch
 import traitlets
 
 from mha.compute.stages import STAGES
-from mha.widgets.frontend import root_html, stepper_config, widget_css, widget_esm
+from mha.widgets.frontend import FrontEndWidget, root_html, stepper_config, widget_css, widget_esm
 
 _KEYS = [stage.key for stage in STAGES]
 _BY_KEY = {stage.key: stage for stage in STAGES}
@@ -36,7 +35,7 @@ def _check_stage(key: object) -> str:
     return key
 
 
-class StageStepper(anywidget.AnyWidget):
+class StageStepper(FrontEndWidget):
     """Previous/next buttons and a slider over the stages of one forward pass, drawn as heatmaps.
 
     Args:
@@ -56,8 +55,6 @@ class StageStepper(anywidget.AnyWidget):
 
     _esm = widget_esm("mountStepper")
     _css = widget_css()
-    config = traitlets.Dict().tag(sync=True)
-    settings = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self, stages: Mapping[str, torch.Tensor], *, tokens: Sequence[str] | None = None, start: str = "out"
@@ -127,13 +124,6 @@ class StageStepper(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         return f"StageStepper({self.caption})"
-
-    def _repr_mimebundle_(self, **kwargs) -> tuple[dict, dict]:
-        """The widget for live front ends, plus the static front end for renderers without a kernel."""
-        data, metadata = super()._repr_mimebundle_(**kwargs)
-        data["text/plain"] = repr(self)
-        data["text/html"] = self.static_html()
-        return data, metadata
 
 
 def stage_stepper(
