@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from widget_harness import RENDER_LIVE, live_payload  # tests/widget_harness.py
 
 from mha.chapters.tasks import TASKS
 from mha.chapters.training import OneLayerAttentionModel
@@ -497,38 +498,6 @@ def test_calculator_equals_python(page):
     assert settings_of(page, "calculator")["context"] == 1024
 
 
-# In the page: load a widget's ES module (as anywidget does) and render it on a stand-in model whose
-# traitlets are plain values; binary values (lists of byte values here) become DataViews, as ipywidgets
-# delivers buffers. Returns a handle with the view, the model's saves and a way to play Python's part.
-RENDER_LIVE = """async ([esm, traits, id]) => {
-    const url = URL.createObjectURL(new Blob([esm], {type: 'text/javascript'}));
-    const widget = (await import(url)).default;
-    const handlers = {}, saved = [];
-    const model = {
-        get: (k) => traits[k], set: (k, v) => { traits[k] = v; },
-        save_changes: () => { saved.push(JSON.parse(JSON.stringify(traits.settings))); },
-        on: (e, f) => { handlers[e] = f; }, off: (e) => { delete handlers[e]; },
-    };
-    const el = document.createElement('div');
-    el.id = id;
-    document.body.append(el);
-    const cleanup = widget.render({model, el});
-    window[id] = {traits, handlers, saved, cleanup, root: el.firstChild,
-        python(name, value) { traits[name] = value; handlers['change:' + name](); }};
-    return typeof cleanup;
-}"""
-
-
-def live_payload(drawn: dict) -> dict:
-    """A ``drawn`` traitlet for page.evaluate: bytes as lists of byte values, turned into DataViews there."""
-    return {k: list(v) if isinstance(v, bytes) else v for k, v in drawn.items()}
-
-
-TO_DATAVIEWS = """d => Object.fromEntries(Object.entries(d).map(([k, v]) =>
-    [k, Array.isArray(v) && k !== 'tokens' && k !== 'shape' && k !== 'rows'
-        ? new DataView(Uint8Array.from(v).buffer) : v]))"""
-
-
 def test_the_live_explorer_draws_what_python_sends_and_computes_nothing(browser, site):
     """The anywidget module (the static files plus one export, as Python builds it) in live mode."""
     from mha.widgets import HeadExplorer
@@ -540,13 +509,8 @@ def test_the_live_explorer_draws_what_python_sends_and_computes_nothing(browser,
     page.route("**/*", lambda route: route.continue_() if "127.0.0.1" in route.request.url else route.abort())
     page.goto(site["http"])  # ES modules from a blob: URL need http (Chromium refuses them over file://)
     explorer = HeadExplorer(d_model=16, h=2, mask="causal", sentence="a b <b>c</b>", seed=1)
-    traits = {"config": explorer.config, "settings": explorer.settings, "drawn": None}
-    page.evaluate(f"d => {{ window.firstDrawn = ({TO_DATAVIEWS})(d); }}", live_payload(explorer.drawn))
-    traits_js = "t => Object.assign(t, {drawn: window.firstDrawn})"
-    page.evaluate(
-        f"([esm, t]) => ({RENDER_LIVE})([esm, ({traits_js})(t), 'live'])",
-        [widget_esm("mountExplorer"), traits],
-    )
+    traits = {"config": explorer.config, "settings": explorer.settings, "drawn": live_payload(explorer.drawn)}
+    page.evaluate(RENDER_LIVE, [widget_esm("mountExplorer"), traits, "live"])
     view = page.evaluate(
         "() => ({live: live.root.mha.live, weights: live.root.mha.weights, tokens: live.root.mha.tokens})"
     )
@@ -559,7 +523,7 @@ def test_the_live_explorer_draws_what_python_sends_and_computes_nothing(browser,
     state = page.evaluate("() => ({saved: live.saved, heads: live.root.mha.weights.length})")
     assert state == {"saved": [{**explorer.settings, "h": 4}], "heads": 2}
     explorer.settings = state["saved"][-1]  # what ipywidgets does with the message
-    page.evaluate(f"d => live.python('drawn', ({TO_DATAVIEWS})(d))", live_payload(explorer.drawn))
+    page.evaluate("d => live.python('drawn', d)", live_payload(explorer.drawn))
     got = page.evaluate("() => live.root.mha.weights")
     torch.testing.assert_close(
         torch.tensor(got),
@@ -573,7 +537,7 @@ def test_the_live_explorer_draws_what_python_sends_and_computes_nothing(browser,
     explorer.update(mask="none", sentence="")
     page.evaluate("s => live.python('settings', s)", explorer.settings)
     assert page.locator("#live select[name=mask]").input_value() == "none"
-    page.evaluate(f"d => live.python('drawn', ({TO_DATAVIEWS})(d))", live_payload(explorer.drawn))
+    page.evaluate("d => live.python('drawn', d)", live_payload(explorer.drawn))
     assert page.locator("#live .mha-status").text_content() == explorer.message
     assert "at least one word" in explorer.message and page.locator("#live .mha-warning").count() == 1
     page.evaluate("() => live.cleanup()")

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from widget_harness import RENDER_LIVE, live_payload  # tests/widget_harness.py
 
 from mha.pretrained import MINILM, attend, load_minilm
 from mha.widgets import realheads
@@ -249,37 +250,6 @@ from chromium import CHROMIUM  # noqa: E402 (scripts/ is on sys.path: tests/conf
 
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (/usr/bin/chromium)")
 
-# Load a widget's ES module (as anywidget does) from a blob: URL and render it on a stand-in model whose
-# traitlets are plain values; byte values arrive as lists and become DataViews, as ipywidgets delivers
-# buffers. `window[id].python(name, value)` plays Python's part: it sets a traitlet and fires its event.
-RENDER_LIVE = """async ([esm, traits, id]) => {
-    const views = (d) => d && Object.fromEntries(Object.entries(d).map(([k, v]) =>
-        [k, k === 'weights' ? new DataView(Uint8Array.from(v).buffer) : v]));
-    traits.drawn = views(traits.drawn);
-    const url = URL.createObjectURL(new Blob([esm], {type: 'text/javascript'}));
-    const widget = (await import(url)).default;
-    const handlers = {}, saved = [];
-    const model = {
-        get: (k) => traits[k], set: (k, v) => { traits[k] = v; },
-        save_changes: () => { saved.push(JSON.parse(JSON.stringify(traits.settings))); },
-        on: (e, f) => { handlers[e] = f; }, off: (e) => { delete handlers[e]; },
-    };
-    const el = document.createElement('div');
-    el.id = id;
-    document.body.append(el);
-    const cleanup = widget.render({model, el});
-    window[id] = {traits, handlers, saved, cleanup, root: el.firstChild,
-        python(name, value) {
-            traits[name] = name === 'drawn' ? views(value) : value;
-            handlers['change:' + name]();
-        }};
-}"""
-
-
-def payload(explorer: EncoderExplorer) -> dict:
-    """The ``drawn`` traitlet for page.evaluate: the bytes as a list of byte values."""
-    return {**explorer.drawn, "weights": list(explorer.drawn["weights"])}
-
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
@@ -332,7 +302,7 @@ def picture(page) -> dict:
 @needs_chromium
 def test_the_live_explorer_draws_python_s_head_and_sends_the_typed_sentence(page):
     explorer = EncoderExplorer(encoder(), sentence=LITERAL, layer=0, head=2, corpus=corpus())
-    traits = {"config": explorer.config, "settings": explorer.settings, "drawn": payload(explorer)}
+    traits = {"config": explorer.config, "settings": explorer.settings, "drawn": live_payload(explorer.drawn)}
     page.evaluate(RENDER_LIVE, [widget_esm("mountRealHeads"), traits, "live"])
     view = picture(page)
     assert page.evaluate("() => live.root.mha.live") and view["tokens"] == explorer.tokens
@@ -352,7 +322,7 @@ def test_the_live_explorer_draws_python_s_head_and_sends_the_typed_sentence(page
     assert page.evaluate("() => live.saved") == [{"sentence": LITERAL, "layer": 0, "head": 5}]
     assert picture(page)["weights"] == view["weights"]
     explorer.settings = page.evaluate("() => live.saved.at(-1)")  # what ipywidgets does with the message
-    page.evaluate("d => live.python('drawn', d)", payload(explorer))
+    page.evaluate("d => live.python('drawn', d)", live_payload(explorer.drawn))
     torch.testing.assert_close(
         torch.tensor(picture(page)["weights"], dtype=torch.float64), explorer.weights.double(), atol=0, rtol=0
     )
@@ -362,7 +332,7 @@ def test_the_live_explorer_draws_python_s_head_and_sends_the_typed_sentence(page
     field.fill(TIRED)
     assert page.evaluate("() => live.saved.at(-1)") == {"sentence": TIRED, "layer": 0, "head": 5}
     explorer.settings = page.evaluate("() => live.saved.at(-1)")
-    page.evaluate("d => live.python('drawn', d)", payload(explorer))
+    page.evaluate("d => live.python('drawn', d)", live_payload(explorer.drawn))
     tokens = explorer.tokens
     now = picture(page)
     assert now["tokens"] == tokens
@@ -374,7 +344,7 @@ def test_the_live_explorer_draws_python_s_head_and_sends_the_typed_sentence(page
     # An empty sentence: Python's message is shown, literally, and the picture stays.
     field.fill("")
     explorer.settings = page.evaluate("() => live.saved.at(-1)")
-    page.evaluate("d => live.python('drawn', d)", payload(explorer))
+    page.evaluate("d => live.python('drawn', d)", live_payload(explorer.drawn))
     assert page.locator("#live .mha-status").text_content() == explorer.message
     assert page.locator("#live .mha-warning").count() == 1 and picture(page)["tokens"] == tokens
 
@@ -383,7 +353,7 @@ def test_the_live_explorer_draws_python_s_head_and_sends_the_typed_sentence(page
     page.evaluate("s => live.python('settings', s)", explorer.settings)
     assert field.input_value() == "Birds sing."
     assert page.locator("#live select[name=layer] option:checked").text_content() == "3"
-    page.evaluate("d => live.python('drawn', d)", payload(explorer))
+    page.evaluate("d => live.python('drawn', d)", live_payload(explorer.drawn))
     now = picture(page)
     assert now["tokens"] == explorer.tokens and now["message"] == ""
     assert page.locator("#live .mha-warning").count() == 0

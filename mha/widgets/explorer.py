@@ -137,6 +137,8 @@ class HeadExplorer(ComputedWidget):
     """
 
     SETTINGS = SETTINGS
+    STILL = STILL
+    NAME = "explorer"
     _esm = widget_esm("mountExplorer")
     _css = widget_css()
 
@@ -320,20 +322,7 @@ class HeadExplorer(ComputedWidget):
 
     def _refresh(self) -> None:
         """Recompute for the state; a reader's bad input keeps the last picture and says why."""
-        try:
-            self._compute()
-            self.message, self._level = "", ""
-        except ReaderInputError as note:
-            self.message, self._level = str(note) + STILL, "warning"
-        except Exception as error:
-            self.last_error = error
-            self.message = (
-                f"Something went wrong inside the explorer: {type(error).__name__}: {error}. "
-                "Please report it."
-            )
-            self._level = "error"
-            self._publish(self.current_settings(), self.payload())
-            raise
+        self._compute_or_explain(self._compute, self.current_settings())
 
     def _compute(self) -> None:
         s = self.current_settings()

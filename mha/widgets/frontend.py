@@ -221,6 +221,8 @@ class ComputedWidget(FrontEndWidget):
     """
 
     SETTINGS: tuple[str, ...] = ()  # the names of the settings, in the page's order
+    NAME = "widget"  # how its messages name it
+    STILL = " (The picture still shows the last valid input.)"  # after a message about the reader's input
     drawn = traitlets.Dict().tag(sync=True)
 
     def __init__(self, **kwargs) -> None:
@@ -245,6 +247,28 @@ class ComputedWidget(FrontEndWidget):
 
     def _react(self, changes: dict) -> None:
         """Check and apply the changed settings, recompute, and :meth:`_publish` the result."""
+        raise NotImplementedError
+
+    def _compute_or_explain(self, compute: Callable[[], None], settings: dict) -> None:
+        """Run ``compute``. A reader's unusable input (:class:`ReaderInputError`) becomes ``message`` and the
+        picture stays; anything else is a bug: shown, kept in ``last_error``, published and raised."""
+        try:
+            compute()
+            self.message, self._level = "", ""
+        except ReaderInputError as note:
+            self.message, self._level = str(note) + self.STILL, "warning"
+        except Exception as error:
+            self.last_error = error
+            self.message = (
+                f"Something went wrong inside the {self.NAME}: {type(error).__name__}: {error}. "
+                "Please report it."
+            )
+            self._level = "error"
+            self._publish(settings, self.payload())
+            raise
+
+    def payload(self) -> dict:
+        """The ``drawn`` traitlet for the current state."""
         raise NotImplementedError
 
     def _publish(self, settings: dict, drawn: dict) -> None:

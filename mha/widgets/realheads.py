@@ -215,6 +215,8 @@ class EncoderExplorer(ComputedWidget):
     """
 
     SETTINGS = SETTINGS
+    STILL = STILL
+    NAME = "explorer"
     _esm = widget_esm("mountRealHeads")
     _css = widget_css()
 
@@ -321,21 +323,11 @@ class EncoderExplorer(ComputedWidget):
             # a value no control offers: the page goes back to the state
             self._publish(self._state, self.payload())
             raise
-        try:
-            self._shown = self._attend(self._state["sentence"])
-            self.message, self._level = "", ""
-        except ReaderInputError as note:
-            self.message, self._level = str(note) + STILL, "warning"
-        except Exception as error:
-            self.last_error = error
-            self.message = (
-                f"Something went wrong inside the explorer: {type(error).__name__}: {error}. "
-                "Please report it."
-            )
-            self._level = "error"
-            self._publish(self._state, self.payload())
-            raise
+        self._compute_or_explain(self._compute, self._state)
         self._publish(self._state, self.payload())
+
+    def _compute(self) -> None:
+        self._shown = self._attend(self._state["sentence"])
 
     def _merge(self, changes: dict) -> None:
         """Check the changes as the page's controls do, then apply them; a bad value raises and changes
