@@ -19,10 +19,14 @@ def pytest_runtest_logreport(report):
         _seconds[path] += report.duration
 
 
-def pytest_terminal_summary(terminalreporter):
+def pytest_terminal_summary(terminalreporter, config):
     if not _seconds:
         return
-    terminalreporter.section("notebook execution time")
+    workers = getattr(config.option, "numprocesses", None)
+    title = "notebook execution time"
+    if workers:  # pytest-xdist: the other worker loads the same cores, so these times are longer
+        title += f" ({workers} workers share the cores: run a notebook alone to check the budget)"
+    terminalreporter.section(title)
     for path, seconds in sorted(_seconds.items()):
         flag = "  OVER BUDGET" if seconds > NOTEBOOK_BUDGET_S else ""
         terminalreporter.write_line(f"{seconds:6.1f} s  {path}{flag}")
