@@ -449,3 +449,102 @@ def _inline_config(page: str) -> dict:
     )
     assert match, f"{page} has no .mha-realheads root with inline data"
     return json.loads(match.group(1))  # JSON reads the escaped "<\\/" as "</"
+
+
+CALCULATOR_PAGE = "chapters/typical_configs"
+STEPPER_PAGE = "chapters/step_by_step"
+
+
+def _page(scheme: str, server: str, browser, page: str):
+    if scheme == "http":
+        return _open(browser, f"{server}/{page}.html", server)
+    return _open(browser, (SITE / f"{page}.html").as_uri(), "file://")
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_the_static_calculator_equals_mha_costs_for_every_model(scheme, server, browser):
+    """On the built page, offline: every decoder-only configuration's numbers equal mha.costs'."""
+    from mha.costs import DTYPES, MODEL_CONFIGS, cost_report, model_costs
+
+    tab, errors = _page(scheme, server, browser, CALCULATOR_PAGE)
+    assert tab.locator(".mha-calculator").count() == 1
+    settings = [
+        {"model": c.name, "context": c.context or 4096, "batch": 2, "dtype": "bfloat16"}
+        for c in MODEL_CONFIGS.values()
+        if c.kind == "decoder"
+    ]
+    results = tab.evaluate(
+        """all => all.map(s => { const r = document.querySelector('.mha-calculator').mha.update(s);
+                                 return {rows: r.rows, params: String(r.params),
+                                         kv: String(r.kv_cache_bytes)}; })""",
+        settings,
+    )
+    for s, got in zip(settings, results, strict=True):
+        costs = model_costs(MODEL_CONFIGS[s["model"]], s["context"], batch=2, dtype=DTYPES["bfloat16"])
+        assert (int(got["params"]), int(got["kv"])) == (costs.params, costs.kv_cache_bytes), s["model"]
+        width = max(len(k) for k, _ in got["rows"])
+        lines = "\n".join(f"{k.ljust(width)}  {v}" for k, v in got["rows"])
+        assert lines == cost_report(s["model"], s["context"], batch=2, dtype="bfloat16"), s["model"]
+    root = tab.locator(".mha-calculator")
+    before = root.locator("table").text_content()
+    root.locator("select[name=model]").focus()
+    tab.keyboard.press("ArrowUp")  # keyboard operation: the model before the last one set
+    assert root.locator("table").text_content() != before
+    tab.close()
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_the_static_stepper_shows_the_stages_python_computed(scheme, server, browser):
+    """On the built page, offline: each stage the stepper draws is attention_stages of the example."""
+    from mha.chapters.worked_example import small_example
+    from mha.compute import STAGES, attention_stages
+
+    example = small_example()
+    stages = attention_stages(example.module(), example.x)
+    tab, errors = _page(scheme, server, browser, STEPPER_PAGE)
+    root = tab.locator(".mha-stepper").first
+    for stage in STAGES:
+        got = tab.evaluate(
+            "key => document.querySelector('.mha-stepper').mha.update({stage: key})", stage.key
+        )
+        torch.testing.assert_close(
+            torch.tensor(got, dtype=torch.float64), stages[stage.key], atol=1e-12, rtol=0
+        )
+    picture = root.locator("canvas").first.screenshot()
+    root.get_by_text("previous", exact=False).first.click()
+    assert root.locator("canvas").first.screenshot() != picture
+    tab.close()
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_the_static_explorer_answers_the_keyboard_and_every_control(scheme, server, browser):
+    """Tab to a control and press an arrow key, or change any control: the drawing and settings follow."""
+    tab, errors = _page(scheme, server, browser, EXPLORER_PAGE)
+    root = tab.locator(".mha-explorer")
+    canvas = root.locator("canvas").first
+
+    def settings():
+        return tab.evaluate("() => document.querySelector('.mha-explorer').mha.settings")
+
+    start = settings()
+    root.locator("select[name=h]").focus()
+    tab.keyboard.press("ArrowDown")
+    assert settings()["h"] != start["h"]
+    for name, value in (("d_model", "48"), ("mask", "padding"), ("seed", "7"), ("sentence", "a b c d e")):
+        before = canvas.screenshot()
+        control = root.locator(f"[name={name}]")
+        if name in ("d_model", "mask"):
+            control.select_option(value)
+        else:
+            control.fill(value)
+            control.dispatch_event("change")
+        assert canvas.screenshot() != before, name
+        assert str(settings()[name]) == value, name
+    before = canvas.screenshot()
+    root.locator("[name=valid_length]").fill("2")
+    root.locator("[name=valid_length]").dispatch_event("change")
+    assert canvas.screenshot() != before and settings()["valid_length"] == 2
+    tab.close()
+    assert not errors, errors
