@@ -18,7 +18,7 @@ Shape legend:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -156,7 +156,8 @@ def draw_heatmap(
     row_labels: Sequence[str] | None = None,
     col_labels: Sequence[str] | None = None,
     mask: np.ndarray | None = None,
-    fmt: str | None = None,
+    fmt: str | Callable[[float], str] | None = None,
+    fontsize: float = 6.5,
 ) -> AxesImage:
     """Draw one panel: ``values`` ``(rows, cols)`` as a heatmap on ``norm``, row 0 on top.
 
@@ -166,7 +167,9 @@ def draw_heatmap(
         norm: the colour scale, shared by the panels of one figure.
         row_labels, col_labels: tick labels, drawn literally; ``None`` leaves that axis unlabelled.
         mask: optional boolean ``(rows, cols)``, ``True`` = may attend; the other cells are hatched grey.
-        fmt: a format such as ``"{:.2f}"`` to write each value in its cell.
+        fmt: a format such as ``"{:.2f}"`` to write each value in its cell, or a function from the value to
+            its text (an empty text leaves the cell blank).
+        fontsize: points of the values written in the cells.
 
     Returns:
         The heatmap's ``AxesImage`` (for a colour bar).
@@ -185,11 +188,11 @@ def draw_heatmap(
     )
     ax.tick_params(labelsize=TICK_SIZE, length=0, pad=2)
     if fmt is not None:
+        text = fmt.format if isinstance(fmt, str) else fmt
         for i in range(rows):
             for j in range(cols):
-                light = norm(values[i, j]) < 0.5
-                color = "white" if light else "black"
-                ax.text(j, i, fmt.format(values[i, j]), ha="center", va="center", fontsize=6.5, color=color)
+                color = "white" if norm(values[i, j]) < 0.5 else "black"
+                ax.text(j, i, text(values[i, j]), ha="center", va="center", fontsize=fontsize, color=color)
     return image
 
 

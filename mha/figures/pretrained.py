@@ -25,7 +25,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from mha.figures import _pyplot
-from mha.figures.heatmaps import CMAP, literal
+from mha.figures.heatmaps import CMAP, draw_heatmap, literal
 from mha.pretrained.heads import PATTERNS
 
 # What each label of classify_heads means, in the words of the book (and the legend's order).
@@ -96,7 +96,12 @@ def _tokens(tokens: Sequence[str], n: int) -> list[str]:
         raise TypeError("tokens must be a sequence of strings")
     if len(tokens) != n:
         raise ValueError(f"there are {len(tokens)} tokens but the weights have n = {n}")
-    return [literal(t) for t in tokens]
+    return list(tokens)
+
+
+def _weight_text(w: float) -> str:
+    """A weight as written in its cell: ``.42``, blank below 0.005."""
+    return f"{w:.2f}".lstrip("0") if w >= 0.005 else ""
 
 
 def _index(name: str, value: object, size: int) -> int:
@@ -124,16 +129,7 @@ def plot_attention_head(
     fig = _pyplot.figure(figsize=(size + 1.0, size), layout="constrained")
     ax = fig.subplots()
     norm = Normalize(0.0, 1.0)
-    image = ax.imshow(w, cmap=CMAP, norm=norm, interpolation="nearest")
-    for i in range(n):
-        for j in range(n):
-            if w[i, j] >= 0.005:
-                colour = "black" if w[i, j] > 0.5 else "white"
-                text = f"{w[i, j]:.2f}".lstrip("0")
-                ax.text(j, i, text, ha="center", va="center", fontsize=6.5, color=colour)
-    ax.set_xticks(range(n), labels, rotation=90, fontsize=FONT)
-    ax.set_yticks(range(n), labels, fontsize=FONT)
-    ax.tick_params(length=0)
+    image = draw_heatmap(ax, w, norm=norm, row_labels=labels, col_labels=labels, fmt=_weight_text)
     ax.set_xlabel("key (the token looked at)", fontsize=TITLE)
     ax.set_ylabel("query (the token looking)", fontsize=TITLE)
     ax.set_title(f"layer {layer + 1}, head {head + 1}", fontsize=10)
@@ -177,8 +173,8 @@ def plot_head_grid(attentions: object, tokens: Sequence[str], *, title: str | No
                 ax.set_ylabel(f"layer {layer + 1}", fontsize=FONT)
             axes[layer, head] = ax
     corner = axes[L - 1, 0]
-    corner.set_xticks(range(n), labels, rotation=90, fontsize=4.5)
-    corner.set_yticks(range(n), labels, fontsize=4.5)
+    corner.set_xticks(range(n), [literal(t) for t in labels], rotation=90, fontsize=4.5)
+    corner.set_yticks(range(n), [literal(t) for t in labels], fontsize=4.5)
     corner.tick_params(length=0, pad=1)
     bar_ax = fig.add_axes(
         (
@@ -309,14 +305,9 @@ def plot_head_values(
     norm = Normalize(v.min() if vmin is None else vmin, v.max() if vmax is None else vmax)
     fig = _pyplot.figure(figsize=(0.62 * h + 2.2, 0.45 * L + 1.2), layout="constrained")
     ax = fig.subplots()
-    image = ax.imshow(v, cmap=CMAP, norm=norm, interpolation="nearest", aspect="auto")
-    for i in range(L):
-        for j in range(h):
-            colour = "black" if norm(v[i, j]) > 0.55 else "white"
-            ax.text(j, i, fmt.format(v[i, j]), ha="center", va="center", fontsize=6, color=colour)
-    ax.set_xticks(range(h), [str(j + 1) for j in range(h)], fontsize=FONT)
-    ax.set_yticks(range(L), [str(i + 1) for i in range(L)], fontsize=FONT)
-    ax.tick_params(length=0)
+    heads, layers = [str(j + 1) for j in range(h)], [str(i + 1) for i in range(L)]
+    image = draw_heatmap(ax, v, norm=norm, row_labels=layers, col_labels=heads, fmt=fmt, fontsize=6)
+    ax.tick_params(axis="x", labelrotation=0)
     ax.set_xlabel("head", fontsize=TITLE)
     ax.set_ylabel("layer", fontsize=TITLE)
     bar = fig.colorbar(image, ax=ax)
