@@ -10,25 +10,22 @@ every page, and the PDF must hold the chapter's text, its Chinese terms and its 
 from __future__ import annotations
 
 import re
-import sys
 import unicodedata
 from html.parser import HTMLParser
 from pathlib import Path
 
+import build_pdf  # the book's scripts/, which tests/conftest.py puts on sys.path
+import build_slides
+import chapter_stats
 import nbformat
 import pytest
+import student_edition
+from chromium import CHROMIUM
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import build_pdf  # noqa: E402
-import build_slides  # noqa: E402
-import chapter_stats  # noqa: E402
-import student_edition  # noqa: E402
 
 CHAPTERS = build_slides.chapters()
 FULL_SITE = ROOT / "_build" / "html"
-from chromium import CHROMIUM  # noqa: E402 (scripts/ is on sys.path: tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

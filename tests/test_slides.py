@@ -9,17 +9,14 @@ a deck are checked on a small notebook made here.
 from __future__ import annotations
 
 import hashlib
-import sys
 from pathlib import Path
 
+import build_slides  # the book's scripts/, which tests/conftest.py puts on sys.path
 import nbformat
 import pytest
+import tag_slides
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import build_slides  # noqa: E402
-import tag_slides  # noqa: E402
 
 CHAPTERS = build_slides.chapters()
 
