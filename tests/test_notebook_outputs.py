@@ -21,7 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 
 SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d*)?[eE][-+]?\d+)")
-DIFFERENCE = re.compile(r"diff|max\s*\||\|[^|\n]*\s-\s[^|\n]*\||\berror\b|differ|off by|deviat", re.IGNORECASE)
+DIFFERENCE = re.compile(
+    r"diff|max\s*\||\|[^|\n]*\s-\s[^|\n]*\||\berror\b|differ|off by|deviat", re.IGNORECASE
+)
 TOLERANCE_BEFORE = re.compile(r"(within|≤|<=|<|\btol\w*|atol|rtol|bound|eps)\s*[=:]?\s*\(?$", re.IGNORECASE)
 ROUND_OFF = 1e-5
 
