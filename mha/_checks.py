@@ -33,13 +33,26 @@ def check_positive_int(name: str, value: object) -> int:
     return value
 
 
-def check_heads(d_model: object, h: object, n_kv_heads: object = None) -> tuple[int, int, int]:
+def check_positive_number(name: str, value: object) -> float:
+    """Return ``value`` if it is a number above 0; ``TypeError`` for a non-number, else ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a positive number, got {type(value).__name__} {value!r}")
+    if not value > 0:
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def check_heads(
+    d_model: object, h: object, n_kv_heads: object = None, *, head_dim: object = None
+) -> tuple[int, int, int]:
     """Check the head arithmetic of an attention layer and return ``(h, h_kv, d_k)``.
 
     Args:
-        d_model: model width; ``h`` must divide it.
+        d_model: model width; ``h`` must divide it unless ``head_dim`` is given.
         h: number of query heads.
         n_kv_heads: number of key/value heads, which must divide ``h``; ``None`` means ``h``.
+        head_dim: the head width ``d_k`` when a model sets it apart from ``d_model / h``; ``None`` means
+            ``d_model / h``.
 
     Raises:
         TypeError: an argument that is not an int.
@@ -47,11 +60,13 @@ def check_heads(d_model: object, h: object, n_kv_heads: object = None) -> tuple[
     """
     d_model, h = check_positive_int("d_model", d_model), check_positive_int("h", h)
     n_kv_heads = h if n_kv_heads is None else check_positive_int("n_kv_heads", n_kv_heads)
-    if d_model % h:
-        raise ValueError(f"d_model={d_model} must be divisible by the number of heads h={h}")
+    if head_dim is None and d_model % h:
+        raise ValueError(
+            f"d_model={d_model} must be divisible by the number of heads h={h}, or give head_dim"
+        )
     if h % n_kv_heads:
         raise ValueError(f"h={h} must be divisible by n_kv_heads={n_kv_heads}")
-    return h, n_kv_heads, d_model // h
+    return h, n_kv_heads, d_model // h if head_dim is None else check_positive_int("head_dim", head_dim)
 
 
 def check_same_dtype_device(**tensors: torch.Tensor) -> None:
@@ -95,3 +110,30 @@ def check_mask(mask: object, target: tuple[int, ...], target_legend: str) -> tor
     if not ok:
         raise ValueError(f"mask of shape {tuple(mask.shape)} cannot broadcast to {target_legend} = {shape}")
     return mask
+
+
+def check_layer_inputs(
+    query: object, key: object, value: object, *, d_model: int, weight: torch.Tensor
+) -> None:
+    """Check an attention layer's inputs ``(B, n_q, d_model)``, ``(B, n_k, d_model)`` (twice) against each
+    other and against the layer's parameters (``weight``: one of them, for its dtype and device)."""
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        check_float_tensor(name, x)
+        if x.dim() != 3 or x.size(-1) != d_model:
+            n = "n_q" if name == "query" else "n_k"
+            raise ValueError(f"{name} must have shape (B, {n}, d_model={d_model}), got {tuple(x.shape)}")
+    if not query.size(0) == key.size(0) == value.size(0):
+        raise ValueError(
+            "query, key and value must have the same batch size B, got "
+            f"{query.size(0)}, {key.size(0)}, {value.size(0)}"
+        )
+    if key.size(1) != value.size(1):
+        raise ValueError(
+            f"key and value must have the same length n_k, got {key.size(1)} and {value.size(1)}"
+        )
+    check_same_dtype_device(query=query, key=key, value=value)
+    if query.dtype != weight.dtype or query.device != weight.device:
+        raise TypeError(
+            f"query has dtype {query.dtype} on {query.device} but the module's parameters have "
+            f"dtype {weight.dtype} on {weight.device}; use module.to(query) or convert the input"
+        )

@@ -19,9 +19,13 @@ from mha._checks import check_positive_int
 
 
 def causal_mask(
-    n_q: int, n_k: int | None = None, *, device: torch.device | str | None = None
+    n_q: int,
+    n_k: int | None = None,
+    *,
+    window: int | None = None,
+    device: torch.device | str | None = None,
 ) -> torch.Tensor:
-    """Mask that lets each query see only keys at its own position or earlier.
+    """Mask that lets each query see only keys at its own position or earlier (at most ``window`` of them).
 
     Queries are aligned with the *last* ``n_q`` keys, so with ``n_k > n_q`` (decoding with cached keys)
     the last query sees every key. With ``n_q == n_k`` this is the usual lower-triangular mask.
@@ -29,6 +33,8 @@ def causal_mask(
     Args:
         n_q: number of queries.
         n_k: number of keys; defaults to ``n_q``.
+        window: a sliding window of ``w`` keys: query ``i`` sees keys ``j`` with ``i - w < j <= i``, itself
+            included (transformers' convention; Mistral, Gemma, gpt-oss). ``None``: no window.
         device: where to create the mask.
 
     Returns:
@@ -38,7 +44,10 @@ def causal_mask(
     check_positive_int("n_q", n_q)
     check_positive_int("n_k", n_k)
     ones = torch.ones(n_q, n_k, dtype=torch.bool, device=device)
-    return torch.tril(ones, diagonal=n_k - n_q)  # (n_q, n_k)
+    mask = torch.tril(ones, diagonal=n_k - n_q)  # (n_q, n_k)
+    if window is not None:
+        mask &= torch.triu(ones, diagonal=n_k - n_q - check_positive_int("window", window) + 1)
+    return mask
 
 
 def padding_mask(

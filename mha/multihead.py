@@ -12,7 +12,12 @@ Shape legend:
     d_model  model width, the size of each input and output vector
     h        number of query heads
     h_kv     number of key/value heads (``n_kv_heads``; ``h`` for ordinary multi-head attention)
-    d_k      width of each head, d_model / h (d_v = d_k here)
+    d_k      width of each head: d_model / h, unless a model sets it apart (``head_dim``); d_v = d_k here
+
+Today's layers are options of this one module, each ``None`` or ``False`` by default (the 2017 layer):
+``head_dim``, ``rope_theta`` (rotary positions), ``qk_norm``, ``scale``, ``softcap``, ``window`` and
+``sinks``. ``mha.pretrained.from_transformers`` builds Llama's, Qwen3's, Gemma 3's and gpt-oss's attention
+from them, and the tests check each against transformers.
 """
 
 from __future__ import annotations
@@ -23,9 +28,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mha._checks import check_float_tensor, check_heads, check_mask, check_same_dtype_device
+from mha._checks import (
+    check_heads,
+    check_layer_inputs,
+    check_mask,
+    check_positive_int,
+    check_positive_number,
+    check_same_dtype_device,
+)
 from mha.attention import attention_steps
 from mha.masks import causal_mask
+from mha.positional import apply_rotary, rotary_tables
 
 
 def split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:
@@ -47,10 +60,15 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
 
 class KVCache(NamedTuple):
     """The keys and values of the tokens seen so far, per key/value head, as :meth:`MultiHeadAttention.decode`
-    keeps them: ``k`` and ``v`` of shape ``(B, h_kv, n, d_k)``."""
+    keeps them: ``k`` and ``v`` of shape ``(B, h_kv, n, d_k)`` (keys already rotated in a rotary layer).
+
+    A sliding-window layer keeps only the last ``window`` tokens; ``start`` is the position of the first one
+    held (0 until tokens fall out of the window), so the next token's position is ``start + n``.
+    """
 
     k: torch.Tensor
     v: torch.Tensor
+    start: int = 0
 
     @property
     def nbytes(self) -> int:
@@ -62,25 +80,52 @@ def _grow(cache: KVCache | None, k: torch.Tensor, v: torch.Tensor) -> KVCache:
     """``cache`` with new keys and values ``(B, h_kv, n_new, d_k)`` appended along the sequence."""
     if cache is None:
         return KVCache(k, v)
-    return KVCache(torch.cat([cache.k, k], dim=-2), torch.cat([cache.v, v], dim=-2))  # (B, h_kv, n, d_k)
+    k, v = torch.cat([cache.k, k], dim=-2), torch.cat([cache.v, v], dim=-2)  # 2 x (B, h_kv, n, d_k)
+    return KVCache(k, v, cache.start)
+
+
+def _trim(cache: KVCache, window: int | None) -> KVCache:
+    """``cache`` without the tokens that no later query sees through a sliding window of ``window`` keys."""
+    n = cache.k.size(-2)
+    if window is None or n <= window:
+        return cache
+    # clone: a slice would keep the whole storage alive, and nbytes would undercount it
+    k, v = cache.k[..., -window:, :].clone(), cache.v[..., -window:, :].clone()  # 2 x (B, h_kv, window, d_k)
+    return KVCache(k, v, cache.start + n - window)
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention with optional grouped-query heads.
+    """Multi-head attention with optional grouped-query heads and the options of today's decoders.
 
     Args:
         d_model: width of the input and output vectors.
-        h: number of attention heads; must divide ``d_model``.
+        h: number of attention heads; must divide ``d_model`` unless ``head_dim`` is given.
         n_kv_heads: number of key/value heads for grouped-query attention; must divide ``h``. ``None``
             (the default) means ``h``: ordinary multi-head attention. ``1`` is multi-query attention.
+        head_dim: the head width ``d_k``, when a model sets it apart from ``d_model / h`` (Gemma, gpt-oss,
+            Qwen3-30B-A3B); ``None`` means ``d_model / h``.
         bias: whether the four projections have biases.
         dropout: dropout probability on the attention weights, applied in training mode only.
+        rope_theta: rotary position embeddings with this base (Su et al. 2021; half-split pairs, as Llama and
+            transformers): queries and keys at positions ``0 .. n-1``, offset by the cache when decoding.
+            ``None``: no positions in the layer. Needs an even ``d_k``.
+        qk_norm: an RMSNorm over each head's query and key (``q_norm``, ``k_norm``: ``nn.RMSNorm(d_k)``,
+            eps 1e-6), before the rotation (Qwen3, Gemma 3, OLMo 2). Gemma's ``x_hat (1 + w)`` is this norm
+            with weight ``1 + w``.
+        scale: the factor on ``q k^T``; ``None`` means ``1 / sqrt(d_k)`` (Gemma: ``query_pre_attn_scalar``
+            to the power -1/2).
+        softcap: logit soft-capping ``c tanh(s / c)`` of the scaled scores (Gemma 2).
+        window: a sliding window: query ``i`` sees keys ``j`` with ``i - w < j <= i`` (``w`` keys, itself
+            included), on top of the mask it is given; :meth:`decode` keeps only the last ``w`` keys.
+        sinks: one learned logit per head (``sinks``, shape ``(h,)``) that joins each softmax and is then
+            dropped, so a head may attend to nothing (gpt-oss).
 
     Attributes:
-        W_q: ``nn.Linear(d_model, d_model)``, the ``h`` query projections side by side.
+        W_q: ``nn.Linear(d_model, h * d_k)``, the ``h`` query projections side by side.
         W_k: ``nn.Linear(d_model, n_kv_heads * d_k)``, the key projections.
         W_v: ``nn.Linear(d_model, n_kv_heads * d_k)``, the value projections.
-        W_o: ``nn.Linear(d_model, d_model)``, the output projection.
+        W_o: ``nn.Linear(h * d_k, d_model)``, the output projection.
+        q_norm, k_norm, sinks: with ``qk_norm`` and ``sinks`` only, else ``None``.
 
     Example:
         >>> attn = MultiHeadAttention(d_model=16, h=4)
@@ -96,24 +141,42 @@ class MultiHeadAttention(nn.Module):
         h: int,
         *,
         n_kv_heads: int | None = None,
+        head_dim: int | None = None,
         bias: bool = True,
         dropout: float = 0.0,
+        rope_theta: float | None = None,
+        qk_norm: bool = False,
+        scale: float | None = None,
+        softcap: float | None = None,
+        window: int | None = None,
+        sinks: bool = False,
     ) -> None:
         super().__init__()
-        h, n_kv_heads, _ = check_heads(d_model, h, n_kv_heads)
+        h, n_kv_heads, d_k = check_heads(d_model, h, n_kv_heads, head_dim=head_dim)
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
-        self.d_model, self.h, self.n_kv_heads = d_model, h, n_kv_heads
-        self.d_k = d_model // h
+        for name, value in (("rope_theta", rope_theta), ("scale", scale), ("softcap", softcap)):
+            if value is not None:
+                check_positive_number(name, value)
+        if rope_theta is not None and d_k % 2:
+            raise ValueError(f"rope_theta (rotary embeddings) needs an even head width d_k, got d_k={d_k}")
+        self.d_model, self.h, self.n_kv_heads, self.d_k = d_model, h, n_kv_heads, d_k
         self.dropout = dropout
-        self.W_q = nn.Linear(d_model, h * self.d_k, bias=bias)
-        self.W_k = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)
-        self.W_v = nn.Linear(d_model, n_kv_heads * self.d_k, bias=bias)
-        self.W_o = nn.Linear(h * self.d_k, d_model, bias=bias)
+        self.rope_theta, self.scale, self.softcap = rope_theta, scale, softcap
+        self.window = None if window is None else check_positive_int("window", window)
+        self.W_q = nn.Linear(d_model, h * d_k, bias=bias)
+        self.W_k = nn.Linear(d_model, n_kv_heads * d_k, bias=bias)
+        self.W_v = nn.Linear(d_model, n_kv_heads * d_k, bias=bias)
+        self.W_o = nn.Linear(h * d_k, d_model, bias=bias)
+        self.q_norm = nn.RMSNorm(d_k, eps=1e-6) if qk_norm else None
+        self.k_norm = nn.RMSNorm(d_k, eps=1e-6) if qk_norm else None
+        self.sinks = nn.Parameter(torch.zeros(h)) if sinks else None
 
     def extra_repr(self) -> str:
         kv = f", n_kv_heads={self.n_kv_heads}" if self.n_kv_heads != self.h else ""
-        return f"d_model={self.d_model}, h={self.h}{kv}, d_k={self.d_k}, dropout={self.dropout}"
+        options = [f"{name}={getattr(self, name)}" for name in ("rope_theta", "scale", "softcap", "window")]
+        options = "".join(f", {o}" for o in options if not o.endswith("=None"))
+        return f"d_model={self.d_model}, h={self.h}{kv}, d_k={self.d_k}, dropout={self.dropout}{options}"
 
     def forward(
         self,
@@ -163,7 +226,7 @@ class MultiHeadAttention(nn.Module):
 
         Returns:
             ``(out, weights, cache)``: ``out`` of shape ``(B, n_new, d_model)``, the weights or ``None``, and
-            the cache grown by ``n_new`` tokens.
+            the cache grown by ``n_new`` tokens (with a ``window``, only its last ``window`` tokens).
 
         Example:
             >>> attn = MultiHeadAttention(d_model=16, h=4, n_kv_heads=2).eval()
@@ -173,7 +236,7 @@ class MultiHeadAttention(nn.Module):
             >>> torch.allclose(last, attn(x, mask=causal_mask(5))[0][:, 4:], atol=1e-6)
             True
         """
-        self._check_inputs(x, x, x)
+        check_layer_inputs(x, x, x, d_model=self.d_model, weight=self.W_q.weight)
         n_past = 0 if cache is None else self._check_cache(cache, x)
         mask = causal_mask(x.size(1), n_past + x.size(1), device=x.device)  # (n_new, n_past + n_new)
         if need_weights:
@@ -198,38 +261,31 @@ class MultiHeadAttention(nn.Module):
         a view of the stages (``mha.compute.stages``) shows the forward pass itself.
 
         Returns:
-            A dict, in the order of computation: ``q``, ``k``, ``v`` (the projections, ``(B, n, h d_k)``
-            and ``(B, n_k, h_kv d_k)``), ``q_heads`` ``(B, h, n_q, d_k)``, ``k_heads``, ``v_heads``
-            ``(B, h, n_k, d_k)`` (with grouped-query heads repeated for their query heads), ``scores``
-            and ``scaled_scores`` ``(B, h, n_q, n_k)``, ``weights`` ``(B, h, n_q, n_k)``, ``heads``
-            ``(B, h, n_q, d_k)``, ``concat`` ``(B, n_q, d_model)``, ``out`` ``(B, n_q, d_model)``, and
-            ``cache``, the :class:`KVCache` of every key and value attended to.
+            A dict, in the order of computation: ``q``, ``k``, ``v`` (the projections, ``(B, n_q, h d_k)``
+            and ``(B, n_k, h_kv d_k)``); with ``qk_norm``, ``q_normed`` ``(B, h, n_q, d_k)`` and ``k_normed``
+            ``(B, h_kv, n_k, d_k)``; with ``rope_theta``, ``q_rotated`` and ``k_rotated`` (same shapes);
+            ``q_heads`` ``(B, h, n_q, d_k)``, ``k_heads``, ``v_heads`` ``(B, h, n_k, d_k)`` (the queries, keys
+            and values attended with, cached ones included and grouped-query heads repeated for their query
+            heads), ``scores`` and ``scaled_scores`` ``(B, h, n_q, n_k)``, ``weights`` ``(B, h, n_q, n_k)``;
+            with ``sinks``, ``sink`` ``(B, h, n_q)``, each row's weight on its sink; ``heads``
+            ``(B, h, n_q, d_k)``, ``concat`` ``(B, n_q, h d_k)``, ``out`` ``(B, n_q, d_model)``, and
+            ``cache``, the :class:`KVCache` for the next :meth:`decode` call.
         """
-        key, value, mask = self._checked(query, key, value, mask, cache)
-        q, k, v = self.W_q(query), self.W_k(key), self.W_v(value)  # (B, n_q, d_model), 2 x (B, n_k, h_kv d_k)
-        q_heads = split_heads(q, self.h)  # (B, h, n_q, d_k)
-        cache = _grow(cache, split_heads(k, self.n_kv_heads), split_heads(v, self.n_kv_heads))
+        steps: dict[str, torch.Tensor] = {}
+        q_heads, cache, mask = self._before_scores(query, key, value, mask, cache, steps)
         # Each group of h / h_kv query heads shares one key/value head.
         group = self.h // self.n_kv_heads
         k_heads = cache.k.repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
         v_heads = cache.v.repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
-        attention = attention_steps(q_heads, k_heads, v_heads, mask, dropout_p=self._dropout_p())
-        concat = merge_heads(attention["out"])  # (B, n_q, d_model)
-        return {
-            "q": q,
-            "k": k,
-            "v": v,
-            "q_heads": q_heads,
-            "k_heads": k_heads,
-            "v_heads": v_heads,
-            "scores": attention["scores"],  # (B, h, n_q, n_k)
-            "scaled_scores": attention["scaled_scores"],  # (B, h, n_q, n_k)
-            "weights": attention["weights"],  # (B, h, n_q, n_k)
-            "heads": attention["out"],  # (B, h, n_q, d_k)
-            "concat": concat,
-            "out": self.W_o(concat),  # (B, n_q, d_model)
-            "cache": cache,
-        }
+        attention = attention_steps(
+            q_heads, k_heads, v_heads, mask, dropout_p=self._dropout_p(), **self._score_options()
+        )
+        concat = merge_heads(attention["out"])  # (B, n_q, h d_k)
+        steps.update(q_heads=q_heads, k_heads=k_heads, v_heads=v_heads)
+        names = ("scores", "scaled_scores", "weights", "sink")  # (B, h, n_q, n_k) each, sink (B, h, n_q)
+        steps.update((name, attention[name]) for name in names if name in attention)
+        steps.update(heads=attention["out"], concat=concat, out=self.W_o(concat))  # out: (B, n_q, d_model)
+        return {**steps, "cache": _trim(cache, self.window)}
 
     def _fused(
         self,
@@ -240,20 +296,65 @@ class MultiHeadAttention(nn.Module):
         cache: KVCache | None,
     ) -> tuple[torch.Tensor, KVCache]:
         """The fused path: PyTorch's kernel, same maths, no weights materialised for the caller."""
-        key, value, mask = self._checked(query, key, value, mask, cache)
-        q = split_heads(self.W_q(query), self.h)  # (B, h, n_q, d_k)
-        cache = _grow(
-            cache, split_heads(self.W_k(key), self.n_kv_heads), split_heads(self.W_v(value), self.n_kv_heads)
-        )
+        if self.softcap is not None or self.sinks is not None:  # options the kernel does not have
+            steps = self.steps(query, key, value, mask, cache=cache)
+            return steps["out"], steps["cache"]
+        q_heads, cache, mask = self._before_scores(query, key, value, mask, cache, {})
         heads = F.scaled_dot_product_attention(
-            q,
+            q_heads,
             cache.k,
             cache.v,
             attn_mask=mask,
             dropout_p=self._dropout_p(),
+            scale=self.scale,
             enable_gqa=self.n_kv_heads != self.h,
         )  # (B, h, n_q, d_k)
-        return self.W_o(merge_heads(heads)), cache  # (B, n_q, d_model)
+        return self.W_o(merge_heads(heads)), _trim(cache, self.window)  # (B, n_q, d_model)
+
+    def _before_scores(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor | None,
+        value: torch.Tensor | None,
+        mask: torch.Tensor | None,
+        cache: KVCache | None,
+        steps: dict[str, torch.Tensor],
+    ) -> tuple[torch.Tensor, KVCache, torch.Tensor | None]:
+        """Check the inputs, project, split into heads, normalise, rotate, grow the cache, add the window.
+
+        Records ``q``, ``k``, ``v`` and the normalised and rotated queries and keys in ``steps``. Returns
+        the queries ``(B, h, n_q, d_k)``, the cache of every key and value to attend to (``(B, h_kv, n_k,
+        d_k)``, the window not yet applied) and the mask with the window on top.
+        """
+        key, value, mask = self._checked(query, key, value, mask, cache)
+        q, k, v = self.W_q(query), self.W_k(key), self.W_v(value)  # (B, n_q, h d_k), 2 x (B, n_k, h_kv d_k)
+        steps.update(q=q, k=k, v=v)
+        q, k = (
+            split_heads(q, self.h),
+            split_heads(k, self.n_kv_heads),
+        )  # (B, h, n_q, d_k), (B, h_kv, n_k, d_k)
+        if (
+            self.q_norm is not None
+        ):  # each head's query and key divided by its root mean square, times a weight
+            q, k = self.q_norm(q), self.k_norm(k)  # (B, h, n_q, d_k), (B, h_kv, n_k, d_k)
+            steps.update(q_normed=q, k_normed=k)
+        if self.rope_theta is not None:  # the new tokens sit after those in the cache
+            offset = 0 if cache is None else cache.start + cache.k.size(-2)
+            n = max(q.size(-2), k.size(-2))
+            cos, sin = rotary_tables(
+                n, self.d_k, theta=self.rope_theta, offset=offset, dtype=q.dtype, device=q.device
+            )
+            q = apply_rotary(q, cos[: q.size(-2)], sin[: q.size(-2)])  # (B, h, n_q, d_k)
+            k = apply_rotary(k, cos[: k.size(-2)], sin[: k.size(-2)])  # (B, h_kv, n_k, d_k)
+            steps.update(q_rotated=q, k_rotated=k)
+        cache = _grow(cache, k, split_heads(v, self.n_kv_heads))  # (B, h_kv, n_past + n_k, d_k) each
+        if self.window is not None:
+            window = causal_mask(q.size(-2), cache.k.size(-2), window=self.window, device=q.device)
+            mask = window if mask is None else mask & window  # (n_q, n_k) or broadcast to (B, h, n_q, n_k)
+        return q, cache, mask
+
+    def _score_options(self) -> dict[str, object]:
+        return {"scale": self.scale, "softcap": self.softcap, "sinks": self.sinks}
 
     def _check_cache(self, cache: object, x: torch.Tensor) -> int:
         """Check a cache against this module and the new tokens ``x``; return its length ``n_past``."""
@@ -286,36 +387,11 @@ class MultiHeadAttention(nn.Module):
         """Fill in the defaults for ``key`` and ``value``, check all inputs, and return them."""
         key = query if key is None else key
         value = key if value is None else value
-        self._check_inputs(query, key, value)
+        check_layer_inputs(query, key, value, d_model=self.d_model, weight=self.W_q.weight)
         n_k = key.size(1) + (0 if cache is None else self._check_cache(cache, query))
         if mask is not None:
             check_mask(mask, (query.size(0), self.h, query.size(1), n_k), "(B, h, n_q, n_k)")
         return key, value, mask
-
-    def _check_inputs(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> None:
-        for name, x in (("query", query), ("key", key), ("value", value)):
-            check_float_tensor(name, x)
-            if x.dim() != 3 or x.size(-1) != self.d_model:
-                n = "n_q" if name == "query" else "n_k"
-                raise ValueError(
-                    f"{name} must have shape (B, {n}, d_model={self.d_model}), got {tuple(x.shape)}"
-                )
-        if not query.size(0) == key.size(0) == value.size(0):
-            raise ValueError(
-                "query, key and value must have the same batch size B, got "
-                f"{query.size(0)}, {key.size(0)}, {value.size(0)}"
-            )
-        if key.size(1) != value.size(1):
-            raise ValueError(
-                f"key and value must have the same length n_k, got {key.size(1)} and {value.size(1)}"
-            )
-        check_same_dtype_device(query=query, key=key, value=value)
-        weight = self.W_q.weight
-        if query.dtype != weight.dtype or query.device != weight.device:
-            raise TypeError(
-                f"query has dtype {query.dtype} on {query.device} but the module's parameters have "
-                f"dtype {weight.dtype} on {weight.device}; use module.to(query) or convert the input"
-            )
 
     @classmethod
     def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:

@@ -46,7 +46,7 @@ def rotary_tables(
     dtype: torch.dtype = torch.float32,
     device: torch.device | str | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    r"""Cosines and sines of rotary position embeddings (Su et al. 2021) for positions ``offset .. offset+n-1``.
+    r"""Cosines and sines of rotary position embeddings (Su et al. 2021), positions ``offset .. offset+n-1``.
 
     Pair ``i`` of a head's ``d_k`` coordinates turns by the angle :math:`p\,\theta^{-2i/d_k}` at position
     ``p``. The pairs are the two halves of the head (coordinate ``i`` with ``i + d_k/2``), as in Llama's code
