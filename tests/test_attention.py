@@ -94,16 +94,21 @@ def test_fully_masked_rows_have_finite_gradients():
     assert torch.equal(q.grad[:, 1], torch.zeros(2, 3, dtype=torch.float64))
 
 
-def test_dropout_keeps_expectation_and_returns_undropped_weights():
-    q, k, v = rand(1, 4, 8), rand(1, 4, 8), rand(1, 4, 8)
+def test_dropout_zeroes_weights_scales_the_rest_and_returns_undropped_weights():
+    """With the identity as values, the output is the dropped weight matrix itself: every entry is either 0
+    or the weight divided by 1 - p, about a fraction p are 0, and the returned weights are the undropped
+    ones."""
+    torch.manual_seed(0)
+    n, p = 64, 0.5
+    q, k = rand(1, n, 8), rand(1, n, 8)
+    v = torch.eye(n, dtype=torch.float64)[None]  # (1, n_k, d_v = n_k): out = attended weights
     plain_out, plain_weights = mha.scaled_dot_product_attention(q, k, v)
-    outs = []
-    for _ in range(4000):
-        out, weights = mha.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
-        torch.testing.assert_close(weights, plain_weights, **TOL)
-        outs.append(out)
-    assert not torch.equal(outs[0], plain_out)
-    torch.testing.assert_close(torch.stack(outs).mean(0), plain_out, atol=0.15, rtol=0)
+    out, weights = mha.scaled_dot_product_attention(q, k, v, dropout_p=p)
+    torch.testing.assert_close(weights, plain_weights, **TOL)
+    kept = out != 0
+    torch.testing.assert_close(out[kept], plain_weights[kept] / (1 - p), **TOL)
+    assert abs((~kept).double().mean().item() - p) < 0.05  # 4,096 independent draws
+    torch.testing.assert_close(plain_out, plain_weights, **TOL)
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
-from mha.figures.diagrams import head_layout_alt, multihead_block_alt, plot_head_layout, plot_multihead_block
+from mha.figures.diagrams import multihead_block_alt, plot_head_layout, plot_multihead_block
 from mha.multihead import split_heads
 
 
@@ -67,4 +67,4 @@ def test_the_layout_is_what_view_and_transpose_compute(n, h):
     for i in range(h):
         assert drawn_right[f"head {i + 1}"] == [label(int(c)) for c in right[i]]
         assert drawn_wrong[f"head {i + 1}?"] == [label(int(c)) for c in wrong[i]]
-    assert label(int(wrong[0, 0])) == "t1 h1" and "token 1 head 2" in head_layout_alt(n, h)
+    assert label(int(wrong[0, 0])) == "t1 h1" and label(int(wrong[0, 1])) == "t1 h2"  # head 1? mixes heads

@@ -233,14 +233,6 @@ def test_without_a_corpus_the_static_viewer_shows_the_sentence_within_8_bit_roun
     assert np.abs(stored - explorer.attentions.double().numpy()).max() <= 0.5 / SCALE + 1e-6
 
 
-def test_the_widget_module_is_the_static_front_end_plus_one_export():
-    esm = widget_esm("mountRealHeads")
-    assert esm.endswith('export default globalThis.mhaFrontEnd.anywidget("mountRealHeads");\n')
-    for name in ("core.js", "heatmaps.js", "realheads.js"):
-        assert (STATIC / name).read_text(encoding="utf-8") in esm
-    assert EncoderExplorer._esm == esm
-
-
 # ---------------------------------------------------------------------------------------------------------
 # Browser side
 # ---------------------------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """plot_stage: every stage renders, captions are right (the live stepper: tests/test_widgets.py)."""
 
+import io
+
 import pytest
 import torch
 
@@ -7,11 +9,18 @@ import mha
 from mha.chapters.worked_example import worked_example
 from mha.compute import STAGES, attention_stages
 from mha.figures import plot_stage
-from mha.figures.stages import figure_png, stage_caption
+from mha.figures.stages import stage_caption
 from mha.widgets import stage_stepper
 
 KEYS = [s.key for s in STAGES]
 PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def rendered_png(fig) -> bytes:
+    """Draw the figure to PNG bytes: matplotlib lays out and rasterises every artist."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +36,7 @@ def test_every_stage_plots_with_one_panel_per_head(stages, key):
     # the stage list, one axes per panel, and the colour bar
     assert len(fig.axes) == 1 + panels + 1
     assert f"shape {tuple(stages[key].shape)}" in fig._suptitle.get_text()
-    assert figure_png(fig).startswith(PNG)
+    assert rendered_png(fig).startswith(PNG)
 
 
 def test_weights_use_the_fixed_scale_and_tokens_label_both_axes(stages):
@@ -59,7 +68,7 @@ def test_bad_arguments_raise_clear_errors(stages, call, error, words):
 def test_plot_stage_handles_a_constant_tensor():
     attn = mha.MultiHeadAttention(4, 2).double()
     stages = attention_stages(attn, torch.zeros(3, 4, dtype=torch.float64))
-    assert figure_png(plot_stage(stages, "x")).startswith(PNG)
+    assert rendered_png(plot_stage(stages, "x")).startswith(PNG)
 
 
 @pytest.mark.parametrize(("key", "lines"), [("x", 0), ("q", 1), ("concat", 1), ("out", 0), ("weights", 0)])

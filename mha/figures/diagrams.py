@@ -143,14 +143,3 @@ def plot_head_layout(n: int = 3, h: int = 4) -> Figure:
         for j, (t, i) in enumerate(blocks[r * n : (r + 1) * n]):
             block(j, y, t, i)
     return fig
-
-
-def head_layout_alt(n: int = 3, h: int = 4) -> str:
-    """Alt text of :func:`plot_head_layout` for the same sizes."""
-    wrong = [(b // h + 1, b % h + 1) for b in range(n)]  # the blocks of "head 1" with view alone
-    pieces = ", ".join(f"token {t} head {i}" for t, i in wrong)
-    return (
-        f"Diagram of {n} tokens with {h} heads in memory, token by token. With view and transpose, head i "
-        f"holds the i-th block of every token, one row per token. With view alone, 'head 1' holds the first "
-        f"{n} blocks of memory: {pieces}, so its rows are not tokens."
-    )

@@ -13,7 +13,6 @@ Shape legend:
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping, Sequence
 
 import torch
@@ -136,10 +135,3 @@ def check_stage_key(stages: Mapping[str, torch.Tensor], key: str):
     if missing:
         raise ValueError(f"stages lacks {missing}; pass the mapping returned by mha.attention_stages")
     return _BY_KEY[key]
-
-
-def figure_png(fig: Figure, *, dpi: int = 100) -> bytes:
-    """The figure as PNG bytes (no pyplot, no global state)."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
-    return buffer.getvalue()
