@@ -1,7 +1,8 @@
 """mha: multi-head attention, small and tested, for the book "Multi-Head Attention, interactively".
 
 ``import mha`` is the attention code and nothing else: the scaled dot-product attention function, the
-multi-head module (with a KV cache for decoding), masks and positional encodings, importing only PyTorch.
+multi-head module (with a KV cache for decoding), multi-head latent attention (DeepSeek-V3's layer, with
+its small cache and absorbed form), masks and positional encodings, importing only PyTorch.
 What the book builds around it lives in subpackages, each importing only those below it
 (``pyproject.toml`` states the rule and ``lint-imports`` enforces it):
 
@@ -15,13 +16,16 @@ What the book builds around it lives in subpackages, each importing only those b
 """
 
 from mha.attention import scaled_dot_product_attention
+from mha.latent import LatentCache, MultiHeadLatentAttention
 from mha.masks import causal_mask, padding_mask
 from mha.multihead import KVCache, MultiHeadAttention
 from mha.positional import sinusoidal_positions
 
 __all__ = [
     "KVCache",
+    "LatentCache",
     "MultiHeadAttention",
+    "MultiHeadLatentAttention",
     "causal_mask",
     "padding_mask",
     "scaled_dot_product_attention",

@@ -1,0 +1,278 @@
+"""Multi-head latent attention (DeepSeek-V2, 2024; DeepSeek-V3; Kimi K2), with the names of the V2 paper.
+
+Each token is compressed to a latent ``c_kv = RMSNorm(x W_dkv)`` of width d_c, and every head rebuilds its
+key and value from it (``c_kv W_uk_i``, ``c_kv W_uv_i``). Positions enter through a decoupled rotary part:
+each head has its own rotated query part, but one rotated key ``k_rope`` serves all heads. So a decoder
+caches ``d_c + d_r`` numbers per token and layer (DeepSeek-V3: 512 + 64 = 576) where a grouped-query
+layer caches ``2 h_kv d_k``.
+
+Shape legend:
+    B        batch size
+    n_q      number of queries (the new tokens)
+    n_k      number of keys (the cached tokens, then the new ones)
+    d_model  model width
+    h        number of heads
+    d_cq     width of the query latent (``q_rank``)
+    d_c      width of the key-value latent (``kv_rank``), the cached part
+    d_nope   per-head width of the query and key parts without positions
+    d_r      width of the rotary part of a query and of the shared rotary key
+    d_v      per-head value width
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from mha._checks import (
+    check_layer_inputs,
+    check_mask,
+    check_positive_int,
+    check_positive_number,
+    check_same_dtype_device,
+)
+from mha.attention import attention_steps
+from mha.masks import causal_mask
+from mha.multihead import merge_heads, split_heads
+from mha.positional import apply_rotary, rotary_tables
+
+
+class LatentCache(NamedTuple):
+    """What :meth:`MultiHeadLatentAttention.decode` keeps of the tokens seen so far: the normalised latent
+    ``c_kv`` ``(B, n, d_c)`` and the rotated key ``k_rope`` ``(B, n, d_r)``, one for all heads."""
+
+    c_kv: Tensor
+    k_rope: Tensor
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held: ``B n (d_c + d_r)`` elements, whatever the number of heads."""
+        return self.c_kv.nbytes + self.k_rope.nbytes
+
+
+class MultiHeadLatentAttention(nn.Module):
+    """Self-attention in which head ``i`` scores ``q_i = [q_nope_i, rope(q_rope_i)]`` against
+    ``k_i = [c_kv W_uk_i, rope(k_rope)]``, scaled by ``1 / sqrt(d_nope + d_r)``, and averages ``c_kv W_uv_i``.
+
+    **The absorbed form** (``absorb=True``): as ``q_nope_i . (c_kv W_uk_i) = (q_nope_i W_uk_i^T) . c_kv``,
+    the key up-projection folds into the query, and the value up-projection moves after the attention
+    (``(weights c_kv) W_uv_i``): every head attends to the latent itself, ``[c_kv, k_rope]``, one key/value
+    head shared by all (multi-query attention of width d_c + d_r), with equal outputs. This is why the layer
+    decodes fast: the plain form rebuilds ``h`` keys and values from every cached latent at every step
+    (``n_k d_c h (d_nope + d_v)`` multiply-adds per new token); the absorbed one reads the cache as it is.
+    For a long prompt the plain form is cheaper (narrower heads): ``forward`` uses it by default, ``decode``
+    the absorbed one.
+
+    Args:
+        d_model: width of the input and output vectors.
+        h: number of heads.
+        kv_rank: d_c, the width of the cached key-value latent.
+        d_nope: per-head width of the query and key parts without positions.
+        d_rope: d_r, the (even) width of the rotary parts.
+        d_v: per-head value width; ``None`` means ``d_nope``.
+        q_rank: d_cq, the width of the query latent; ``None`` projects the query directly from the input
+            (DeepSeek-V2-Lite).
+        theta: the base of the rotary frequencies.
+        eps: epsilon of the two RMSNorms.
+        bias: biases on ``W_dq``, ``W_dkv`` and ``W_o`` (DeepSeek's ``attention_bias``).
+        dropout: dropout probability on the attention weights, in training mode only.
+
+    Attributes:
+        W_dq: ``nn.Linear(d_model, d_cq)``, the query down-projection (``None`` without ``q_rank``);
+        q_norm: ``nn.RMSNorm(d_cq)`` on the query latent (or ``None``).
+        W_uq: ``nn.Linear(d_cq, h (d_nope + d_r))``, W^UQ and W^QR, per head ``[nope | rope]``.
+        W_dkv: ``nn.Linear(d_model, d_c + d_r)``, W^DKV and W^KR: the latent and the shared rotary key.
+        kv_norm: ``nn.RMSNorm(d_c)`` on the latent.
+        W_ukv: ``nn.Linear(d_c, h (d_nope + d_v))``, W^UK and W^UV, per head ``[key | value]``.
+        W_o: ``nn.Linear(h d_v, d_model)``, the output projection.
+
+    Example:
+        >>> mla = MultiHeadLatentAttention(32, 4, kv_rank=12, d_nope=8, d_rope=4, q_rank=16)
+        >>> out, weights = mla(torch.randn(2, 5, 32), mask=causal_mask(5))
+        >>> out.shape, weights.shape
+        (torch.Size([2, 5, 32]), torch.Size([2, 4, 5, 5]))
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        h: int,
+        *,
+        kv_rank: int,
+        d_nope: int,
+        d_rope: int,
+        d_v: int | None = None,
+        q_rank: int | None = None,
+        theta: float = 10000.0,
+        eps: float = 1e-6,
+        bias: bool = False,
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__()
+        for name, value in (("d_model", d_model), ("h", h), ("kv_rank", kv_rank), ("d_nope", d_nope)):
+            check_positive_int(name, value)
+        d_v = d_nope if d_v is None else check_positive_int("d_v", d_v)
+        if check_positive_int("d_rope", d_rope) % 2:
+            raise ValueError(f"d_rope must be even (rotary embeddings turn pairs), got {d_rope}")
+        if q_rank is not None:
+            check_positive_int("q_rank", q_rank)
+        check_positive_number("theta", theta)
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
+        self.d_model, self.h, self.q_rank, self.kv_rank = d_model, h, q_rank, kv_rank
+        self.d_nope, self.d_rope, self.d_v, self.theta, self.dropout = d_nope, d_rope, d_v, theta, dropout
+        self.scale = (d_nope + d_rope) ** -0.5  # the head's q.k width, also in the absorbed form
+        self.W_dq = None if q_rank is None else nn.Linear(d_model, q_rank, bias=bias)
+        self.q_norm = None if q_rank is None else nn.RMSNorm(q_rank, eps=eps)
+        self.W_uq = nn.Linear(q_rank or d_model, h * (d_nope + d_rope), bias=False)
+        self.W_dkv = nn.Linear(d_model, kv_rank + d_rope, bias=bias)
+        self.kv_norm = nn.RMSNorm(kv_rank, eps=eps)
+        self.W_ukv = nn.Linear(kv_rank, h * (d_nope + d_v), bias=False)
+        self.W_o = nn.Linear(h * d_v, d_model, bias=bias)
+
+    def extra_repr(self) -> str:
+        names = ("d_model", "h", "q_rank", "kv_rank", "d_nope", "d_rope", "d_v", "theta")
+        return ", ".join(f"{name}={getattr(self, name)}" for name in names)
+
+    def forward(
+        self, x: Tensor, mask: Tensor | None = None, *, need_weights: bool = True, absorb: bool = False
+    ) -> tuple[Tensor, Tensor | None]:
+        """Self-attention over ``x`` at positions ``0 .. n-1``.
+
+        Args:
+            x: shape ``(B, n, d_model)``.
+            mask: optional boolean tensor, ``True`` where a query may attend to a key, broadcastable to
+                ``(B, h, n, n)``; a decoder passes :func:`mha.causal_mask`.
+            need_weights: ``True`` runs the explicit path (:meth:`steps`) and returns the weights;
+                ``False`` runs PyTorch's fused kernel and returns ``None`` for them.
+            absorb: compute in the absorbed form (see the class docstring); the result is the same.
+
+        Returns:
+            ``(out, weights)``: ``(B, n, d_model)`` and ``(B, h, n, n)`` (or ``None``).
+        """
+        steps = self._run(x, mask, None, absorb, fused=not need_weights)
+        return steps["out"], steps.get("weights")
+
+    def decode(
+        self, x: Tensor, cache: LatentCache | None = None, *, need_weights: bool = False, absorb: bool = True
+    ) -> tuple[Tensor, Tensor | None, LatentCache]:
+        """Causal self-attention for new tokens, reusing the latents and rotary keys of the tokens before.
+
+        Token by token this equals ``forward(x, mask=causal_mask(n))`` on the whole sequence.
+
+        Args:
+            x: the new tokens, shape ``(B, n_new, d_model)``.
+            cache: the :class:`LatentCache` of the previous call, or ``None`` at the start.
+            need_weights: run the explicit path and return the weights ``(B, h, n_new, n_past + n_new)``.
+            absorb: attend to the cached latent itself (the default), or rebuild per-head keys and values.
+
+        Returns:
+            ``(out, weights, cache)``: ``(B, n_new, d_model)``, the weights or ``None``, and the cache grown
+            by ``n_new`` tokens, ``kv_rank + d_rope`` elements each.
+        """
+        self._checked(x, None, cache)
+        n_k = x.size(1) + (0 if cache is None else cache.c_kv.size(1))
+        mask = causal_mask(x.size(1), n_k, device=x.device)  # (n_new, n_past + n_new)
+        steps = self._run(x, mask, cache, absorb, fused=not need_weights)
+        return steps["out"], steps.get("weights"), steps["cache"]
+
+    def steps(
+        self, x: Tensor, mask: Tensor | None = None, *, cache: LatentCache | None = None, absorb: bool = False
+    ) -> dict[str, Tensor]:
+        """The explicit forward pass, keeping every intermediate; ``forward`` returns two of them.
+
+        Returns:
+            A dict, in the order of computation: ``c_q`` ``(B, n_q, d_cq)`` (``x`` without ``q_rank``),
+            ``q_nope`` ``(B, h, n_q, d_nope)``, ``q_rope`` ``(B, h, n_q, d_r)`` (rotated), ``cache`` (the
+            :class:`LatentCache` of every token attended to), ``q_heads``, ``k_heads``, ``v_heads`` (plain:
+            ``(B, h, n_q, d_nope + d_r)``, ``(B, h, n_k, d_nope + d_r)``, ``(B, h, n_k, d_v)``; absorbed:
+            ``(B, h, n_q, d_c + d_r)``, ``(B, 1, n_k, d_c + d_r)``, ``(B, 1, n_k, d_c)``), ``scores``,
+            ``scaled_scores``, ``weights`` ``(B, h, n_q, n_k)``, ``heads`` ``(B, h, n_q, d_v)``, ``concat``
+            ``(B, n_q, h d_v)`` and ``out`` ``(B, n_q, d_model)``.
+        """
+        return self._run(x, mask, cache, absorb, fused=False)
+
+    def _run(
+        self, x: Tensor, mask: Tensor | None, cache: LatentCache | None, absorb: bool, *, fused: bool
+    ) -> dict:
+        """The forward pass: explicit (:func:`mha.attention.attention_steps`) or fused (PyTorch's kernel)."""
+        self._checked(x, mask, cache)
+        parts = self._project(x, cache, absorb)
+        q, k, v = parts["q_heads"], parts["k_heads"], parts["v_heads"]
+        p = self.dropout if self.training else 0.0
+        if fused:  # absorbed, the one latent key/value head serves every query head, as in GQA
+            out = F.scaled_dot_product_attention(q, k, v, mask, p, scale=self.scale, enable_gqa=absorb)
+            attention = {"out": out}  # (B, h, n_q, d_v), or (B, h, n_q, d_c) absorbed
+        else:
+            attention = attention_steps(q, k, v, mask, dropout_p=p, scale=self.scale)  # scores ... out
+        heads = self._value_heads(attention.pop("out"), absorb)  # (B, h, n_q, d_v)
+        concat = merge_heads(heads)  # (B, n_q, h d_v)
+        out = self.W_o(concat)  # (B, n_q, d_model)
+        return {**parts, **attention, "heads": heads, "concat": concat, "out": out}
+
+    def _project(self, x: Tensor, cache: LatentCache | None, absorb: bool) -> dict[str, Tensor]:
+        """Queries, the grown cache, and the keys and values each head attends to (plain or absorbed)."""
+        h, d_nope, d_r, d_v, d_c = self.h, self.d_nope, self.d_rope, self.d_v, self.kv_rank
+        B, n, _ = x.shape
+        n_past = 0 if cache is None else cache.c_kv.size(1)
+        c_q = x if self.W_dq is None else self.q_norm(self.W_dq(x))  # (B, n_q, d_cq)
+        q = split_heads(self.W_uq(c_q), h)  # (B, h, n_q, d_nope + d_r)
+        q_nope, q_rope = q.split([d_nope, d_r], dim=-1)  # (B, h, n_q, d_nope), (B, h, n_q, d_r)
+        c_kv, k_rope = self.W_dkv(x).split([d_c, d_r], dim=-1)  # (B, n_q, d_c), (B, n_q, d_r)
+        cos, sin = rotary_tables(n, d_r, theta=self.theta, offset=n_past, dtype=x.dtype, device=x.device)
+        q_rope = apply_rotary(q_rope, cos, sin)  # (B, h, n_q, d_r)
+        k_rope = apply_rotary(k_rope, cos, sin)  # (B, n_q, d_r)
+        cache = _grow(cache, self.kv_norm(c_kv), k_rope)  # (B, n_k, d_c), (B, n_k, d_r)
+        n_k = cache.c_kv.size(1)
+        if absorb:
+            W_uk = self.W_ukv.weight.view(h, d_nope + d_v, d_c)[:, :d_nope]  # (h, d_nope, d_c)
+            q_latent = q_nope @ W_uk  # (B, h, n_q, d_nope) @ (h, d_nope, d_c) -> (B, h, n_q, d_c)
+            q_heads = torch.cat([q_latent, q_rope], dim=-1)  # (B, h, n_q, d_c + d_r)
+            k_heads = torch.cat([cache.c_kv, cache.k_rope], dim=-1)[:, None]  # (B, 1, n_k, d_c + d_r)
+            v_heads = cache.c_kv[:, None]  # (B, 1, n_k, d_c): the latent is every head's value
+        else:
+            kv = split_heads(self.W_ukv(cache.c_kv), h)  # (B, h, n_k, d_nope + d_v)
+            k_nope, v_heads = kv.split([d_nope, d_v], dim=-1)  # (B, h, n_k, d_nope), (B, h, n_k, d_v)
+            k_shared = cache.k_rope[:, None].expand(B, h, n_k, d_r)  # (B, h, n_k, d_r): one key for all heads
+            q_heads = torch.cat([q_nope, q_rope], dim=-1)  # (B, h, n_q, d_nope + d_r)
+            k_heads = torch.cat([k_nope, k_shared], dim=-1)  # (B, h, n_k, d_nope + d_r)
+        return {"c_q": c_q, "q_nope": q_nope, "q_rope": q_rope, "cache": cache,
+                "q_heads": q_heads, "k_heads": k_heads, "v_heads": v_heads}  # fmt: skip
+
+    def _value_heads(self, heads: Tensor, absorb: bool) -> Tensor:
+        """Per-head outputs ``(B, h, n_q, d_v)``; absorbed ones are latents, up-projected by W_uv here."""
+        if not absorb:
+            return heads
+        h, d_nope, d_v, d_c = self.h, self.d_nope, self.d_v, self.kv_rank
+        W_uv = self.W_ukv.weight.view(h, d_nope + d_v, d_c)[:, d_nope:]  # (h, d_v, d_c)
+        return heads @ W_uv.transpose(1, 2)  # (B, h, n_q, d_c) @ (h, d_c, d_v) -> (B, h, n_q, d_v)
+
+    def _checked(self, x: Tensor, mask: Tensor | None, cache: LatentCache | None) -> None:
+        """Check the input (``query`` in errors, as in :class:`mha.MultiHeadAttention`), cache and mask."""
+        check_layer_inputs(x, x, x, d_model=self.d_model, weight=self.W_dkv.weight)
+        n_k = x.size(1) + (0 if cache is None else self._check_cache(cache, x))
+        if mask is not None:
+            check_mask(mask, (x.size(0), self.h, x.size(1), n_k), "(B, h, n_q, n_k)")
+
+    def _check_cache(self, cache: object, x: Tensor) -> int:
+        """Check a cache against this module and the new tokens ``x``; return its length ``n_past``."""
+        if not isinstance(cache, LatentCache):
+            raise TypeError(
+                f"cache must be the LatentCache that decode returned, or None, got {type(cache).__name__}"
+            )
+        n_past = cache.c_kv.size(1) if cache.c_kv.dim() == 3 else -1
+        for name, t, d in (("c_kv", cache.c_kv, self.kv_rank), ("k_rope", cache.k_rope, self.d_rope)):
+            if tuple(t.shape) != (x.size(0), n_past, d):
+                raise ValueError(f"cache.{name} must have shape (B, n_past, {d}), got {tuple(t.shape)}")
+        check_same_dtype_device(x=x, cache_c_kv=cache.c_kv, cache_k_rope=cache.k_rope)
+        return n_past
+
+
+def _grow(cache: LatentCache | None, c_kv: Tensor, k_rope: Tensor) -> LatentCache:
+    """``cache`` with new latents ``(B, n_new, d_c)`` and rotary keys ``(B, n_new, d_r)`` appended."""
+    if cache is None:
+        return LatentCache(c_kv, k_rope)
+    return LatentCache(torch.cat([cache.c_kv, c_kv], dim=1), torch.cat([cache.k_rope, k_rope], dim=1))
