@@ -2,7 +2,8 @@
 
 - :mod:`mha.costs.configs`: ``MODEL_CONFIGS``, one sourced ``ModelConfig`` per published model;
 - :mod:`mha.costs.counts`: parameters, multiply-adds and key/value-cache bytes, exact for
-  :class:`mha.MultiHeadAttention`;
+  :class:`mha.MultiHeadAttention`; a model's cache counted layer by layer (``model_kv_cache_bytes``:
+  sliding windows, local/global layers, latents);
 - :mod:`mha.costs.report`: the cost calculator's numbers for one model, as rows or a report, and the
   key/value caches of several models as rows.
 
@@ -19,11 +20,13 @@ from mha.costs.counts import (
     format_bytes,
     format_count,
     kv_cache_bytes,
+    layer_costs,
     model_costs,
+    model_kv_cache_bytes,
     projection_params,
     saved_for_backward_bytes,
 )
-from mha.costs.report import DTYPES, cost_report, cost_rows, kv_cache_rows
+from mha.costs.report import DTYPES, calculator_data, cost_report, cost_rows, kv_cache_rows
 
 __all__ = [
     "DTYPES",
@@ -34,6 +37,7 @@ __all__ = [
     "attention_macs_per_token",
     "attention_params",
     "attention_weights_bytes",
+    "calculator_data",
     "config_rows",
     "configs_table",
     "cost_report",
@@ -43,7 +47,9 @@ __all__ = [
     "get_config",
     "kv_cache_bytes",
     "kv_cache_rows",
+    "layer_costs",
     "model_costs",
+    "model_kv_cache_bytes",
     "projection_params",
     "saved_for_backward_bytes",
 ]

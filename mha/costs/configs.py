@@ -1,21 +1,23 @@
 """Attention shapes of well-known Transformers, each with the primary source it was checked against.
 
 One source of truth for the chapter "Typical configurations": the numbers in its table, its plots and its
-calculator are all read from :data:`MODEL_CONFIGS`. Only the attention-relevant hyperparameters are kept.
-Every model here has ``d_model == h * d_k``; models that decouple the two (T5-3B/11B, PaLM 540B) are left
-out on purpose, because :class:`mha.MultiHeadAttention` ties them.
+calculator are all read from :data:`MODEL_CONFIGS`. Only the attention-relevant hyperparameters are kept,
+with what the key/value cache needs: the head width where a model sets it apart from ``d_model / h`` (most
+models of 2025 do), the sliding window of local layers and the pattern of local and global layers, and the
+widths that latent attention caches instead of keys and values.
 
 Shape legend:
     d_model  model width
     h        number of query heads
     h_kv     number of key/value heads (``n_kv_heads``)
-    d_k      width of each head, d_model / h
+    d_k      width of each head: d_model / h unless a model sets it apart (``head_dim``)
+    w        the window of a local layer: it attends to (and caches) the last w tokens only
 """
 
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mha._checks import check_heads, check_positive_int
 
@@ -24,41 +26,127 @@ KINDS = ("encoder-decoder", "encoder", "decoder")
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """The attention hyperparameters of one published model."""
+    """The attention hyperparameters of one published model, and the shape of its key/value cache.
+
+    A layer is *global* (it attends to, and caches, every earlier token) or *local* (only the last
+    ``window`` tokens: a sliding window, or Llama 4's chunks, counted the same way for the cache). Without
+    ``window`` every layer is global; with ``window`` and no ``global_period`` every layer is local
+    (Mistral 7B); with both, layer ``i`` (0-based) is global iff ``(i + 1) % global_period == 0``, as the
+    ``layer_types`` of Gemma 2 and 3, gpt-oss and Llama 4 say. Latent attention (DeepSeek-V3) caches one
+    latent of width ``kv_latent`` and one rotary key of width ``rope_dim`` per token and layer, shared by
+    all heads, instead of keys and values per head: it has no ``n_kv_heads``.
+
+    Raises:
+        TypeError, ValueError: a field of the wrong type or value; the message names the model and the field.
+    """
 
     name: str  # the model's usual name, e.g. "GPT-2 XL"
     d_model: int  # width of the residual stream, the input and output of every attention layer
     h: int  # query heads per attention layer
-    n_kv_heads: int  # key/value heads: h for multi-head, 1 < n_kv_heads < h grouped-query, 1 multi-query
+    n_kv_heads: int | None  # key/value heads: h MHA, 1 < n_kv_heads < h GQA, 1 MQA; None: latent attention
     n_layers: int  # Transformer blocks per stack (encoder-decoder models have this many in each stack)
     context: int | None  # longest sequence the model was trained for, in tokens; None = no fixed limit
     kind: str  # "decoder" (causal, uses a KV cache), "encoder", or "encoder-decoder"
     source: str  # where each number was checked: paper and table/section, or config-file URL
+    head_dim: int | None = None  # width d_k of each head; None: d_model / h (then h must divide d_model)
+    window: int | None = None  # tokens a local layer attends to and caches; None: every layer is global
+    global_period: int | None = None  # with window: layer i is global iff (i + 1) % period == 0; None: none
+    kv_latent: int | None = None  # latent attention: width of the cached key/value latent (kv_lora_rank)
+    rope_dim: int | None = None  # latent attention: width of the cached rotary key (qk_rope_head_dim)
+    q_latent: int | None = None  # latent attention: width of the query latent (q_lora_rank); None: none
 
     def __post_init__(self) -> None:
         try:
-            check_heads(self.d_model, self.h, self.n_kv_heads)
-            check_positive_int("n_layers", self.n_layers)
-            if self.context is not None:
-                check_positive_int("context", self.context)
-        except (TypeError, ValueError) as error:  # the same check as everywhere, naming the model
+            self._check()
+        except (TypeError, ValueError) as error:  # the same checks as everywhere, naming the model
             raise type(error)(f"{self.name}: {error}") from None
         if self.kind not in KINDS:
             raise ValueError(f"{self.name}: kind must be one of {KINDS}, got {self.kind!r}")
         if not self.source.strip():
             raise ValueError(f"{self.name}: every config needs a source")
 
+    def _check(self) -> None:
+        latent = self.kv_latent is not None
+        if latent and self.n_kv_heads is not None:
+            raise ValueError(
+                f"n_kv_heads must be None with kv_latent={self.kv_latent}: latent attention caches one "
+                f"latent shared by all heads, got n_kv_heads={self.n_kv_heads}"
+            )
+        if not latent and self.n_kv_heads is None:
+            raise ValueError("n_kv_heads must be a positive int (None only with kv_latent, latent attention)")
+        if not latent and (self.rope_dim is not None or self.q_latent is not None):
+            raise ValueError("rope_dim and q_latent belong to latent attention: give kv_latent too")
+        if latent:
+            check_positive_int("kv_latent", self.kv_latent)
+            if self.rope_dim is not None:
+                check_positive_int("rope_dim", self.rope_dim)
+            if self.q_latent is not None:
+                check_positive_int("q_latent", self.q_latent)
+        _, _, d_k = check_heads(self.d_model, self.h, self.n_kv_heads, head_dim=self.head_dim)
+        object.__setattr__(self, "head_dim", d_k)  # the old derivation, d_model / h, where none is given
+        check_positive_int("n_layers", self.n_layers)
+        if self.context is not None:
+            check_positive_int("context", self.context)
+        if self.window is not None:
+            check_positive_int("window", self.window)
+            if self.context is not None and self.window > self.context:
+                raise ValueError(f"window={self.window} must not exceed the context limit {self.context}")
+        if self.global_period is not None:
+            if self.window is None:
+                raise ValueError(f"global_period={self.global_period} needs a window for the local layers")
+            check_positive_int("global_period", self.global_period)
+            if not 2 <= self.global_period <= self.n_layers:
+                raise ValueError(
+                    f"global_period must be in 2..n_layers={self.n_layers} (one global layer in every "
+                    f"global_period), got {self.global_period}"
+                )
+
     @property
     def d_k(self) -> int:
-        """Width of one head, ``d_model // h``."""
-        return self.d_model // self.h
+        """Width of one head, ``head_dim`` (``d_model // h`` unless the model sets it apart)."""
+        return self.head_dim
 
     @property
     def attention(self) -> str:
-        """``"MHA"``, ``"GQA"`` or ``"MQA"``, from the number of key/value heads."""
+        """``"MHA"``, ``"GQA"``, ``"MQA"`` from the number of key/value heads, or ``"MLA"`` (latent)."""
+        if self.kv_latent is not None:
+            return "MLA"
         if self.n_kv_heads == self.h:
             return "MHA"
         return "MQA" if self.n_kv_heads == 1 else "GQA"
+
+    @property
+    def layer_windows(self) -> tuple[int | None, ...]:
+        """Per layer (0-based), the tokens it caches at most: ``window`` for a local layer, ``None`` for a
+        global one."""
+        if self.window is None:
+            return (None,) * self.n_layers
+        p = self.global_period
+        return tuple(
+            None if p is not None and (i + 1) % p == 0 else self.window for i in range(self.n_layers)
+        )
+
+    @property
+    def cache_width(self) -> int:
+        """Values cached per token and layer: a key and a value per key/value head, ``2 h_kv d_k``, or for
+        latent attention the latent and the rotary key, ``kv_latent + rope_dim``."""
+        if self.kv_latent is not None:
+            return self.kv_latent + (self.rope_dim or 0)
+        return 2 * self.n_kv_heads * self.d_k
+
+    @property
+    def pattern(self) -> str:
+        """The local/global layers in words, e.g. ``"52 local (window 1024) + 10 global"``."""
+        windows = self.layer_windows
+        local = sum(w is not None for w in windows)
+        if not local:
+            return f"{self.n_layers} global"
+        text = f"{local} local (window {self.window})"
+        return text if local == self.n_layers else f"{text} + {self.n_layers - local} global"
+
+    def every_layer_global(self) -> ModelConfig:
+        """The same model with no local layers: what its cache would be if every layer saw every token."""
+        return replace(self, window=None, global_period=None)
 
     @property
     def n_attention_layers(self) -> int:
@@ -152,6 +240,7 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "Jiang et al. 2023, Table 1 (dim 4096, n_layers 32, head_dim 128, n_heads 32, n_kv_heads 8, "
             "context_len 8192, window_size 4096: a sliding window, so its rolling-buffer KV cache keeps at "
             "most 4096 tokens, section 2)",
+            window=4096,
         ),
         ModelConfig(
             "PaLM 62B", 8192, 32, 1, 64, 2048, "decoder",
@@ -163,6 +252,77 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "https://huggingface.co/tiiuae/falcon-7b (model card, table 'Model Architecture and Objective': "
             "32 layers, d_model 4544, head_dim 64, sequence length 2048, multiquery); 71 heads: n_head in "
             "https://huggingface.co/tiiuae/falcon-7b/blob/main/config.json",
+        ),
+        # 2024-2025: head widths set apart from d_model / h, local and global layers, latent attention.
+        ModelConfig(
+            "Gemma 2 27B", 4608, 32, 16, 46, 8192, "decoder",
+            "https://huggingface.co/google/gemma-2-27b/blob/main/config.json (hidden_size 4608, "
+            "num_attention_heads 32, num_key_value_heads 16, head_dim 128, num_hidden_layers 46, "
+            "sliding_window 4096, max_position_embeddings 8192); Gemma Team 2024 (Gemma 2), Table 1 and "
+            "section 2: local sliding window (4096) and global attention (8192) in every other layer; "
+            "layer_types of transformers' Gemma2Config: layer 0 sliding, layer 1 full, ...",
+            head_dim=128, window=4096, global_period=2,
+        ),
+        ModelConfig(
+            "Gemma 3 27B", 5376, 32, 16, 62, 131072, "decoder",
+            "https://huggingface.co/google/gemma-3-27b-pt/blob/main/config.json, text_config (hidden_size "
+            "5376, num_attention_heads 32, num_key_value_heads 16, head_dim 128, num_hidden_layers 62, "
+            "sliding_window 1024, sliding_window_pattern 6, query_pre_attn_scalar 168, "
+            "max_position_embeddings 131072); Gemma Team 2025 (Gemma 3), section 2: 5 local layers (span "
+            "1024) for every global layer, 128K context; transformers' Gemma3TextConfig.layer_types: layer "
+            "i is full_attention iff (i + 1) % 6 == 0",
+            head_dim=128, window=1024, global_period=6,
+        ),
+        ModelConfig(
+            "Llama 4 Scout", 5120, 40, 8, 48, 10485760, "decoder",
+            "https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E/blob/main/config.json, text_config "
+            "(hidden_size 5120, num_attention_heads 40, num_key_value_heads 8, head_dim 128, "
+            "num_hidden_layers 48, attention_chunk_size 8192, no_rope_layers [1, 1, 1, 0] * 12, "
+            "max_position_embeddings 10485760); transformers' Llama4TextConfig.layer_types: "
+            "chunked_attention where the layer has RoPE, full_attention in every 4th layer (no positions). "
+            "A chunked layer is counted here as local with window 8192, the most it caches",
+            head_dim=128, window=8192, global_period=4,
+        ),
+        ModelConfig(
+            "Qwen3-8B", 4096, 32, 8, 36, 40960, "decoder",
+            "https://huggingface.co/Qwen/Qwen3-8B/blob/main/config.json (hidden_size 4096, "
+            "num_attention_heads 32, num_key_value_heads 8, head_dim 128, num_hidden_layers 36, "
+            "max_position_embeddings 40960, use_sliding_window false); Yang et al. 2025 (Qwen3), Table 1",
+            head_dim=128,
+        ),
+        ModelConfig(
+            "Qwen3-235B-A22B", 4096, 64, 4, 94, 40960, "decoder",
+            "https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json (hidden_size 4096, "
+            "num_attention_heads 64, num_key_value_heads 4, head_dim 128, num_hidden_layers 94, "
+            "max_position_embeddings 40960); Yang et al. 2025 (Qwen3), Table 2",
+            head_dim=128,
+        ),
+        ModelConfig(
+            "gpt-oss-20b", 2880, 64, 8, 24, 131072, "decoder",
+            "https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json (hidden_size 2880, "
+            "num_attention_heads 64, num_key_value_heads 8, head_dim 64, num_hidden_layers 24, "
+            "sliding_window 128, layer_types sliding_attention, full_attention, ... (alternating from layer "
+            "0), "
+            "max_position_embeddings 131072); OpenAI 2025, gpt-oss-120b & gpt-oss-20b model card, section 2",
+            head_dim=64, window=128, global_period=2,
+        ),
+        ModelConfig(
+            "gpt-oss-120b", 2880, 64, 8, 36, 131072, "decoder",
+            "https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json (hidden_size 2880, "
+            "num_attention_heads 64, num_key_value_heads 8, head_dim 64, num_hidden_layers 36, "
+            "sliding_window 128, layer_types sliding_attention, full_attention, ... (alternating from layer "
+            "0), "
+            "max_position_embeddings 131072); OpenAI 2025, gpt-oss-120b & gpt-oss-20b model card, section 2",
+            head_dim=64, window=128, global_period=2,
+        ),
+        ModelConfig(
+            "DeepSeek-V3", 7168, 128, None, 61, 163840, "decoder",
+            "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json (hidden_size 7168, "
+            "num_attention_heads 128, num_hidden_layers 61, kv_lora_rank 512, qk_rope_head_dim 64, "
+            "qk_nope_head_dim 128, v_head_dim 128, q_lora_rank 1536, max_position_embeddings 163840); "
+            "DeepSeek-AI 2024 (DeepSeek-V3), section 4.2: d_c = 512, d_h^R = 64, d_h = 128, d_c' = 1536; "
+            "head_dim here is d_h, the width of a head's key and value apart from the rotary part",
+            head_dim=128, kv_latent=512, rope_dim=64, q_latent=1536,
         ),
     )
 }  # fmt: skip
@@ -187,7 +347,27 @@ def get_config(model: str | ModelConfig, *, decoder_only: bool = False) -> Model
     return config
 
 
-COLUMNS = ("model", "kind", "d_model", "h", "n_kv_heads", "d_k", "attention", "layers", "context")
+COLUMNS = (
+    "model",
+    "kind",
+    "d_model",
+    "h",
+    "n_kv_heads",
+    "d_k",
+    "attention",
+    "layers",
+    "window",
+    "global layers",
+    "latent",
+    "context",
+)
+
+
+def _global_layers(c: ModelConfig) -> str:
+    """Which layers are global, in words: ``"all"``, ``"none"``, or ``"1 in 6"``."""
+    if c.window is None:
+        return "all"
+    return "none" if c.global_period is None else f"1 in {c.global_period}"
 
 
 def config_rows(configs: dict[str, ModelConfig] | None = None) -> list[dict[str, str | int]]:
@@ -198,22 +378,32 @@ def config_rows(configs: dict[str, ModelConfig] | None = None) -> list[dict[str,
         configs: the models to show; defaults to :data:`MODEL_CONFIGS`.
 
     Returns:
-        Rows with the name and kind, the integer shapes (``d_k`` computed), the attention kind (``"MHA"``,
-        ``"GQA"`` or ``"MQA"``), ``layers`` (per stack) and ``context``, which is ``"—"`` where the model has
-        no fixed limit (so that a table column of contexts stays readable, not floats with a NaN).
+        Rows with the name and kind, the integer shapes (``d_k`` is the head width, ``d_model / h`` unless
+        the model sets it apart), the attention kind (``"MHA"``, ``"GQA"``, ``"MQA"`` or ``"MLA"``),
+        ``layers`` (per stack), ``window`` (tokens a local layer sees), ``global layers`` (``"all"``,
+        ``"none"`` or ``"1 in p"``), ``latent`` (latent attention's cached widths, e.g. ``"512 + 64"``) and
+        ``context``. A missing value is ``"—"`` (no key/value heads of its own, no window, no latent, no
+        fixed context), so that a table column stays readable, not floats with a NaN.
     """
     configs = MODEL_CONFIGS if configs is None else configs
+
+    def dash(value: int | None) -> int | str:
+        return "—" if value is None else value
+
     return [
         {
             "model": c.name,
             "kind": c.kind,
             "d_model": c.d_model,
             "h": c.h,
-            "n_kv_heads": c.n_kv_heads,
+            "n_kv_heads": dash(c.n_kv_heads),
             "d_k": c.d_k,
             "attention": c.attention,
             "layers": c.n_layers,
-            "context": "—" if c.context is None else c.context,
+            "window": dash(c.window),
+            "global layers": _global_layers(c),
+            "latent": "—" if c.kv_latent is None else f"{c.kv_latent} + {c.rope_dim or 0}",
+            "context": dash(c.context),
         }
         for c in configs.values()
     ]
@@ -241,8 +431,9 @@ def configs_table(configs: dict[str, ModelConfig] | None = None, *, fmt: str = "
 
     def line(cells: list[str]) -> str:
         # text columns to the left, numbers to the right
+        text = {0, 1, header.index("attention"), header.index("global layers"), header.index("latent")}
         padded = [
-            c.ljust(w) if i < 2 or i == 6 else c.rjust(w)
+            c.ljust(w) if i in text else c.rjust(w)
             for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         ]
         return "| " + " | ".join(padded) + " |"

@@ -12,7 +12,9 @@ Shape legend:
     d_model  model width
     h        number of query heads
     h_kv     number of key/value heads (``n_kv_heads``; h for MHA, 1 for MQA)
-    d_k      width of each head, d_model / h
+    d_k      width of each head: d_model / h unless a model sets it apart (``head_dim``)
+    w        window of a local layer: it caches, and a new token attends to, the last w tokens only
+    d_c, d_r latent attention: widths of the cached latent and rotary key (``kv_latent``, ``rope_dim``)
 """
 
 from __future__ import annotations
@@ -23,54 +25,75 @@ from dataclasses import dataclass
 import torch
 
 from mha._checks import check_heads, check_positive_int
-from mha.costs.configs import ModelConfig
+from mha.costs.configs import ModelConfig, get_config
 
 
 def projection_params(
-    d_model: int, h: int, n_kv_heads: int | None = None, *, bias: bool = True
+    d_model: int, h: int, n_kv_heads: int | None = None, *, bias: bool = True, head_dim: int | None = None
 ) -> dict[str, int]:
     """Parameters of each projection of one attention layer: a dict with keys ``W_q, W_k, W_v, W_o``.
 
-    ``W_q`` and ``W_o`` are ``d_model x d_model``; ``W_k`` and ``W_v`` are ``d_model x (h_kv d_k)``, which is
-    where grouped-query and multi-query attention save parameters. Biases add the output widths.
+    ``W_q`` is ``d_model x (h d_k)`` and ``W_o`` is ``(h d_k) x d_model`` (``d_model x d_model`` where
+    ``d_k = d_model / h``); ``W_k`` and ``W_v`` are ``d_model x (h_kv d_k)``, which is where grouped-query
+    and multi-query attention save parameters. Biases add the output widths.
 
     Args:
         d_model: model width.
         h: number of query heads.
         n_kv_heads: number of key/value heads; ``None`` means ``h``.
         bias: whether the four projections have biases.
+        head_dim: the head width ``d_k`` where a model sets it apart; ``None`` means ``d_model / h``.
     """
-    _, h_kv, d_k = check_heads(d_model, h, n_kv_heads)
-    full, kv = d_model * (d_model + bias), d_model * h_kv * d_k + bias * h_kv * d_k
-    return {"W_q": full, "W_k": kv, "W_v": kv, "W_o": full}
+    _, h_kv, d_k = check_heads(d_model, h, n_kv_heads, head_dim=head_dim)
+    kv = d_model * h_kv * d_k + bias * h_kv * d_k
+    return {
+        "W_q": (d_model + bias) * h * d_k,
+        "W_k": kv,
+        "W_v": kv,
+        "W_o": h * d_k * d_model + bias * d_model,
+    }
 
 
-def attention_params(d_model: int, h: int, n_kv_heads: int | None = None, *, bias: bool = True) -> int:
+def attention_params(
+    d_model: int, h: int, n_kv_heads: int | None = None, *, bias: bool = True, head_dim: int | None = None
+) -> int:
     """Number of parameters of one attention layer, ``W_q, W_k, W_v, W_o`` (and their biases).
 
     The sum of :func:`projection_params`.
     """
-    return sum(projection_params(d_model, h, n_kv_heads, bias=bias).values())
+    return sum(projection_params(d_model, h, n_kv_heads, bias=bias, head_dim=head_dim).values())
 
 
 def attention_macs_parts(
-    d_model: int, h: int, n_q: int, n_k: int | None = None, *, n_kv_heads: int | None = None
+    d_model: int,
+    h: int,
+    n_q: int,
+    n_k: int | None = None,
+    *,
+    n_kv_heads: int | None = None,
+    head_dim: int | None = None,
 ) -> tuple[int, int]:
     """The two parts of :func:`attention_macs`: ``(projections, scores)``.
 
     ``projections`` (``W_q``, ``W_k``, ``W_v``, ``W_o``) grows linearly with the sequence length;
     ``scores`` (``q k^T`` and ``weights v``) grows with ``n_q n_k``, quadratically for self-attention.
     """
-    _, h_kv, d_k = check_heads(d_model, h, n_kv_heads)
+    _, h_kv, d_k = check_heads(d_model, h, n_kv_heads, head_dim=head_dim)
     n_q = check_positive_int("n_q", n_q)
     n_k = n_q if n_k is None else check_positive_int("n_k", n_k)
-    projections = 2 * n_q * d_model * d_model + 2 * n_k * d_model * h_kv * d_k
+    projections = 2 * n_q * d_model * h * d_k + 2 * n_k * d_model * h_kv * d_k
     scores = 2 * h * n_q * n_k * d_k  # q k^T and weights v, each (n_q, d_k) x (d_k, n_k) per head
     return projections, scores
 
 
 def attention_macs(
-    d_model: int, h: int, n_q: int, n_k: int | None = None, *, n_kv_heads: int | None = None
+    d_model: int,
+    h: int,
+    n_q: int,
+    n_k: int | None = None,
+    *,
+    n_kv_heads: int | None = None,
+    head_dim: int | None = None,
 ) -> int:
     """Multiply-adds of one attention layer's forward pass over one sequence.
 
@@ -83,15 +106,18 @@ def attention_macs(
         n_q: number of queries.
         n_k: number of keys and values; defaults to ``n_q`` (self-attention).
         n_kv_heads: number of key/value heads; ``None`` means ``h``.
+        head_dim: the head width ``d_k`` where a model sets it apart; ``None`` means ``d_model / h``.
 
     Returns:
-        ``n_q d_model^2`` (``W_q``) + ``2 n_k d_model h_kv d_k`` (``W_k``, ``W_v``)
-        + ``2 h n_q n_k d_k`` (scores and weights times values) + ``n_q d_model^2`` (``W_o``).
+        ``n_q d_model h d_k`` (``W_q``) + ``2 n_k d_model h_kv d_k`` (``W_k``, ``W_v``)
+        + ``2 h n_q n_k d_k`` (scores and weights times values) + ``n_q h d_k d_model`` (``W_o``).
     """
-    return sum(attention_macs_parts(d_model, h, n_q, n_k, n_kv_heads=n_kv_heads))
+    return sum(attention_macs_parts(d_model, h, n_q, n_k, n_kv_heads=n_kv_heads, head_dim=head_dim))
 
 
-def attention_macs_per_token(d_model: int, h: int, context: int, *, n_kv_heads: int | None = None) -> int:
+def attention_macs_per_token(
+    d_model: int, h: int, context: int, *, n_kv_heads: int | None = None, head_dim: int | None = None
+) -> int:
     """Multiply-adds of one attention layer for one new token when decoding with a key/value cache.
 
     The new token is projected to one query, key and value; its query attends to ``context`` keys (the
@@ -103,10 +129,11 @@ def attention_macs_per_token(d_model: int, h: int, context: int, *, n_kv_heads: 
         h: number of query heads.
         context: number of keys the new token attends to, including itself.
         n_kv_heads: number of key/value heads; ``None`` means ``h``.
+        head_dim: the head width ``d_k`` where a model sets it apart; ``None`` means ``d_model / h``.
     """
-    _, h_kv, d_k = check_heads(d_model, h, n_kv_heads)
+    _, h_kv, d_k = check_heads(d_model, h, n_kv_heads, head_dim=head_dim)
     context = check_positive_int("context", context)
-    return 2 * d_model * d_model + 2 * d_model * h_kv * d_k + 2 * h * context * d_k
+    return 2 * d_model * h * d_k + 2 * d_model * h_kv * d_k + 2 * h * context * d_k
 
 
 def kv_cache_bytes(
@@ -175,6 +202,81 @@ def saved_for_backward_bytes(fn: Callable[[], object]) -> int:
     return sum(storages.values())
 
 
+def _element_size(dtype: torch.dtype) -> int:
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"dtype must be a torch.dtype, got {type(dtype).__name__}")
+    return torch.empty((), dtype=dtype).element_size()
+
+
+def model_kv_cache_bytes(
+    model: str | ModelConfig, context: int, *, batch: int = 1, dtype: torch.dtype = torch.bfloat16
+) -> int:
+    """Bytes of a decoder's key/value cache after ``context`` tokens, counted layer by layer.
+
+    A global layer caches every token, a local layer with window ``w`` the last ``min(context, w)``; each
+    cached token takes :attr:`ModelConfig.cache_width` values (``2 h_kv d_k``, or ``d_c + d_r`` for latent
+    attention). Summed over layers: ``batch * bytes_per_element * cache_width * sum_i min(context, w_i)``.
+
+    Args:
+        model: a decoder-only model, a name in :data:`mha.costs.MODEL_CONFIGS` or a ``ModelConfig``.
+        context: tokens decoded so far per sequence (it may exceed the model's trained context).
+        batch: sequences decoded at once.
+        dtype: the cache's element type.
+
+    Returns:
+        The cache size in bytes. For a model without local layers or latents it equals
+        :func:`kv_cache_bytes` of its ``n_layers, n_kv_heads, d_k``.
+    """
+    config = get_config(model, decoder_only=True)
+    context, batch = check_positive_int("context", context), check_positive_int("batch", batch)
+    tokens = sum(context if w is None else min(context, w) for w in config.layer_windows)
+    return batch * _element_size(dtype) * config.cache_width * tokens
+
+
+@dataclass(frozen=True)
+class LayerCosts:
+    """What one attention layer of a model costs, in the terms that the whole-model counts add up.
+
+    Weights only, no biases. For latent attention, decoding runs in the absorbed form (the cache holds the
+    latents; ``W_UK`` is folded into the query and ``W_UV`` applied after the weighted sum), and a forward
+    pass over a sequence in the explicit one (keys and values up-projected for every token).
+    """
+
+    params: int  # weights of the layer's projections; also the multiply-adds per token of a forward pass
+    token_macs: int  # multiply-adds per new token when decoding that do not depend on the context
+    key_macs: int  # multiply-adds per new token for each cached token it attends to
+    pair_macs: int  # multiply-adds per (query, key) pair of a forward pass over a sequence
+    cache_width: int  # values cached per token: 2 h_kv d_k, or d_c + d_r for latent attention
+
+
+def layer_costs(config: ModelConfig) -> LayerCosts:
+    """The :class:`LayerCosts` of one attention layer of ``config``.
+
+    Multi-, grouped- and multi-query attention (``d`` = d_model): ``params = 2 d h d_k + 2 d h_kv d_k``
+    (:func:`attention_params`), each weight used once per new token; ``2 h d_k`` multiply-adds per cached
+    key (``q k^T`` and weights times ``v``). Latent attention with query latent ``d_q``: ``W_DQ`` (d x d_q),
+    ``W_UQ`` (d_q x h (d_k + d_r)), ``W_DKV`` (d x (d_c + d_r)), ``W_UK`` and ``W_UV`` (d_c x h d_k each),
+    ``W_O`` (h d_k x d); decoding costs ``h (2 d_c + d_r)`` per cached latent and ``2 h d_k d_c`` to absorb
+    ``W_UK`` and apply ``W_UV``, while a forward pass costs ``h (2 d_k + d_r)`` per (query, key) pair.
+    """
+    if not isinstance(config, ModelConfig):
+        raise TypeError(f"config must be a ModelConfig, got {type(config).__name__}")
+    d, h, d_k = config.d_model, config.h, config.d_k
+    if config.kv_latent is None:
+        params = attention_params(d, h, config.n_kv_heads, bias=False, head_dim=d_k)
+        return LayerCosts(params, params, 2 * h * d_k, 2 * h * d_k, config.cache_width)
+    d_c, d_r, d_q = config.kv_latent, config.rope_dim or 0, config.q_latent
+    query = d * h * (d_k + d_r) if d_q is None else d * d_q + d_q * h * (d_k + d_r)
+    down, up, out = d * (d_c + d_r), d_c * h * 2 * d_k, h * d_k * d
+    return LayerCosts(
+        params=query + down + up + out,
+        token_macs=query + down + up + out,  # absorbing W_UK and applying W_UV: 2 h d_k d_c, the size of up
+        key_macs=h * (2 * d_c + d_r),
+        pair_macs=h * (2 * d_k + d_r),
+        cache_width=config.cache_width,
+    )
+
+
 @dataclass(frozen=True)
 class ModelCosts:
     """Attention costs of a whole model (all its attention layers), weights only (no biases)."""
@@ -190,6 +292,9 @@ def model_costs(
 ) -> ModelCosts:
     """Attention parameters, multiply-adds and KV-cache size of a decoder-only model.
 
+    A new token attends to the keys its layer caches: ``min(context, w)`` in a local layer. A forward pass
+    over a sequence computes every (query, key) pair, as the explicit path does, local layers too.
+
     Args:
         config: a decoder-only model (``config.kind == "decoder"``): only those decode with a KV cache.
         context: tokens per sequence (the KV cache holds this many; a new token attends to this many).
@@ -204,13 +309,14 @@ def model_costs(
         raise TypeError(f"config must be a ModelConfig, got {type(config).__name__}")
     if config.kind != "decoder":
         raise ValueError(f"{config.name} is an {config.kind} model; costs here are for decoder-only models")
-    d, h, h_kv, L = config.d_model, config.h, config.n_kv_heads, config.n_layers
-    check_positive_int("batch", batch)
+    context, batch = check_positive_int("context", context), check_positive_int("batch", batch)
+    layer, L = layer_costs(config), config.n_layers
+    keys = sum(context if w is None else min(context, w) for w in config.layer_windows)
     return ModelCosts(
-        params=L * attention_params(d, h, h_kv, bias=False),
-        macs_per_token=L * attention_macs_per_token(d, h, context, n_kv_heads=h_kv),
-        macs_per_sequence=batch * L * attention_macs(d, h, context, n_kv_heads=h_kv),
-        kv_cache_bytes=kv_cache_bytes(L, h_kv, config.d_k, context, batch=batch, dtype=dtype),
+        params=L * layer.params,
+        macs_per_token=L * layer.token_macs + layer.key_macs * keys,
+        macs_per_sequence=batch * L * (layer.params * context + layer.pair_macs * context * context),
+        kv_cache_bytes=model_kv_cache_bytes(config, context, batch=batch, dtype=dtype),
     )
 
 

@@ -13,8 +13,15 @@ from collections.abc import Iterable
 
 import torch
 
-from mha.costs.configs import ModelConfig, get_config
-from mha.costs.counts import format_bytes, format_count, kv_cache_bytes, model_costs
+from mha.costs.configs import MODEL_CONFIGS, ModelConfig, get_config
+from mha.costs.counts import (
+    format_bytes,
+    format_count,
+    kv_cache_bytes,
+    layer_costs,
+    model_costs,
+    model_kv_cache_bytes,
+)
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32,
@@ -28,6 +35,22 @@ def _macs(n: int) -> str:
     return f"{format_count(n)} = {format_count(2 * n)}FLOP (attention layers only)"
 
 
+def _description(c: ModelConfig) -> str:
+    """The model row: name, attention kind and the shapes that set its costs."""
+    if c.kv_latent is not None:
+        shape = (
+            f"d_model={c.d_model}, h={c.h}, d_k={c.d_k}, latent {c.kv_latent} + {c.rope_dim or 0} per token"
+        )
+    else:
+        shape = f"d_model={c.d_model}, h={c.h}, n_kv_heads={c.n_kv_heads}, d_k={c.d_k}"
+    return f"{c.name} ({c.attention}: {shape}, {c.n_layers} layers)"
+
+
+def _kv_as_mha(c: ModelConfig, context: int, batch: int, dtype: torch.dtype) -> int:
+    """The cache of plain multi-head attention: a key and a value per head, every layer global."""
+    return kv_cache_bytes(c.n_layers, c.h, c.d_k, context, batch=batch, dtype=dtype)
+
+
 def cost_rows(
     model: str | ModelConfig, context: int, *, batch: int = 1, dtype: str = "bfloat16"
 ) -> list[tuple[str, str]]:
@@ -38,32 +61,81 @@ def cost_rows(
         context: tokens per sequence.
         batch: sequences at once.
         dtype: a key of :data:`DTYPES`, the element type of the key/value cache.
+
+    Returns:
+        The model and its shapes; its local and global layers, if it has local ones; the attention
+        parameters; the multiply-adds per new token and for a forward pass; the KV cache counted layer by
+        layer (:func:`mha.costs.model_kv_cache_bytes`); for a model with local layers, the cache if
+        every layer were global; the cache of plain MHA (a key and a value per head in every layer, every
+        token cached) where it differs; and a note where ``context`` exceeds the trained context.
     """
     config = get_config(model, decoder_only=True)
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {list(DTYPES)}, got {dtype!r}")
     costs = model_costs(config, context, batch=batch, dtype=DTYPES[dtype])
-    as_mha = kv_cache_bytes(config.n_layers, config.h, config.d_k, context, batch=batch, dtype=DTYPES[dtype])
-    shape = f"d_model={config.d_model}, h={config.h}, n_kv_heads={config.n_kv_heads}, d_k={config.d_k}"
-    rows = [
-        ("model", f"{config.name} ({config.attention}: {shape}, {config.n_layers} layers)"),
+    kv = costs.kv_cache_bytes
+    rows = [("model", _description(config))]
+    if config.window is not None:
+        rows.append(("layers", f"{config.pattern}: a local layer caches the last {config.window} tokens"))
+    rows += [
         ("attention parameters, all layers", f"{format_count(costs.params)} parameters ({costs.params:,})"),
         ("multiply-adds per new token", _macs(costs.macs_per_token)),
         ("multiply-adds, forward over the batch", _macs(costs.macs_per_sequence)),
-        ("KV cache", f"{format_bytes(costs.kv_cache_bytes)} ({costs.kv_cache_bytes:,} bytes, {dtype})"),
+        ("KV cache", f"{format_bytes(kv)} ({kv:,} bytes, {dtype})"),
     ]
-    if config.n_kv_heads != config.h:
+    if config.window is not None:
+        every = model_kv_cache_bytes(config.every_layer_global(), context, batch=batch, dtype=DTYPES[dtype])
+        rows.append(("KV cache if every layer were global", f"{format_bytes(every)} ({every // kv}x)"))
+    as_mha = _kv_as_mha(config, context, batch, DTYPES[dtype])
+    if as_mha != kv:
         rows.append(
-            (
-                "KV cache if every head kept its own K, V",
-                f"{format_bytes(as_mha)} ({as_mha // costs.kv_cache_bytes}x)",
-            )
+            ("KV cache as MHA (K, V per head, all global)", f"{format_bytes(as_mha)} ({as_mha // kv}x)")
         )
     if config.context is not None and context > config.context:
         rows.append(
             ("note", f"{context} tokens is longer than the {config.context} the model was trained for")
         )
     return rows
+
+
+def calculator_data() -> list[dict]:
+    """What the calculator's page needs to recompute :func:`cost_rows` without Python, one dict per
+    decoder-only model of :data:`mha.costs.MODEL_CONFIGS`.
+
+    The page evaluates only sums and products of these numbers (big integers as decimal strings):
+    ``keys = sum(count * min(context, window or context) for count, window in windows)``;
+    ``macs_per_token = token_macs + key_macs * keys``; ``macs_per_sequence = batch * (sequence_macs * n +
+    pair_macs * n * n)``; the cache ``batch * element * cache_width * keys``; every layer global
+    ``batch * element * cache_width * n_layers * context``; as MHA ``batch * element * mha_width * n_layers
+    * context``. The texts (``description``, ``layers``) are the rows of :func:`cost_rows`.
+    """
+    out = []
+    for c in MODEL_CONFIGS.values():
+        if c.kind != "decoder":
+            continue
+        layer, L = layer_costs(c), c.n_layers
+        windows = {w: c.layer_windows.count(w) for w in dict.fromkeys(c.layer_windows)}
+        out.append(
+            {
+                "name": c.name,
+                "kind": c.kind,
+                "context": c.context,
+                "description": _description(c),
+                "layers": None
+                if c.window is None
+                else f"{c.pattern}: a local layer caches the last {c.window} tokens",
+                "n_layers": L,
+                "params": str(L * layer.params),
+                "token_macs": str(L * layer.token_macs),
+                "key_macs": str(layer.key_macs),
+                "sequence_macs": str(L * layer.params),
+                "pair_macs": str(L * layer.pair_macs),
+                "windows": [[count, w] for w, count in windows.items()],
+                "cache_width": c.cache_width,
+                "mha_width": 2 * c.h * c.d_k,
+            }
+        )
+    return out
 
 
 def kv_cache_rows(
@@ -83,28 +155,36 @@ def kv_cache_rows(
         dtype: a key of :data:`DTYPES`, the element type of the cache.
 
     Returns:
-        Rows with the keys ``model``, ``attention``, ``n_kv_heads``, ``per token`` (the cache of one token
+        Rows with the keys ``model``, ``attention`` (MHA, GQA, MQA or MLA), ``n_kv_heads`` (``"—"`` for
+        latent attention), ``layers`` (:attr:`ModelConfig.pattern`), ``per token`` (the cache of one token
         of one sequence, all layers), ``context``, ``KV cache`` (for ``batch`` sequences of ``context``
-        tokens) and ``as MHA`` (how many times larger the cache would be with a key/value head per query
-        head, ``h / h_kv``, e.g. ``"4x"``). Sizes are formatted with :func:`format_bytes`.
+        tokens, counted layer by layer: :func:`model_kv_cache_bytes`), ``all global`` (the same if every
+        layer cached every token) and ``as MHA`` (how many times larger the cache would be with a key and a
+        value per query head in every layer, every token cached: ``h / h_kv`` for a model of global layers,
+        e.g. ``"4x"``; one decimal where it does not divide). Sizes are formatted with
+        :func:`format_bytes`.
     """
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {list(DTYPES)}, got {dtype!r}")
     rows = []
     for model in models:
         c = get_config(model, decoder_only=True)
-        n = c.context if context is None else context
-        per_token = kv_cache_bytes(c.n_layers, c.n_kv_heads, c.d_k, 1, dtype=DTYPES[dtype])
-        cache = kv_cache_bytes(c.n_layers, c.n_kv_heads, c.d_k, n, batch=batch, dtype=DTYPES[dtype])
+        n, dt = c.context if context is None else context, DTYPES[dtype]
+        per_token = model_kv_cache_bytes(c, 1, dtype=dt)
+        cache = model_kv_cache_bytes(c, n, batch=batch, dtype=dt)
+        every = model_kv_cache_bytes(c.every_layer_global(), n, batch=batch, dtype=dt)
+        as_mha = _kv_as_mha(c, n, batch, dt)
         rows.append(
             {
                 "model": c.name,
                 "attention": c.attention,
-                "n_kv_heads": c.n_kv_heads,
+                "n_kv_heads": "—" if c.n_kv_heads is None else c.n_kv_heads,
+                "layers": c.pattern,
                 "per token": format_bytes(per_token),
                 "context": n,
                 "KV cache": format_bytes(cache),
-                "as MHA": f"{c.h // c.n_kv_heads}x",
+                "all global": format_bytes(every),
+                "as MHA": f"{as_mha // cache}x" if as_mha % cache == 0 else f"{as_mha / cache:.1f}x",
             }
         )
     if not rows:
