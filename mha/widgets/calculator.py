@@ -5,8 +5,11 @@
 synced both ways; on every change Python computes the rows of :func:`mha.costs.cost_report` (with
 :func:`mha.costs.cost_rows` and :func:`mha.costs.model_costs`) and sends them as ``drawn`` =
 ``{"rows": [[label, value], ...], "numbers": {name: decimal string}, "message": ""}``, which the page
-draws. The page's own port of the costs serves the static book only: there, the display bundle's
-``text/html`` holds the front end with its settings inline (:func:`mha.widgets.frontend.calculator_config`).
+draws. The static book has no kernel: there, the display bundle's ``text/html`` holds the front end with
+its settings and, per model, the numbers Python computed that do not depend on them
+(:func:`mha.widgets.frontend.calculator_config`, :func:`mha.costs.calculator_data`); the page only adds and
+multiplies them for the reader's context, batch and dtype. Every model's cache is counted layer by layer:
+sliding windows, local and global layers and latent attention included.
 """
 
 from __future__ import annotations

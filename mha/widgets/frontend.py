@@ -41,7 +41,7 @@ import traitlets
 
 from mha.compute.explorer import PARAMETERS
 from mha.compute.stages import STAGES
-from mha.costs.configs import MODEL_CONFIGS
+from mha.costs.report import calculator_data
 from mha.multihead import MultiHeadAttention
 
 SCRIPTS = (
@@ -156,10 +156,9 @@ def stepper_config(stages: dict[str, torch.Tensor], tokens: Sequence[str], stage
 
 
 def calculator_config(settings: dict) -> dict:
-    """The calculator's data: the decoder-only configurations of ``MODEL_CONFIGS`` and the first settings."""
-    fields = ("name", "d_model", "h", "n_kv_heads", "n_layers", "context", "kind")
-    configs = [{f: getattr(c, f) for f in fields} for c in MODEL_CONFIGS.values() if c.kind == "decoder"]
-    return {"configs": configs, "settings": dict(settings)}
+    """The calculator's data: per decoder-only model of ``MODEL_CONFIGS``, what the page needs to add up its
+    costs (:func:`mha.costs.calculator_data`), and the first settings."""
+    return {"configs": calculator_data(), "settings": dict(settings)}
 
 
 # -- the widgets' Python side -------------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 /* mha front end, the cost calculator: attention parameters, multiply-adds and KV-cache memory of real models.
  *
- * Needs core.js first (not heatmaps.js). A port of mha/costs/counts.py (attention_params, attention_macs,
- * attention_macs_per_token, kv_cache_bytes, model_costs, format_bytes, format_count) and of the rows of
- * mha/costs/report.py (cost_report: cost_rows with "context x batch" second). Integer arithmetic is exact
- * (BigInt: a forward pass of a large model over a long batch exceeds 2**53 multiply-adds), and the two
- * formatters round exactly as Python's f"{x:.2f}" does.
+ * Needs core.js first (not heatmaps.js). Python computes what does not depend on the settings, per model
+ * (mha.costs.calculator_data: the texts of the rows, the parameters, multiply-adds per token and per key, the
+ * windows of the layers, the values cached per token); this file only adds and multiplies those numbers for
+ * a context, batch and dtype, and formats the rows of mha/costs/report.py (cost_report: cost_rows with
+ * "context x batch" second). Integer arithmetic is exact (BigInt: a forward pass of a large model over a
+ * long batch exceeds 2**53 multiply-adds), and the two formatters round exactly as Python's f"{x:.2f}" does.
  *
  *   <div class="mha-calculator">
  *     <script type="application/json">{...}</script>
@@ -13,19 +14,22 @@
  * (or a data-mha-config attribute; "</" written "<\/" in the JSON). The JSON:
  *
  *   {
- *     "configs": [{"name": "Llama 3.1 8B", "d_model": 4096, "h": 32, "n_kv_heads": 8, "n_layers": 32,
- *                  "context": 131072, "kind": "decoder"}, ...],   ModelConfig fields; non-decoders are skipped
+ *     "configs": [{"name": "Gemma 3 27B", "kind": "decoder", "context": 131072, "description": "...",
+ *                  "layers": "52 local (window 1024) + 10 global: ..." or null, "n_layers": 62,
+ *                  "params": "4095737856", "token_macs": "...", "key_macs": "...", "sequence_macs": "...",
+ *                  "pair_macs": "...", "windows": [[52, 1024], [10, null]], "cache_width": 4096,
+ *                  "mha_width": 8192}, ...],     mha.costs.calculator_data(); non-decoders are skipped
  *     "settings": {"model": "Llama 3.1 8B", "context": 4096, "batch": 1, "dtype": "bfloat16"},
  *     "dtypes": {"float32": 4, "bfloat16": 2, "float16": 2, "float8_e4m3fn": 1}    optional: bytes per element
  *   }
  *
  * el.mha = {settings, update(settings) -> {params, macs_per_token, macs_per_sequence, kv_cache_bytes,
- * kv_cache_bytes_as_mha (BigInt each), rows: [[label, value], ...]}}.
+ * kv_cache_bytes_as_mha, kv_cache_bytes_all_global (BigInt each), rows: [[label, value], ...]}}.
  *
  * Live mode (options.live, set by the anywidget adapter in core.js): Python computes (mha.costs.cost_rows)
  * and this file only draws. A reader's change calls onChange(settings); el.mha.show(drawn) draws what
  * Python sends, drawn = {rows: [[label, value], ...], numbers: {params, macs_per_token, ...: decimal
- * strings}, message}. The port above is for the static page only.
+ * strings}, message}. The sums above are for the static page only.
  */
 (function (root) {
   "use strict";
@@ -34,29 +38,6 @@
   const DTYPES = { float32: 4, bfloat16: 2, float16: 2, float8_e4m3fn: 1 };
   const MAX_CONTEXT = 2 ** 20, MAX_BATCH = 2 ** 12; // the bounds of the Python widget's inputs
   const B = BigInt;
-
-  /** Parameters of one attention layer: W_q, W_o (d x d) + W_k, W_v (d x h_kv d_k), biases optional. */
-  function attentionParams(d, h, hkv, bias) {
-    const kv = B(hkv) * B(d / h);
-    return 2n * B(d) * B(d) + 2n * B(d) * kv + (bias ? 2n * B(d) + 2n * kv : 0n);
-  }
-
-  /** Multiply-adds of one layer over one sequence: projections + q k^T and weights v per head. */
-  function attentionMacs(d, h, hkv, nq, nk) {
-    const dk = B(d / h);
-    return 2n * B(nq) * B(d) * B(d) + 2n * B(nk) * B(d) * B(hkv) * dk + 2n * B(h) * B(nq) * B(nk) * dk;
-  }
-
-  /** Multiply-adds of one layer for one new token attending to `context` cached keys. */
-  function attentionMacsPerToken(d, h, hkv, context) {
-    const dk = B(d / h);
-    return 2n * B(d) * B(d) + 2n * B(d) * B(hkv) * dk + 2n * B(h) * B(context) * dk;
-  }
-
-  /** Bytes of the key/value cache: a key and a value of width h_kv d_k per token and layer. */
-  function kvCacheBytes(layers, hkv, dk, context, batch, element) {
-    return 2n * B(layers) * B(batch) * B(context) * B(hkv) * B(dk) * B(element);
-  }
 
   /** The double nearest to n / d (BigInts), ties to even, as Python's int / int gives. */
   function divide(n, d) {
@@ -94,30 +75,34 @@
     return n.toString();
   }
 
-  /** The numbers and the rows of cost_report for a decoder config. */
+  /** The numbers and the rows of cost_report for a decoder, from the model's data (calculator_data). */
   function costs(config, context, batch, dtype, dtypes) {
-    const { d_model: d, h, n_kv_heads: hkv, n_layers: L } = config;
-    const dk = d / h, element = dtypes[dtype];
+    const n = B(context), element = B(dtypes[dtype]), layers = B(config.n_layers);
+    let keys = 0n; // tokens cached over all layers: min(context, window) in a local layer
+    for (const [count, window] of config.windows) keys += B(count) * (window == null || window > context ? n : B(window));
+    const cache = (width, tokens) => B(batch) * element * B(width) * tokens;
     const out = {
-      params: B(L) * attentionParams(d, h, hkv, false),
-      macs_per_token: B(L) * attentionMacsPerToken(d, h, hkv, context),
-      macs_per_sequence: B(batch) * B(L) * attentionMacs(d, h, hkv, context, context),
-      kv_cache_bytes: kvCacheBytes(L, hkv, dk, context, batch, element),
-      kv_cache_bytes_as_mha: kvCacheBytes(L, h, dk, context, batch, element),
+      params: B(config.params),
+      macs_per_token: B(config.token_macs) + B(config.key_macs) * keys,
+      macs_per_sequence: B(batch) * (B(config.sequence_macs) * n + B(config.pair_macs) * n * n),
+      kv_cache_bytes: cache(config.cache_width, keys),
+      kv_cache_bytes_all_global: cache(config.cache_width, layers * n),
+      kv_cache_bytes_as_mha: cache(config.mha_width, layers * n),
     };
-    const macs = (n) => `${formatCount(n)} = ${formatCount(2n * n)}FLOP (attention layers only)`;
-    const attention = hkv === h ? "MHA" : hkv === 1 ? "MQA" : "GQA";
-    out.rows = [
-      ["model", `${config.name} (${attention}: d_model=${d}, h=${h}, n_kv_heads=${hkv}, d_k=${dk}, ${L} layers)`],
-      ["context x batch", `${context} tokens x ${batch} sequence${batch !== 1 ? "s" : ""}`],
+    const macs = (m) => `${formatCount(m)} = ${formatCount(2n * m)}FLOP (attention layers only)`;
+    const kv = out.kv_cache_bytes;
+    out.rows = [["model", config.description], ["context x batch", `${context} tokens x ${batch} sequence${batch !== 1 ? "s" : ""}`]];
+    if (config.layers != null) out.rows.push(["layers", config.layers]);
+    out.rows.push(
       ["attention parameters, all layers", `${formatCount(out.params)} parameters (${comma(out.params)})`],
       ["multiply-adds per new token", macs(out.macs_per_token)],
       ["multiply-adds, forward over the batch", macs(out.macs_per_sequence)],
-      ["KV cache", `${formatBytes(out.kv_cache_bytes)} (${comma(out.kv_cache_bytes)} bytes, ${dtype})`],
-    ];
-    if (hkv !== h) {
-      out.rows.push(["KV cache if every head kept its own K, V",
-        `${formatBytes(out.kv_cache_bytes_as_mha)} (${out.kv_cache_bytes_as_mha / out.kv_cache_bytes}x)`]);
+      ["KV cache", `${formatBytes(kv)} (${comma(kv)} bytes, ${dtype})`]);
+    if (config.layers != null) {
+      out.rows.push(["KV cache if every layer were global", `${formatBytes(out.kv_cache_bytes_all_global)} (${out.kv_cache_bytes_all_global / kv}x)`]);
+    }
+    if (out.kv_cache_bytes_as_mha !== kv) {
+      out.rows.push(["KV cache as MHA (K, V per head, all global)", `${formatBytes(out.kv_cache_bytes_as_mha)} (${out.kv_cache_bytes_as_mha / kv}x)`]);
     }
     if (config.context != null && context > config.context) {
       out.rows.push(["note", `${context} tokens is longer than the ${config.context} the model was trained for`]);
