@@ -1,0 +1,167 @@
+"""MultiHeadLatentAttention and LatentCache: the absorbed form equals the plain one, decoding equals the full
+causal pass, the cache holds only the latent and the rotary key, and bad arguments get clear errors."""
+
+import pytest
+import torch
+
+import mha
+
+# (q_rank, kv_rank, d_nope, d_rope, d_v): ranks and widths small and unequal; q_rank None = plain query.
+SHAPES = [(16, 12, 8, 6, 5), (None, 10, 6, 4, 7), (24, 20, 4, 2, 4)]
+D_MODEL, H = 32, 4
+
+
+def layer(q_rank, kv_rank, d_nope, d_rope, d_v, *, bias=True, seed=0) -> mha.MultiHeadLatentAttention:
+    torch.manual_seed(seed)
+    mla = mha.MultiHeadLatentAttention(
+        D_MODEL, H, q_rank=q_rank, kv_rank=kv_rank, d_nope=d_nope, d_rope=d_rope, d_v=d_v, bias=bias
+    )
+    with torch.no_grad():  # random norm weights too, so that a norm left out or misplaced shows
+        for norm in (mla.q_norm, mla.kv_norm):
+            if norm is not None:
+                norm.weight.uniform_(0.5, 1.5)
+    return mla.double().eval()
+
+
+def x_of(B=2, n=9, seed=1) -> torch.Tensor:
+    return torch.randn(B, n, D_MODEL, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("masked", [True, False])
+def test_absorbed_form_equals_plain_form(shape, masked):
+    mla, x = layer(*shape), x_of()
+    mask = mha.causal_mask(x.size(1)) if masked else None
+    plain, w_plain = mla(x, mask=mask)
+    absorbed, w_absorbed = mla(x, mask=mask, absorb=True)
+    torch.testing.assert_close(absorbed, plain, rtol=0, atol=1e-12)
+    torch.testing.assert_close(w_absorbed, w_plain, rtol=0, atol=1e-12)
+    for absorb in (False, True):  # the fused path too
+        fused, none = mla(x, mask=mask, need_weights=False, absorb=absorb)
+        assert none is None
+        torch.testing.assert_close(fused, plain, rtol=0, atol=1e-12)
+
+
+def test_absorbed_steps_attend_to_the_latent_itself():
+    mla, x = layer(*SHAPES[0]), x_of()
+    steps = mla.steps(x, mha.causal_mask(9), absorb=True)
+    B, n, (d_c, d_r) = 2, 9, (12, 6)
+    assert steps["q_heads"].shape == (B, H, n, d_c + d_r)
+    assert steps["k_heads"].shape == (B, 1, n, d_c + d_r)  # one key head, shared by all query heads
+    torch.testing.assert_close(steps["v_heads"][:, 0], steps["cache"].c_kv, rtol=0, atol=0)
+    plain = mla.steps(x, mha.causal_mask(9))
+    assert plain["k_heads"].shape == (B, H, n, 8 + 6)
+    # The rotary part of every head's key is the one shared rotary key.
+    for i in range(H):
+        torch.testing.assert_close(plain["k_heads"][:, i, :, 8:], plain["cache"].k_rope, rtol=0, atol=0)
+    torch.testing.assert_close(steps["heads"], plain["heads"], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("absorb", [True, False])
+@pytest.mark.parametrize("prompt", [1, 4])
+def test_token_by_token_equals_the_full_causal_pass(shape, need_weights, absorb, prompt):
+    mla, x = layer(*shape), x_of()
+    n = x.size(1)
+    full, weights = mla(x, mask=mha.causal_mask(n))  # the plain form, whole sequence
+    out, w, cache = mla.decode(x[:, :prompt], need_weights=need_weights, absorb=absorb)
+    outs = [out]
+    for t in range(prompt, n):
+        out, w, cache = mla.decode(x[:, t : t + 1], cache, need_weights=need_weights, absorb=absorb)
+        outs.append(out)
+        if need_weights:
+            torch.testing.assert_close(w[:, :, 0], weights[:, :, t, : t + 1], rtol=0, atol=1e-12)
+        else:
+            assert w is None
+    torch.testing.assert_close(torch.cat(outs, dim=1), full, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16])
+def test_the_cache_holds_the_latent_and_the_rotary_key_only(shape, dtype):
+    _, kv_rank, _, d_rope, _ = shape
+    mla = layer(*shape).to(dtype)
+    _, _, cache = mla.decode(torch.randn(3, 5, D_MODEL, dtype=dtype))
+    _, _, cache = mla.decode(torch.randn(3, 1, D_MODEL, dtype=dtype), cache)
+    assert isinstance(cache, mha.LatentCache)
+    assert cache.c_kv.shape == (3, 6, kv_rank) and cache.k_rope.shape == (3, 6, d_rope)
+    element = torch.finfo(dtype).bits // 8
+    assert cache.nbytes == (kv_rank + d_rope) * 3 * 6 * element  # whatever h, d_nope and d_v are
+
+
+def test_rows_sum_to_one_and_causal_outputs_ignore_the_future():
+    mla, x = layer(*SHAPES[0]), x_of(n=10)
+    out, weights = mla(x, mask=mha.causal_mask(10))
+    torch.testing.assert_close(weights.sum(-1), torch.ones(2, H, 10, dtype=torch.float64), rtol=0, atol=1e-12)
+    assert (weights.triu(1) == 0).all()
+    changed = x.clone()
+    changed[:, 6:] = torch.randn(2, 4, D_MODEL, dtype=torch.float64)
+    out_changed, _ = mla(changed, mask=mha.causal_mask(10))
+    torch.testing.assert_close(out_changed[:, :6], out[:, :6], rtol=0, atol=0)
+    assert not torch.allclose(out_changed[:, 6:], out[:, 6:])
+
+
+def test_scores_depend_on_offsets_only():
+    """Rotary keys: the same tokens at positions 3..11 (after a cache of 3 tokens they do not see) give what
+    they give at positions 0..8, so the cache's offset is applied and only offsets between tokens count."""
+    mla, x = layer(*SHAPES[0]), x_of()
+    fresh, _ = mla(x, mask=mha.causal_mask(9))
+    _, _, cache = mla.decode(x_of(n=3, seed=3))
+    unseen = mha.causal_mask(9, 12) & (torch.arange(12) >= 3)  # (9, 12): the 3 cached tokens masked out
+    shifted = mla.steps(x, unseen, cache=cache)
+    torch.testing.assert_close(shifted["out"], fresh, rtol=0, atol=1e-12)
+    assert not torch.allclose(shifted["cache"].k_rope[:, 3:], mla.decode(x)[2].k_rope)  # keys did move
+
+
+def test_dropout_is_active_in_training_only():
+    mla, x = layer(*SHAPES[0]), x_of()
+    mla.dropout = 0.5
+    torch.testing.assert_close(mla(x)[0], mla(x)[0], rtol=0, atol=0)
+    mla.train()
+    assert not torch.allclose(mla(x)[0], mla(x)[0])
+
+
+def test_repr_names_the_configuration():
+    text = repr(layer(*SHAPES[0]))
+    assert all(word in text for word in ("q_rank=16", "kv_rank=12", "d_nope=8", "d_rope=6", "d_v=5"))
+
+
+GOOD = {"q_rank": 16, "kv_rank": 12, "d_nope": 8, "d_rope": 6}
+
+
+@pytest.mark.parametrize(
+    ("changes", "error", "words"),
+    [
+        ({"kv_rank": 0}, ValueError, "kv_rank"),
+        ({"kv_rank": 4.0}, TypeError, "kv_rank"),
+        ({"q_rank": -1}, ValueError, "q_rank"),
+        ({"q_rank": 2.5}, TypeError, "q_rank"),
+        ({"d_nope": 0}, ValueError, "d_nope"),
+        ({"d_rope": 5}, ValueError, "d_rope must be even"),
+        ({"d_rope": 0}, ValueError, "d_rope"),
+        ({"d_v": 0}, ValueError, "d_v"),
+        ({"theta": 0.0}, ValueError, "theta"),
+        ({"dropout": 1.0}, ValueError, "dropout"),
+    ],
+)
+def test_bad_ranks_and_widths_raise_clear_errors(changes, error, words):
+    with pytest.raises(error, match=words):
+        mha.MultiHeadLatentAttention(D_MODEL, H, **{**GOOD, **changes})
+
+
+def test_bad_inputs_and_caches_raise_clear_errors():
+    mla, x = layer(*SHAPES[0]), x_of()
+    with pytest.raises(ValueError, match="d_model=32"):
+        mla(torch.randn(2, 9, 31, dtype=torch.float64))
+    with pytest.raises(TypeError, match="dtype"):
+        mla(x.float())
+    with pytest.raises(ValueError, match="mask"):
+        mla(x, mask=mha.causal_mask(8))
+    with pytest.raises(TypeError, match="LatentCache"):
+        mla.decode(x, cache=(x, x))
+    _, _, cache = mla.decode(x)
+    with pytest.raises(ValueError, match=r"cache\.c_kv"):
+        mla.decode(x[:1], cache)  # a cache for batch 2, tokens for batch 1
+    with pytest.raises(ValueError, match=r"cache\.k_rope"):
+        mla.decode(x, mha.LatentCache(cache.c_kv, cache.k_rope[..., :4]))
