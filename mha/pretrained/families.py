@@ -25,6 +25,7 @@ import torch
 from torch import nn
 
 from mha.multihead import MultiHeadAttention
+from mha.pretrained.latent import from_deepseek_v3
 
 
 def _convert(
@@ -127,6 +128,7 @@ CONVERTERS: dict[str, Callable[[nn.Module, object], MultiHeadAttention]] = {
     "Qwen3Attention": _qwen3,
     "Gemma3Attention": _gemma3,
     "GptOssAttention": _gpt_oss,
+    "DeepseekV3Attention": from_deepseek_v3,  # latent attention: a MultiHeadLatentAttention
 }
 
 

@@ -1,0 +1,140 @@
+"""mha.pretrained.from_transformers on DeepSeek-V3: latent attention equal to transformers', layer by layer.
+
+A tiny random DeepSeek-V3 (2 layers, the second a mixture of experts; ranks and widths small and unequal;
+every weight random, the two latent norms included), in float64. Each attention layer's input and output are
+recorded by a forward hook during the model's own forward pass; our layer, converted from it, must give that
+output within 1e-5 (transformers computes its rotary tables and its RMSNorms in float32, so the gap is about
+1e-7), in the plain form, the absorbed form and token by token from the cache.
+"""
+
+import pytest
+import torch
+
+import mha
+from mha.pretrained import from_transformers
+from mha.pretrained.latent import from_deepseek_v3
+
+transformers = pytest.importorskip("transformers")
+
+TOL = 1e-5  # the contract's bound
+N = 10
+SIZES = {  # d_model 32, h 4; q rank 24, kv rank 12, d_nope 10, d_rope 6, d_v 8: all different
+    "hidden_size": 32,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 4,
+    "q_lora_rank": 24,
+    "kv_lora_rank": 12,
+    "qk_nope_head_dim": 10,
+    "qk_rope_head_dim": 6,
+    "v_head_dim": 8,
+    "intermediate_size": 24,
+    "moe_intermediate_size": 8,
+    "n_routed_experts": 4,
+    "num_experts_per_tok": 2,
+    "n_group": 1,
+    "topk_group": 1,
+    "first_k_dense_replace": 1,
+    "num_hidden_layers": 2,
+    "vocab_size": 32,
+    "max_position_embeddings": 64,
+    "rope_parameters": {"rope_type": "default", "rope_theta": 1000.0},  # set explicitly
+    "attn_implementation": "eager",
+    "experts_implementation": "eager",  # the grouped kernel takes no float64
+}
+VARIANTS = {  # DeepSeek-V3 as it is; DeepSeek-V2-Lite's plain query; biases; half-split rotary
+    "v3": {},
+    "plain-query": {"q_lora_rank": None},
+    "bias": {"attention_bias": True},
+    "half-split": {"rope_interleave": False},
+}
+
+
+def tiny_model(variant):
+    config = transformers.DeepseekV3Config(**{**SIZES, **VARIANTS[variant]})
+    torch.manual_seed(0)
+    model = transformers.DeepseekV3ForCausalLM(config).double().eval()
+    with torch.no_grad():
+        for p in model.parameters():  # every weight random: the latent norms and biases too
+            p.normal_(0.0, 0.3)
+    return config, model
+
+
+def recorded_layers(model, n=N):
+    """Run the model on random tokens; return each attention layer's (module, input, output, weights)."""
+    records = []
+
+    def hook(module, args, kwargs, output):
+        records.append((module, kwargs["hidden_states"], output[0], output[1]))
+
+    handles = [layer.self_attn.register_forward_hook(hook, with_kwargs=True) for layer in model.model.layers]
+    try:
+        with torch.no_grad():
+            model(input_ids=torch.randint(0, 32, (2, n), generator=torch.Generator().manual_seed(1)))
+    finally:
+        for handle in handles:
+            handle.remove()
+    return records
+
+
+@pytest.fixture(scope="module", params=list(VARIANTS))
+def recorded(request):
+    config, model = tiny_model(request.param)
+    return config, recorded_layers(model)
+
+
+def test_each_layer_equals_transformers_inside_the_model(recorded):
+    config, records = recorded
+    assert len(records) == 2
+    for module, x, theirs, their_weights in records:
+        ours = from_transformers(module, config)
+        assert isinstance(ours, mha.MultiHeadLatentAttention) and not ours.training
+        out, weights = ours(x, mask=mha.causal_mask(N))
+        torch.testing.assert_close(out, theirs, rtol=0, atol=TOL)
+        torch.testing.assert_close(weights, their_weights, rtol=0, atol=TOL)
+        absorbed, _ = ours(x, mask=mha.causal_mask(N), absorb=True)
+        torch.testing.assert_close(absorbed, out, rtol=0, atol=1e-12)
+
+
+def test_decoding_equals_transformers_too(recorded):
+    config, records = recorded
+    module, x, theirs, _ = records[-1]
+    ours = from_transformers(module, config)
+    out, _, cache = ours.decode(x[:, :4])
+    outs = [out]
+    for t in range(4, N):
+        out, _, cache = ours.decode(x[:, t : t + 1], cache)
+        outs.append(out)
+    torch.testing.assert_close(torch.cat(outs, dim=1), theirs, rtol=0, atol=TOL)
+    assert cache.nbytes == (SIZES["kv_lora_rank"] + SIZES["qk_rope_head_dim"]) * 2 * N * 8
+
+
+def test_the_copy_holds_no_transformers_module_and_keeps_the_names():
+    config, model = tiny_model("v3")
+    module = model.model.layers[0].self_attn
+    ours = from_transformers(module, config)
+    assert not any(type(m).__module__.startswith("transformers") for m in ours.modules())
+    torch.testing.assert_close(ours.W_ukv.weight, module.kv_b_proj.weight, rtol=0, atol=0)
+    with torch.no_grad():
+        module.kv_b_proj.weight.zero_()
+    assert ours.W_ukv.weight.abs().sum() > 0  # copied, not shared
+    # The rotary rows were reordered (evens, then odds), the latent rows not.
+    d_c = SIZES["kv_lora_rank"]
+    rows = module.kv_a_proj_with_mqa.weight
+    torch.testing.assert_close(ours.W_dkv.weight[:d_c], rows[:d_c], rtol=0, atol=0)
+    torch.testing.assert_close(ours.W_dkv.weight[d_c:], torch.cat([rows[d_c::2], rows[d_c + 1 :: 2]]))
+
+
+@pytest.mark.parametrize(
+    ("changes", "words"),
+    [
+        ({"rope_parameters": {"rope_type": "yarn", "rope_theta": 1e4, "factor": 4.0}}, "rope_type='yarn'"),
+        ({"num_key_value_heads": 2}, "num_key_value_heads=2"),
+    ],
+)
+def test_unsupported_settings_are_named(changes, words):
+    config = transformers.DeepseekV3Config(**{**SIZES, "num_hidden_layers": 1})
+    module = transformers.models.deepseek_v3.modeling_deepseek_v3.DeepseekV3Attention(config, 0)
+    for name, value in changes.items():
+        setattr(config, name, value)
+    with pytest.raises(ValueError, match=words):
+        from_deepseek_v3(module, config)
