@@ -22,6 +22,8 @@ import pytest
 import student_edition
 from chromium import CHROMIUM
 
+pytestmark = pytest.mark.site  # builds the student edition
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CHAPTERS = build_slides.chapters()

@@ -36,6 +36,7 @@ SENTENCE = "the cat sat on the mat because it was tired"
 CHANGES = 20  # control changes timed per widget
 
 pytestmark = [
+    pytest.mark.slow,  # starts JupyterLab and a kernel
     pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (/usr/bin/chromium)"),
     pytest.mark.skipif(not JUPYTER.exists(), reason=f"needs JupyterLab installed beside {sys.executable}"),
 ]

@@ -269,6 +269,7 @@ def test_corpus_is_large_and_varied_enough():
     assert all(a != b for a, b in corpus["paraphrase_pairs"])
 
 
+@pytest.mark.slow  # a census of 60 sentences
 def test_shipped_head_results_agree_with_live_recomputation(encoder):
     results, corpus = load_head_results(), load_corpus()
     assert results["metadata"]["model_package_version"] == minilm.model_version()
@@ -293,6 +294,7 @@ def test_shipped_head_results_agree_with_live_recomputation(encoder):
         assert paraphrase_accuracy(pruned) == pytest.approx(pruning["paraphrase_accuracy"][k], abs=1e-6)
 
 
+@pytest.mark.slow  # 144 partial passes
 def test_greedy_pruning_first_removes_the_head_whose_single_ablation_hurts_least(encoder):
     pairs = load_corpus()["paraphrase_pairs"][:4]
     curve = greedy_pruning(encoder, pairs, steps=1)

@@ -25,6 +25,8 @@ import pytest
 import torch
 import yaml
 
+pytestmark = pytest.mark.site  # reads the built book in _build/html
+
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "_build" / "html"
 TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())

@@ -16,6 +16,8 @@ import nbformat
 import pytest
 import tag_slides
 
+pytestmark = pytest.mark.site  # builds the decks
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CHAPTERS = build_slides.chapters()

@@ -154,6 +154,7 @@ def test_shipped_runs_cover_the_grid_with_default_configs(shipped):
         assert abs(record["curve"]["accuracy"][-1] - record["final"]["accuracy"]) < 1e-3
 
 
+@pytest.mark.slow  # evaluates all 75 shipped models
 def test_shipped_models_reproduce_their_recorded_accuracy(shipped):
     results, models = shipped
     for key, model in models.items():

@@ -408,6 +408,7 @@ def test_a_trained_model_with_its_vocabulary_goes_into_the_static_page():
     assert "mha-explorer" not in without and "live kernel" in without and "24 / 3 = 8" in without
 
 
+@pytest.mark.notebook  # runs nbval on a notebook in a subprocess
 def test_a_failing_control_change_fails_nbval_and_a_valid_one_passes(tmp_path):
     """nbval fails on a notebook whose control change raises, and passes on the same one without the bug."""
     nbformat = pytest.importorskip("nbformat")
