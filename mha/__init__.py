@@ -1,14 +1,16 @@
 """mha: multi-head attention, small and tested, for the book "Multi-Head Attention, interactively".
 
 ``import mha`` is the attention code and nothing else: the scaled dot-product attention function, the
-multi-head module (with a KV cache for decoding), multi-head latent attention (DeepSeek-V3's layer, with
-its small cache and absorbed form), masks and positional encodings, importing only PyTorch.
+multi-head module (with a KV cache, and today's options: head width, rotary positions, QK-norm, scale,
+soft-capping, windows, sinks), multi-head latent attention (DeepSeek-V3's layer, with its small cache and
+absorbed form), masks and positional encodings, importing only PyTorch.
 What the book builds around it lives in subpackages, each importing only those below it
 (``pyproject.toml`` states the rule and ``lint-imports`` enforces it):
 
 - ``mha.compute``: computations built on the core (the stages of a forward pass, the explorer's weights,
   switching heads off);
-- ``mha.pretrained``: a pretrained encoder (all-MiniLM-L6-v2) running on :class:`MultiHeadAttention`;
+- ``mha.pretrained``: a pretrained encoder (all-MiniLM-L6-v2) running on :class:`MultiHeadAttention`,
+  and today's decoders' attention layers taken from transformers (``from_transformers``);
 - ``mha.costs``: parameter, compute and memory counts, and published model configurations;
 - ``mha.figures``: matplotlib figures;
 - ``mha.widgets``: the interactive figures (a front end in the browser, Python in a live kernel);
