@@ -5,7 +5,7 @@ import torch
 
 from mha.costs.configs import MODEL_CONFIGS
 from mha.costs.counts import format_count, kv_cache_bytes, model_costs
-from mha.costs.report import DTYPES, cost_report, cost_rows
+from mha.costs.report import DTYPES, calculator_data, cost_report, cost_rows
 from mha.widgets.calculator import cost_calculator
 
 
@@ -53,3 +53,36 @@ def test_html_report_is_a_table_of_the_same_rows():
 def test_bad_arguments(call, error):
     with pytest.raises(error):
         call()
+
+
+def test_rows_of_models_with_windows_and_latents():
+    rows = dict(cost_rows("Gemma 3 27B", 131072))
+    assert rows["layers"] == "52 local (window 1024) + 10 global: a local layer caches the last 1024 tokens"
+    assert rows["KV cache"] == "10.41 GiB (11,173,625,856 bytes, bfloat16)"
+    assert rows["KV cache if every layer were global"] == "62.00 GiB (5x)"  # 66,571,993,088 // 11,173,625,856
+    deepseek = dict(cost_rows("DeepSeek-V3", 131072))
+    assert deepseek["model"].startswith("DeepSeek-V3 (MLA: d_model=7168, h=128, d_k=128, latent 512 + 64")
+    assert "layers" not in deepseek and "KV cache if every layer were global" not in deepseek
+    assert deepseek["KV cache as MHA (K, V per head, all global)"] == "488.00 GiB (56x)"
+    mistral = dict(cost_rows("Mistral 7B", 8192))
+    assert mistral["KV cache"].startswith("512.00 MiB") and mistral[
+        "KV cache if every layer were global"
+    ] == ("1.00 GiB (2x)")
+
+
+def test_calculator_data_adds_up_to_model_costs():
+    # what the page computes from calculator_data, written out in Python, for every decoder
+    for data in calculator_data():
+        c = MODEL_CONFIGS[data["name"]]
+        for n, batch in ((1, 1), (1000, 3), (2**20, 2)):
+            keys = sum(count * (n if w is None else min(n, w)) for count, w in data["windows"])
+            costs = model_costs(c, n, batch=batch, dtype=torch.float16)
+            assert int(data["params"]) == costs.params
+            assert int(data["token_macs"]) + int(data["key_macs"]) * keys == costs.macs_per_token
+            assert batch * (int(data["sequence_macs"]) * n + int(data["pair_macs"]) * n * n) == (
+                costs.macs_per_sequence
+            )
+            assert batch * 2 * data["cache_width"] * keys == costs.kv_cache_bytes
+    assert [d["name"] for d in calculator_data()] == [
+        c.name for c in MODEL_CONFIGS.values() if c.kind == "decoder"
+    ]

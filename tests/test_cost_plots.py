@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from mha.costs.configs import MODEL_CONFIGS
-from mha.costs.counts import attention_macs_parts, kv_cache_bytes
+from mha.costs.counts import attention_macs_parts, kv_cache_bytes, model_kv_cache_bytes
 from mha.figures.costs import plot_attention_macs, plot_head_widths, plot_kv_cache
 
 
@@ -33,14 +33,17 @@ def test_head_widths_plots_every_model_with_a_marker_of_its_kind():
     fig = plot_head_widths()
     ax = fig.axes[0]
     markers = _markers(ax)
-    assert {kind for kind, _, _ in markers} == {"MHA", "GQA", "MQA"}
+    assert {kind for kind, _, _ in markers} == {"MHA", "GQA", "MQA", "MLA"}
     for c in MODEL_CONFIGS.values():
-        # a marker of the model's kind on its line of constant d_k, at most a small step from (d_model, h)
-        near = [(x, y) for kind, (x, y), _ in markers if kind == c.attention and 0.8 < x / c.d_model < 1.25]
+        # a marker of the model's kind on its line of constant d_k, at most a small step from (h d_k, h)
+        near = [
+            (x, y) for kind, (x, y), _ in markers if kind == c.attention and 0.8 < x / (c.h * c.d_k) < 1.25
+        ]
         assert any(abs(x / y - c.d_k) < 1e-9 for x, y in near), c.name
     labels = "\n".join(t.get_text() for t in ax.texts)
     for name in MODEL_CONFIGS:
         assert name in labels
+    assert "Gemma 3 27B (d_model 5376)" in labels  # a model that sets its head width apart says so
 
 
 def test_no_marker_hides_a_marker_of_another_kind():
@@ -100,6 +103,21 @@ def test_crossing_marks_the_length_where_scores_equal_projections(name):
 def test_no_crossing_line_outside_the_plotted_lengths():
     fig = plot_attention_macs(["GPT-3 175B"], [64, 128, 256])  # n* = 24576
     assert len(fig.axes[0].lines) == 2
+
+
+def test_kv_cache_lines_count_windows_and_latents():
+    ns = [512, 4096, 131072]
+    ax = plot_kv_cache(["Mistral 7B", "Gemma 3 27B", "DeepSeek-V3"], ns).axes[0]
+    for name in ("Mistral 7B", "Gemma 3 27B", "DeepSeek-V3"):
+        line = next(line for line in ax.lines if line.get_label().startswith(name))
+        assert list(line.get_ydata()) == [model_kv_cache_bytes(name, n) / 2**30 for n in ns]
+    mistral = next(line for line in ax.lines if line.get_label().startswith("Mistral 7B"))
+    assert mistral.get_ydata()[1] == mistral.get_ydata()[2] == 0.5  # the rolling buffer: 4096 tokens at most
+
+
+def test_attention_macs_refuse_latent_attention():
+    with pytest.raises(ValueError, match="DeepSeek-V3 uses latent attention"):
+        plot_attention_macs(["DeepSeek-V3"], [64, 128])
 
 
 def test_kv_cache_lines_are_in_gib():

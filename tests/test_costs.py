@@ -5,7 +5,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 import mha
-from mha.costs.configs import MODEL_CONFIGS
+from mha.costs.configs import MODEL_CONFIGS, ModelConfig
 from mha.costs.counts import (
     attention_macs,
     attention_macs_parts,
@@ -15,7 +15,9 @@ from mha.costs.counts import (
     format_bytes,
     format_count,
     kv_cache_bytes,
+    layer_costs,
     model_costs,
+    model_kv_cache_bytes,
     saved_for_backward_bytes,
 )
 from mha.costs.report import kv_cache_rows
@@ -242,3 +244,138 @@ def test_fused_path_saves_no_n_by_n_tensor():
 def test_nothing_is_saved_without_gradients():
     x = torch.randn(3, 3)
     assert saved_for_backward_bytes(lambda: x @ x) == 0
+
+
+# -- a model's cache, counted layer by layer ----------------------------------------------------------------
+
+
+def test_model_kv_cache_bytes_of_gemma_3_27b_by_hand():
+    # 62 layers: layer i global iff (i + 1) % 6 == 0, so 10 global and 52 local with a window of 1024 tokens;
+    # 16 key/value heads of 128: 2 * 16 * 128 = 4096 values per token and layer, 2 bytes each in bfloat16.
+    per_token_layer = 2 * 16 * 128 * 2
+    assert model_kv_cache_bytes("Gemma 3 27B", 131072) == (10 * 131072 + 52 * 1024) * per_token_layer
+    assert model_kv_cache_bytes("Gemma 3 27B", 131072) == 11_173_625_856  # 10.41 GiB
+    assert model_kv_cache_bytes("Gemma 3 27B", 1000) == 62 * 1000 * per_token_layer  # under the window
+    every = MODEL_CONFIGS["Gemma 3 27B"].every_layer_global()
+    assert model_kv_cache_bytes(every, 131072) == 62 * 131072 * per_token_layer == 62 * 2**30
+
+
+def test_model_kv_cache_bytes_of_gpt_oss_by_hand():
+    # alternating sliding (w = 128) and full, from layer 0: 18 + 18 layers in 120b, 12 + 12 in 20b;
+    # 8 key/value heads of 64: 2 * 8 * 64 = 1024 values per token and layer.
+    per_token_layer = 2 * 8 * 64 * 2
+    assert model_kv_cache_bytes("gpt-oss-120b", 131072) == (18 * 131072 + 18 * 128) * per_token_layer
+    assert model_kv_cache_bytes("gpt-oss-120b", 131072) == 4_836_556_800  # 4.50 GiB
+    assert model_kv_cache_bytes("gpt-oss-20b", 131072) == (12 * 131072 + 12 * 128) * per_token_layer
+    every = MODEL_CONFIGS["gpt-oss-120b"].every_layer_global()
+    assert model_kv_cache_bytes(every, 131072) == 36 * 131072 * per_token_layer == 9 * 2**30
+
+
+def test_model_kv_cache_bytes_of_deepseek_v3_by_hand():
+    # 61 layers, dense and MoE alike (the multi-token-prediction module not counted), each caching a latent
+    # of 512 and a rotary key of 64 per token: 576 values, shared by the 128 heads.
+    assert model_kv_cache_bytes("DeepSeek-V3", 131072) == 61 * 131072 * (512 + 64) * 2 == 9_210_691_584
+    every = MODEL_CONFIGS["DeepSeek-V3"].every_layer_global()
+    assert model_kv_cache_bytes(every, 131072) == model_kv_cache_bytes("DeepSeek-V3", 131072)  # no windows
+
+
+def test_model_kv_cache_bytes_of_mistral_gemma_2_and_llama_4_by_hand():
+    # Mistral 7B: every layer's rolling buffer holds 4096 tokens: 32 * 4096 * 2 * 8 * 128 * 2 bytes = 0.5 GiB
+    assert model_kv_cache_bytes("Mistral 7B", 8192) == 32 * 4096 * 2 * 8 * 128 * 2 == 2**29
+    # Gemma 2 27B: 23 local (4096) and 23 global layers; 16 key/value heads of 128
+    assert model_kv_cache_bytes("Gemma 2 27B", 8192) == (23 * 4096 + 23 * 8192) * 2 * 16 * 128 * 2
+    # Llama 4 Scout: 36 chunked layers (at most 8192 tokens) and 12 global ones; 8 key/value heads of 128
+    assert model_kv_cache_bytes("Llama 4 Scout", 2**20) == (36 * 8192 + 12 * 2**20) * 2 * 8 * 128 * 2
+
+
+@pytest.mark.parametrize("name", [c.name for c in MODEL_CONFIGS.values() if c.kind == "decoder"])
+@pytest.mark.parametrize(("context", "batch", "dtype"), [(1, 1, torch.bfloat16), (5000, 3, torch.float32)])
+def test_model_kv_cache_bytes_is_the_sum_over_layers(name, context, batch, dtype):
+    c = MODEL_CONFIGS[name]
+    per_layer = [
+        kv_cache_bytes(
+            1, c.n_kv_heads, c.d_k, context if w is None else min(context, w), batch=batch, dtype=dtype
+        )
+        if c.kv_latent is None
+        else batch * (min(context, w) if w else context) * (c.kv_latent + c.rope_dim) * dtype.itemsize
+        for w in c.layer_windows
+    ]
+    assert model_kv_cache_bytes(c, context, batch=batch, dtype=dtype) == sum(per_layer)
+    assert model_costs(c, context, batch=batch, dtype=dtype).kv_cache_bytes == sum(per_layer)
+
+
+def test_model_kv_cache_bytes_equals_kv_cache_bytes_without_windows_or_latents():
+    c = MODEL_CONFIGS["Llama 2 70B"]
+    assert model_kv_cache_bytes(c, 4096, batch=8) == kv_cache_bytes(80, 8, 128, 4096, batch=8) == 10 * 2**30
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: model_kv_cache_bytes("GPT-5", 10), KeyError, "unknown model"),
+        (lambda: model_kv_cache_bytes("BERT-base", 10), ValueError, "only decoder-only models"),
+        (lambda: model_kv_cache_bytes("Gemma 3 27B", 0), ValueError, "context"),
+        (lambda: model_kv_cache_bytes("Gemma 3 27B", 10, batch=0), ValueError, "batch"),
+        (lambda: model_kv_cache_bytes("Gemma 3 27B", 10, dtype="bf16"), TypeError, "dtype"),
+    ],
+)
+def test_model_kv_cache_bytes_rejects_bad_arguments(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+# -- head widths set apart, and latent attention ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("d_model", "h", "n_kv_heads", "head_dim"), [(24, 4, 2, 8), (20, 4, 1, 3), (16, 2, 2, 8)]
+)
+@pytest.mark.parametrize("bias", [True, False])
+def test_params_and_macs_with_a_head_width_set_apart(d_model, h, n_kv_heads, head_dim, bias):
+    attn = mha.MultiHeadAttention(d_model, h, n_kv_heads=n_kv_heads, head_dim=head_dim, bias=bias)
+    assert attention_params(d_model, h, n_kv_heads, bias=bias, head_dim=head_dim) == sum(
+        p.numel() for p in attn.parameters()
+    )
+    x = torch.randn(2, 5, d_model)
+    macs = attention_macs(d_model, h, 5, n_kv_heads=n_kv_heads, head_dim=head_dim)
+    assert flops(lambda: attn(x)) == 2 * 2 * macs
+
+
+def test_windowed_layers_attend_to_their_window_when_decoding():
+    c = MODEL_CONFIGS["gpt-oss-120b"]
+    one = attention_macs_per_token(c.d_model, c.h, 1, n_kv_heads=8, head_dim=64) - 2 * c.h * 64  # projections
+    costs = model_costs(c, 131072)
+    assert costs.macs_per_token == 36 * one + 2 * c.h * 64 * (18 * 131072 + 18 * 128)
+
+
+def test_latent_attention_params_are_those_of_transformers_deepseek_v3_attention():
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.deepseek_v3.modeling_deepseek_v3 import DeepseekV3Attention
+
+    hf = transformers.DeepseekV3Config(
+        hidden_size=64, num_attention_heads=4, num_key_value_heads=4, kv_lora_rank=16, q_lora_rank=24,
+        qk_rope_head_dim=8, qk_nope_head_dim=12, v_head_dim=12, num_hidden_layers=1,
+    )  # fmt: skip
+    attn = DeepseekV3Attention(hf, 0)
+    weights = sum(m.weight.numel() for m in attn.modules() if isinstance(m, torch.nn.Linear))
+    tiny = ModelConfig(
+        "tiny MLA", 64, 4, None, 1, 128, "decoder", "test", head_dim=12, kv_latent=16, rope_dim=8, q_latent=24
+    )
+    assert layer_costs(tiny).params == weights
+    x = torch.randn(1, 6, 64)
+    position = torch.arange(6)[None]
+    cos, sin = torch.ones(1, 6, 8), torch.zeros(1, 6, 8)
+    counted = flops(lambda: attn(x, (cos, sin), attention_mask=None, position_ids=position))
+    # a forward pass over 6 tokens: every weight once per token, and h (2 d_k + d_r) per (query, key) pair
+    assert counted == 2 * (6 * layer_costs(tiny).params + 6 * 6 * 4 * (2 * 12 + 8))
+
+
+def test_latent_attention_of_deepseek_v3_by_hand():
+    d, h, d_k, d_c, d_r, d_q = 7168, 128, 128, 512, 64, 1536
+    per_layer = d * d_q + d_q * h * (d_k + d_r) + d * (d_c + d_r) + d_c * h * 2 * d_k + h * d_k * d
+    layer = layer_costs(MODEL_CONFIGS["DeepSeek-V3"])
+    assert (layer.params, layer.cache_width) == (per_layer, 576) and per_layer == 187_105_280
+    assert layer.key_macs == h * (2 * d_c + d_r)  # scores against the latent and rotary key, then the sum
+    costs = model_costs(MODEL_CONFIGS["DeepSeek-V3"], 1000)
+    assert costs.params == 61 * per_layer
+    assert costs.macs_per_token == 61 * (per_layer + 1000 * h * (2 * d_c + d_r))

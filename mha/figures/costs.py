@@ -16,10 +16,15 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from mha._checks import check_positive_int
 from mha.costs.configs import MODEL_CONFIGS, ModelConfig, get_config
-from mha.costs.counts import attention_macs_parts, format_bytes, kv_cache_bytes
+from mha.costs.counts import attention_macs_parts, format_bytes, model_kv_cache_bytes
 from mha.figures._pyplot import subplots
 
-_STYLE = {"MHA": ("o", "tab:blue"), "GQA": ("s", "tab:orange"), "MQA": ("^", "tab:green")}
+_STYLE = {
+    "MHA": ("o", "tab:blue"),
+    "GQA": ("s", "tab:orange"),
+    "MQA": ("^", "tab:green"),
+    "MLA": ("D", "tab:red"),
+}
 
 
 def _configs(models: Iterable[str | ModelConfig] | None, *, decoder_only: bool = False) -> list[ModelConfig]:
@@ -46,31 +51,37 @@ def _contexts(contexts: Sequence[int]) -> list[int]:
     return sorted(values)
 
 
-# Markers of different attention kinds at one (d_model, h) are spread along the line of constant d_k by this
+# Markers of different attention kinds at one (h d_k, h) are spread along the line of constant d_k by this
 # factor (in both d_model and h), so that none hides another: about 10 points apart on these axes.
 _KIND_SPREAD = 2**0.15
 _LABEL_BOX = {"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8}
 
 
 def _names_by_kind(configs: Sequence[ModelConfig]) -> dict[str, dict[tuple[int, int], list[str]]]:
-    """``{kind: {(d_model, h): [names]}}``: models of one kind at one ``(d_model, h)`` share a marker."""
+    """``{kind: {(h d_k, h): [names]}}``: models of one kind at one ``(h d_k, h)`` share a marker. A model
+    whose ``d_model`` differs from ``h d_k`` is named with its ``d_model``."""
     points: dict[str, dict[tuple[int, int], list[str]]] = {kind: defaultdict(list) for kind in _STYLE}
     for c in configs:
-        points[c.attention][(c.d_model, c.h)].append(c.name)
+        width = c.h * c.d_k
+        name = c.name if width == c.d_model else f"{c.name} (d_model {c.d_model})"
+        points[c.attention][(width, c.h)].append(name)
     return {kind: dict(at) for kind, at in points.items() if at}
 
 
 def plot_head_widths(models: Iterable[str | ModelConfig] | None = None) -> Figure:
-    """Scatter of heads ``h`` against width ``d_model`` (log scales), with lines of constant ``d_k``.
+    """Scatter of heads ``h`` against the width of all heads together, ``h d_k`` (log scales), with lines
+    of constant ``d_k``.
 
-    Points are marked by attention kind (MHA, GQA, MQA); models of one kind with the same ``(d_model, h)``
-    share a marker and a label. Where kinds meet at one ``(d_model, h)`` (LLaMA 7B, MHA, and Llama 3.1 8B,
-    GQA, both have 4096 and 32), their markers are spread along the line of constant ``d_k``, MHA lowest, and
-    each label, in its kind's colour, names the kind, so that no model seems to use another's attention.
+    ``h d_k`` is ``d_model`` for most models; where a model sets its head width apart (Gemma 2 and 3,
+    gpt-oss, DeepSeek-V3), its label gives its ``d_model`` too. Points are marked by attention kind (MHA,
+    GQA, MQA, MLA); models of one kind at the same ``(h d_k, h)`` share a marker and a label. Where kinds
+    meet at one point (LLaMA 7B, MHA, and Llama 3.1 8B, GQA, both have 32 heads of 128), their markers are
+    spread along the line of constant ``d_k``, MHA lowest, and each label, in its kind's colour, names the
+    kind, so that no model seems to use another's attention.
     """
     configs = _configs(models)
-    fig, ax = subplots(figsize=(10, 6), layout="constrained")
-    xs = [c.d_model for c in configs]
+    fig, ax = subplots(figsize=(10, 6.5), layout="constrained")
+    xs = [c.h * c.d_k for c in configs]
     lo, hi = min(xs) / 4, max(xs) * 1.5
     for d_k, style in ((64, ":"), (128, "--"), (256, "-.")):
         ax.plot([lo, hi], [lo / d_k, hi / d_k], style, color="grey", lw=1, label=f"d_k = {d_k}")
@@ -86,14 +97,18 @@ def plot_head_widths(models: Iterable[str | ModelConfig] | None = None) -> Figur
             kinds = kinds_at[(d_model, h)]
             shift = _KIND_SPREAD ** (kinds.index(kind) - (len(kinds) - 1) / 2)  # 1 where one kind
             xy.append((d_model * shift, h * shift))
+            # a label goes left of its marker where another marker sits just right of it and not below
+            crowded = any(1 < x / d_model <= 1.3 and 1 <= y / h <= 1.3 for x, y in kinds_at)
             if len(kinds) == 1:  # the small models crowd together: one line each, on the left
-                left, text, colour_of_text, va = d_model <= 1024, names, "black", "center"
+                left, text, colour_of_text, va = d_model <= 1024 or crowded, names, "black", "center"
                 offset = (-7 if left else 7, 0)
-            else:  # right of the markers, in colour: the first kind's label below, the others' above
+            else:  # beside the markers, in colour: the first kind's label below right, the others' above
                 left, text, colour_of_text = False, [*names[:-1], f"{names[-1]} ({kind})"], colour
                 va, offset = ("top", (5, -3)) if kind == kinds[0] else ("bottom", (5, 3))
-            ax.annotate((", " if len(kinds) == 1 and left else "\n").join(text), xy[-1], xytext=offset,
-                        textcoords="offset points", fontsize=7, color=colour_of_text, va=va,
+                if kind != kinds[0] and crowded:
+                    left, offset = True, (-5, 3)
+            ax.annotate((", " if len(kinds) == 1 and d_model <= 1024 else "\n").join(text), xy[-1],
+                        xytext=offset, textcoords="offset points", fontsize=7, color=colour_of_text, va=va,
                         ha="right" if left else "left", bbox=_LABEL_BOX)  # fmt: skip
         ax.scatter(*zip(*xy, strict=True), marker=marker, color=colour, s=45, label=kind, zorder=3)
     ax.set_xscale("log", base=2)
@@ -103,9 +118,9 @@ def plot_head_widths(models: Iterable[str | ModelConfig] | None = None) -> Figur
     heads = [c.h for c in configs]
     ax.set_ylim(min(heads) / 2, max(heads) * 2)  # the d_k lines run on below; the models need the room
     _powers_of_two_axis(ax.yaxis, *ax.get_ylim())
-    ax.set_xlabel("d_model")
+    ax.set_xlabel("h d_k, the width of all heads together (d_model for most models)")
     ax.set_ylabel("h (query heads)")
-    ax.set_title("Heads grow with the width; the head width d_k = d_model / h mostly stays at 64 or 128")
+    ax.set_title("Heads grow with the width; the head width d_k mostly stays at 64 or 128")
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
     return fig
@@ -122,11 +137,17 @@ def plot_attention_macs(models: Iterable[str | ModelConfig], contexts: Sequence[
     ns = _contexts(contexts)
     fig, axes = subplots(1, len(configs), figsize=(4.2 * len(configs), 3.8), layout="constrained",
                              squeeze=False)  # fmt: skip
+    for c in configs:
+        if c.kv_latent is not None:
+            raise ValueError(f"{c.name} uses latent attention; this figure draws MHA, GQA and MQA layers")
     for ax, c in zip(axes[0], configs, strict=True):
-        parts = [attention_macs_parts(c.d_model, c.h, n, n_kv_heads=c.n_kv_heads) for n in ns]
+        parts = [attention_macs_parts(c.d_model, c.h, n, n_kv_heads=c.n_kv_heads, head_dim=c.d_k) for n in ns]
         ax.plot(ns, [p for p, _ in parts], "-", color="tab:blue", label="projections W_q, W_k, W_v, W_o")
         ax.plot(ns, [s for _, s in parts], "-", color="tab:red", label="scores q k^T and weights v")
-        crossing = c.d_model + c.n_kv_heads * c.d_k  # n*: 2 n d_model (d_model + h_kv d_k) = 2 n^2 d_model
+        # n*: 2 n d_model d_k (h + h_kv) = 2 h n^2 d_k, so n* = d_model (h + h_kv) / h (d_model + h_kv d_k
+        # where d_model = h d_k)
+        crossing = c.d_model * (c.h + c.n_kv_heads)
+        crossing = crossing // c.h if crossing % c.h == 0 else crossing / c.h
         if ns[0] <= crossing <= ns[-1]:
             ax.axvline(crossing, color="grey", lw=1, ls="--")
         ax.set_xscale("log", base=2)
@@ -151,20 +172,24 @@ def plot_kv_cache(
 ) -> Figure:
     """Key/value-cache size against context length for decoder-only models (log-log), one line each.
 
-    A dot marks each model's trained context. Line styles follow the attention kind (MHA, GQA, MQA).
+    The cache is counted layer by layer (:func:`mha.costs.model_kv_cache_bytes`): a model whose layers are
+    all local stops growing at its window, one with local and global layers grows more slowly. A dot marks
+    each model's trained context. Line styles follow the attention kind (MHA, GQA, MQA, MLA).
     """
     configs = _configs(models, decoder_only=True)
     ns = _contexts(contexts)
     fig, ax = subplots(figsize=(8.5, 5), layout="constrained")
     for c in configs:
-        gib = [
-            kv_cache_bytes(c.n_layers, c.n_kv_heads, c.d_k, n, batch=batch, dtype=dtype) / 2**30 for n in ns
-        ]
+        gib = [model_kv_cache_bytes(c, n, batch=batch, dtype=dtype) / 2**30 for n in ns]
         marker, _ = _STYLE[c.attention]
-        style = {"MHA": "-", "GQA": "--", "MQA": ":"}[c.attention]
-        (line,) = ax.plot(ns, gib, style, lw=1.8, label=f"{c.name} ({c.attention}, h_kv={c.n_kv_heads})")
+        style = {"MHA": "-", "GQA": "--", "MQA": ":", "MLA": "-."}[c.attention]
+        heads = (
+            f"latent {c.kv_latent} + {c.rope_dim or 0}" if c.kv_latent is not None else f"h_kv={c.n_kv_heads}"
+        )
+        local = "" if c.window is None else f", {c.pattern}"
+        (line,) = ax.plot(ns, gib, style, lw=1.8, label=f"{c.name} ({c.attention}, {heads}{local})")
         if c.context is not None and ns[0] <= c.context <= ns[-1]:
-            at = kv_cache_bytes(c.n_layers, c.n_kv_heads, c.d_k, c.context, batch=batch, dtype=dtype) / 2**30
+            at = model_kv_cache_bytes(c, c.context, batch=batch, dtype=dtype) / 2**30
             ax.plot([c.context], [at], marker, color=line.get_color())
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
@@ -174,7 +199,9 @@ def plot_kv_cache(
     )
     ax.set_xlabel("context length (tokens)")
     ax.set_ylabel(f"KV cache, batch {batch}, {str(dtype).removeprefix('torch.')}")
-    ax.set_title("Key/value cache: grows linearly with context; GQA and MQA divide it by h / h_kv")
+    ax.set_title(
+        "Key/value cache: linear in the context for global layers; local layers stop at their window"
+    )
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
     return fig
