@@ -277,9 +277,8 @@ class MultiHeadAttention(nn.Module):
         group = self.h // self.n_kv_heads
         k_heads = cache.k.repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
         v_heads = cache.v.repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
-        attention = attention_steps(
-            q_heads, k_heads, v_heads, mask, dropout_p=self._dropout_p(), **self._score_options()
-        )
+        options = {"scale": self.scale, "softcap": self.softcap, "sinks": self.sinks}
+        attention = attention_steps(q_heads, k_heads, v_heads, mask, dropout_p=self._dropout_p(), **options)
         concat = merge_heads(attention["out"])  # (B, n_q, h d_k)
         steps.update(q_heads=q_heads, k_heads=k_heads, v_heads=v_heads)
         names = ("scores", "scaled_scores", "weights", "sink")  # (B, h, n_q, n_k) each, sink (B, h, n_q)
@@ -329,18 +328,13 @@ class MultiHeadAttention(nn.Module):
         key, value, mask = self._checked(query, key, value, mask, cache)
         q, k, v = self.W_q(query), self.W_k(key), self.W_v(value)  # (B, n_q, h d_k), 2 x (B, n_k, h_kv d_k)
         steps.update(q=q, k=k, v=v)
-        q, k = (
-            split_heads(q, self.h),
-            split_heads(k, self.n_kv_heads),
-        )  # (B, h, n_q, d_k), (B, h_kv, n_k, d_k)
-        if (
-            self.q_norm is not None
-        ):  # each head's query and key divided by its root mean square, times a weight
+        q = split_heads(q, self.h)  # (B, h, n_q, d_k)
+        k = split_heads(k, self.n_kv_heads)  # (B, h_kv, n_k, d_k)
+        if self.q_norm is not None:  # each head's query and key over its root mean square, times a weight
             q, k = self.q_norm(q), self.k_norm(k)  # (B, h, n_q, d_k), (B, h_kv, n_k, d_k)
             steps.update(q_normed=q, k_normed=k)
         if self.rope_theta is not None:  # the new tokens sit after those in the cache
-            offset = 0 if cache is None else cache.start + cache.k.size(-2)
-            n = max(q.size(-2), k.size(-2))
+            n, offset = max(q.size(-2), k.size(-2)), 0 if cache is None else cache.start + cache.k.size(-2)
             cos, sin = rotary_tables(
                 n, self.d_k, theta=self.rope_theta, offset=offset, dtype=q.dtype, device=q.device
             )
@@ -352,9 +346,6 @@ class MultiHeadAttention(nn.Module):
             window = causal_mask(q.size(-2), cache.k.size(-2), window=self.window, device=q.device)
             mask = window if mask is None else mask & window  # (n_q, n_k) or broadcast to (B, h, n_q, n_k)
         return q, cache, mask
-
-    def _score_options(self) -> dict[str, object]:
-        return {"scale": self.scale, "softcap": self.softcap, "sinks": self.sinks}
 
     def _check_cache(self, cache: object, x: torch.Tensor) -> int:
         """Check a cache against this module and the new tokens ``x``; return its length ``n_past``."""

@@ -123,7 +123,7 @@ def _gpt_oss(module: nn.Module, config: object) -> MultiHeadAttention:
 
 
 # One converter per transformers attention class, found by the class name (transformers is not imported).
-CONVERTERS: dict[str, Callable[[nn.Module, object], MultiHeadAttention]] = {
+CONVERTERS: dict[str, Callable[[nn.Module, object], nn.Module]] = {
     "LlamaAttention": _llama,
     "Qwen3Attention": _qwen3,
     "Gemma3Attention": _gemma3,
