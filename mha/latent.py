@@ -1,10 +1,8 @@
 """Multi-head latent attention (DeepSeek-V2, 2024; DeepSeek-V3; Kimi K2), with the names of the V2 paper.
 
-Each token is compressed to a latent ``c_kv = RMSNorm(x W_dkv)`` of width d_c, and every head rebuilds its
-key and value from it (``c_kv W_uk_i``, ``c_kv W_uv_i``). Positions enter through a decoupled rotary part:
-each head has its own rotated query part, but one rotated key ``k_rope`` serves all heads. So a decoder
-caches ``d_c + d_r`` numbers per token and layer (DeepSeek-V3: 512 + 64 = 576) where a grouped-query
-layer caches ``2 h_kv d_k``.
+Each token is compressed to a latent ``c_kv = RMSNorm(x W_dkv)`` from which every head rebuilds its key and
+value; positions enter through a rotary part, with one rotated key ``k_rope`` for all heads. A decoder
+caches ``d_c + d_r`` numbers per token and layer (DeepSeek-V3: 512 + 64 = 576), not ``2 h_kv d_k``.
 
 Shape legend:
     B        batch size
@@ -114,12 +112,13 @@ class MultiHeadLatentAttention(nn.Module):
         super().__init__()
         for name, value in (("d_model", d_model), ("h", h), ("kv_rank", kv_rank), ("d_nope", d_nope)):
             check_positive_int(name, value)
-        d_v = d_nope if d_v is None else check_positive_int("d_v", d_v)
+        for name, value in (("d_v", d_v), ("q_rank", q_rank)):  # None: d_v = d_nope; no query latent
+            if value is not None:
+                check_positive_int(name, value)
         if check_positive_int("d_rope", d_rope) % 2:
             raise ValueError(f"d_rope must be even (rotary embeddings turn pairs), got {d_rope}")
-        if q_rank is not None:
-            check_positive_int("q_rank", q_rank)
         check_positive_number("theta", theta)
+        d_v = d_nope if d_v is None else d_v
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
         self.d_model, self.h, self.q_rank, self.kv_rank = d_model, h, q_rank, kv_rank
@@ -208,7 +207,9 @@ class MultiHeadLatentAttention(nn.Module):
             attention = {"out": out}  # (B, h, n_q, d_v), or (B, h, n_q, d_c) absorbed
         else:
             attention = attention_steps(q, k, v, mask, dropout_p=p, scale=self.scale)  # scores ... out
-        heads = self._value_heads(attention.pop("out"), absorb)  # (B, h, n_q, d_v)
+        heads = attention.pop("out")  # (B, h, n_q, d_v), or (B, h, n_q, d_c) absorbed
+        if absorb:  # the value up-projection, after the attention: (B, h, n_q, d_c) @ (h, d_c, d_v)
+            heads = heads @ self._up_projections()[1].transpose(1, 2)  # (B, h, n_q, d_v)
         concat = merge_heads(heads)  # (B, n_q, h d_v)
         out = self.W_o(concat)  # (B, n_q, d_model)
         return {**parts, **attention, "heads": heads, "concat": concat, "out": out}
@@ -228,8 +229,7 @@ class MultiHeadLatentAttention(nn.Module):
         cache = _grow(cache, self.kv_norm(c_kv), k_rope)  # (B, n_k, d_c), (B, n_k, d_r)
         n_k = cache.c_kv.size(1)
         if absorb:
-            W_uk = self.W_ukv.weight.view(h, d_nope + d_v, d_c)[:, :d_nope]  # (h, d_nope, d_c)
-            q_latent = q_nope @ W_uk  # (B, h, n_q, d_nope) @ (h, d_nope, d_c) -> (B, h, n_q, d_c)
+            q_latent = q_nope @ self._up_projections()[0]  # (B, h, n_q, d_nope) @ (h, d_nope, d_c)
             q_heads = torch.cat([q_latent, q_rope], dim=-1)  # (B, h, n_q, d_c + d_r)
             k_heads = torch.cat([cache.c_kv, cache.k_rope], dim=-1)[:, None]  # (B, 1, n_k, d_c + d_r)
             v_heads = cache.c_kv[:, None]  # (B, 1, n_k, d_c): the latent is every head's value
@@ -242,13 +242,11 @@ class MultiHeadLatentAttention(nn.Module):
         return {"c_q": c_q, "q_nope": q_nope, "q_rope": q_rope, "cache": cache,
                 "q_heads": q_heads, "k_heads": k_heads, "v_heads": v_heads}  # fmt: skip
 
-    def _value_heads(self, heads: Tensor, absorb: bool) -> Tensor:
-        """Per-head outputs ``(B, h, n_q, d_v)``; absorbed ones are latents, up-projected by W_uv here."""
-        if not absorb:
-            return heads
-        h, d_nope, d_v, d_c = self.h, self.d_nope, self.d_v, self.kv_rank
-        W_uv = self.W_ukv.weight.view(h, d_nope + d_v, d_c)[:, d_nope:]  # (h, d_v, d_c)
-        return heads @ W_uv.transpose(1, 2)  # (B, h, n_q, d_c) @ (h, d_c, d_v) -> (B, h, n_q, d_v)
+    def _up_projections(self) -> tuple[Tensor, Tensor]:
+        """Each head's W_uk ``(h, d_nope, d_c)`` and W_uv ``(h, d_v, d_c)``, the rows of ``W_ukv``."""
+        d_nope = self.d_nope
+        weight = self.W_ukv.weight.view(self.h, d_nope + self.d_v, self.kv_rank)  # (h, d_nope + d_v, d_c)
+        return weight[:, :d_nope], weight[:, d_nope:]
 
     def _checked(self, x: Tensor, mask: Tensor | None, cache: LatentCache | None) -> None:
         """Check the input (``query`` in errors, as in :class:`mha.MultiHeadAttention`), cache and mask."""
