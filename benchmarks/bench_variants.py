@@ -14,7 +14,9 @@ times both on the same input with the same causal mask (``mha.causal_mask(n)``; 
 - ``ours``:   ``layer(x, mask=causal_mask(n), need_weights=False)``, our fused path.
 
 The default case is a Llama-like layer (B 4, n 512, d_model 1024, 16 heads, 4 key/value heads, head_dim 64,
-rotary). Candidates run interleaved within each repeat and each figure is a median over repeats
+rotary); a DeepSeek-like latent-attention layer follows (the same B, n, d_model and heads; q rank 384, kv
+rank 128, no-position width 64, rotary width 32, value width 64; DeepSeek-V3's interleaved rotary pairs).
+Candidates run interleaved within each repeat and each figure is a median over repeats
 (``benchmarks/_timing.py``). The last line is machine-readable:
 ``ratio_variants=<x.xx>``, the worst ratio ours / theirs over the cases.
 
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 import torch
 import transformers
 from _timing import interleaved_medians  # benchmarks/_timing.py
+from transformers.models.deepseek_v3 import modeling_deepseek_v3
 from transformers.models.llama import modeling_llama
 
 import mha
@@ -70,7 +73,36 @@ def llama(args: argparse.Namespace) -> tuple[Run, Run]:
     return (lambda: ours(x, mask=mask, need_weights=False)[0]), run_theirs
 
 
-CASES = [Case("llama", llama)]
+def deepseek(args: argparse.Namespace) -> tuple[Run, Run]:
+    """A DeepSeek-like latent-attention layer (q rank 384, kv rank 128, d_nope 64, d_rope 32, d_v 64)."""
+    config = transformers.DeepseekV3Config(
+        hidden_size=args.d_model,
+        num_attention_heads=args.heads,
+        num_key_value_heads=args.heads,
+        q_lora_rank=384,
+        kv_lora_rank=128,
+        qk_nope_head_dim=64,
+        qk_rope_head_dim=32,
+        v_head_dim=64,
+        num_hidden_layers=1,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        attn_implementation="sdpa",
+    )
+    torch.manual_seed(0)
+    theirs = modeling_deepseek_v3.DeepseekV3Attention(config, layer_idx=0).eval()
+    rotary = modeling_deepseek_v3.DeepseekV3RotaryEmbedding(config)
+    ours = from_transformers(theirs, config)
+    x = torch.randn(args.batch, args.n, args.d_model)  # (B, n, d_model)
+    mask = mha.causal_mask(args.n)  # (n, n)
+    positions = torch.arange(args.n)[None]  # (1, n)
+
+    def run_theirs() -> torch.Tensor:
+        return theirs(x, position_embeddings=rotary(x, positions), attention_mask=mask[None, None])[0]
+
+    return (lambda: ours(x, mask=mask, need_weights=False)[0]), run_theirs
+
+
+CASES = [Case("llama", llama), Case("deepseek", deepseek)]
 
 
 def main() -> None:
