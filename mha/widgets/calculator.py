@@ -22,7 +22,7 @@ from mha.costs.counts import ModelCosts, model_costs
 from mha.costs.report import DTYPES, cost_report
 from mha.widgets.frontend import ComputedWidget, calculator_config, root_html, widget_css, widget_esm
 
-MAX_CONTEXT = 2**20  # the largest context the control accepts
+MAX_CONTEXT = 2**24  # the largest context the control accepts (Llama 4 Scout was trained for 10,485,760)
 MAX_BATCH = 2**12  # and the largest batch
 SETTINGS = ("model", "context", "batch", "dtype")
 
@@ -32,7 +32,7 @@ class CostCalculator(ComputedWidget):
 
     Args:
         model: the decoder-only model shown first, a name in :data:`mha.costs.MODEL_CONFIGS`.
-        context: the context length shown first, ``1 .. 2**20``.
+        context: the context length shown first, ``1 .. 2**24``.
         batch: the batch size shown first, ``1 .. 2**12``.
         dtype: the cache dtype shown first, a key of :data:`mha.costs.report.DTYPES`.
 

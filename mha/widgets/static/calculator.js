@@ -36,7 +36,7 @@
   const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
   const { make, field, select, setOptions } = ns;
   const DTYPES = { float32: 4, bfloat16: 2, float16: 2, float8_e4m3fn: 1 };
-  const MAX_CONTEXT = 2 ** 20, MAX_BATCH = 2 ** 12; // the bounds of the Python widget's inputs
+  const MAX_CONTEXT = 2 ** 24, MAX_BATCH = 2 ** 12; // the bounds of the Python widget's inputs
   const B = BigInt;
 
   /** The double nearest to n / d (BigInts), ties to even, as Python's int / int gives. */
