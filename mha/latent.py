@@ -73,7 +73,7 @@ class MultiHeadLatentAttention(nn.Module):
         d_v: per-head value width; ``None`` means ``d_nope``.
         q_rank: d_cq, the width of the query latent; ``None`` projects the query directly from the input
             (DeepSeek-V2-Lite).
-        theta: the base of the rotary frequencies.
+        rope_theta: the base of the rotary frequencies (as in :class:`mha.MultiHeadAttention`).
         eps: epsilon of the two RMSNorms.
         bias: biases on ``W_dq``, ``W_dkv`` and ``W_o`` (DeepSeek's ``attention_bias``).
         dropout: dropout probability on the attention weights, in training mode only.
@@ -104,7 +104,7 @@ class MultiHeadLatentAttention(nn.Module):
         d_rope: int,
         d_v: int | None = None,
         q_rank: int | None = None,
-        theta: float = 10000.0,
+        rope_theta: float = 10000.0,
         eps: float = 1e-6,
         bias: bool = False,
         dropout: float = 0.0,
@@ -117,12 +117,13 @@ class MultiHeadLatentAttention(nn.Module):
                 check_positive_int(name, value)
         if check_positive_int("d_rope", d_rope) % 2:
             raise ValueError(f"d_rope must be even (rotary embeddings turn pairs), got {d_rope}")
-        check_positive_number("theta", theta)
+        check_positive_number("rope_theta", rope_theta)
         d_v = d_nope if d_v is None else d_v
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
         self.d_model, self.h, self.q_rank, self.kv_rank = d_model, h, q_rank, kv_rank
-        self.d_nope, self.d_rope, self.d_v, self.theta, self.dropout = d_nope, d_rope, d_v, theta, dropout
+        self.d_nope, self.d_rope, self.d_v = d_nope, d_rope, d_v
+        self.rope_theta, self.dropout = rope_theta, dropout
         self.scale = (d_nope + d_rope) ** -0.5  # the head's q.k width, also in the absorbed form
         self.W_dq = None if q_rank is None else nn.Linear(d_model, q_rank, bias=bias)
         self.q_norm = None if q_rank is None else nn.RMSNorm(q_rank, eps=eps)
@@ -133,7 +134,7 @@ class MultiHeadLatentAttention(nn.Module):
         self.W_o = nn.Linear(h * d_v, d_model, bias=bias)
 
     def extra_repr(self) -> str:
-        names = ("d_model", "h", "q_rank", "kv_rank", "d_nope", "d_rope", "d_v", "theta")
+        names = ("d_model", "h", "q_rank", "kv_rank", "d_nope", "d_rope", "d_v", "rope_theta")
         return ", ".join(f"{name}={getattr(self, name)}" for name in names)
 
     def forward(
@@ -223,7 +224,7 @@ class MultiHeadLatentAttention(nn.Module):
         q = split_heads(self.W_uq(c_q), h)  # (B, h, n_q, d_nope + d_r)
         q_nope, q_rope = q.split([d_nope, d_r], dim=-1)  # (B, h, n_q, d_nope), (B, h, n_q, d_r)
         c_kv, k_rope = self.W_dkv(x).split([d_c, d_r], dim=-1)  # (B, n_q, d_c), (B, n_q, d_r)
-        cos, sin = rotary_tables(n, d_r, theta=self.theta, offset=n_past, dtype=x.dtype, device=x.device)
+        cos, sin = rotary_tables(n, d_r, theta=self.rope_theta, offset=n_past, dtype=x.dtype, device=x.device)
         q_rope = apply_rotary(q_rope, cos, sin)  # (B, h, n_q, d_r)
         k_rope = apply_rotary(k_rope, cos, sin)  # (B, n_q, d_r)
         cache = _grow(cache, self.kv_norm(c_kv), k_rope)  # (B, n_k, d_c), (B, n_k, d_r)

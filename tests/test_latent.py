@@ -141,7 +141,7 @@ GOOD = {"q_rank": 16, "kv_rank": 12, "d_nope": 8, "d_rope": 6}
         ({"d_rope": 5}, ValueError, "d_rope must be even"),
         ({"d_rope": 0}, ValueError, "d_rope"),
         ({"d_v": 0}, ValueError, "d_v"),
-        ({"theta": 0.0}, ValueError, "theta"),
+        ({"rope_theta": 0.0}, ValueError, "rope_theta"),
         ({"dropout": 1.0}, ValueError, "dropout"),
     ],
 )

@@ -60,7 +60,7 @@ def from_deepseek_v3(module: nn.Module, config: object) -> MultiHeadLatentAttent
         d_rope=d_r,
         d_v=d_v,
         q_rank=module.q_lora_rank,
-        theta=float(rope["rope_theta"]),
+        rope_theta=float(rope["rope_theta"]),
         eps=module.kv_a_layernorm.variance_epsilon,
         bias=module.o_proj.bias is not None,
         dropout=float(module.attention_dropout),
