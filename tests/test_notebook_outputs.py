@@ -22,7 +22,7 @@ CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 
 SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d*)?[eE][-+]?\d+)")
 DIFFERENCE = re.compile(
-    r"diff|max\s*\||\|[^|\n]*\s-\s[^|\n]*\||\berror\b|differ|off by|deviat", re.IGNORECASE
+    r"diff|\bgap\b|max\s*\||\|[^|\n]*\s-\s[^|\n]*\||\berror\b|differ|off by|deviat", re.IGNORECASE
 )
 TOLERANCE_BEFORE = re.compile(r"(within|≤|<=|<|\btol\w*|atol|rtol|bound|eps)\s*[=:]?\s*\(?$", re.IGNORECASE)
 ROUND_OFF = 1e-5
