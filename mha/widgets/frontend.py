@@ -1,9 +1,9 @@
 """The browser front ends of the interactive figures, and the data a static page gives them.
 
 The drawing code lives in ``mha/widgets/static/`` as classic scripts (``core.js``, ``heatmaps.js``,
-``explorer.js``, ``stepper.js``, ``calculator.js``, ``realheads.js`` and ``mha.css``); the book's
-``_config.yml`` copies that folder into the built site and loads it on every page, so a page opened from
-disk works too. A figure on a static page is a root element with its data inline::
+``explorer.js``, ``stepper.js``, ``calculator.js``, ``realheads.js``, ``windows.js``) and ``mha.css``; the
+book's ``_config.yml`` copies that folder into the built site and loads it on every page, so a page opened
+from disk works too. A figure on a static page is a root element with its data inline::
 
     <div class="mha-explorer"><script type="application/json">{"settings": {...}}</script></div>
 
@@ -51,6 +51,7 @@ SCRIPTS = (
     "stepper.js",
     "calculator.js",
     "realheads.js",
+    "windows.js",
 )  # load order
 STYLESHEET = "mha.css"
 
@@ -66,6 +67,7 @@ WIDGET_SCRIPTS = {
     "mountStepper": ("core.js", "heatmaps.js", "stepper.js"),
     "mountCalculator": ("core.js", "calculator.js"),
     "mountRealHeads": ("core.js", "heatmaps.js", "realheads.js"),
+    "mountWindows": ("core.js", "heatmaps.js", "windows.js"),
 }
 
 
@@ -73,7 +75,8 @@ def widget_esm(mount: str) -> str:
     """The ES module of a live widget: its classic scripts, then ``export default`` of the anywidget adapter.
 
     Args:
-        mount: ``"mountExplorer"``, ``"mountStepper"``, ``"mountCalculator"`` or ``"mountRealHeads"``.
+        mount: ``"mountExplorer"``, ``"mountStepper"``, ``"mountCalculator"``, ``"mountRealHeads"`` or
+            ``"mountWindows"``.
     """
     if mount not in WIDGET_SCRIPTS:
         raise ValueError(f"mount must be one of {sorted(WIDGET_SCRIPTS)}, got {mount!r}")

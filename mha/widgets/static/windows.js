@@ -1,0 +1,167 @@
+/* mha front end, the window explorer: local (sliding-window) and global layers, what each sees and caches.
+ *
+ * Needs core.js and heatmaps.js first. The page computes everything, in integers: a port of
+ * mha/compute/since_2017.py (layer_masks, receptive_fields), which tests/test_site_since_2017.py keeps
+ * equal to the Python. The choices, bounds and defaults come from Python (mha/widgets/windows.py):
+ *
+ *   <div class="mha-windows">
+ *     <script type="application/json">{
+ *       "settings": {"n": 16, "window": 4, "layers": 6, "global_period": 3, "layer": 6},
+ *       "bounds": {"n": [2, 32], "window": [1, 32], "layers": [1, 8]},
+ *       "periods": [0, 2, 3, 4, 6]                      (0: no global layer)
+ *     }</script>
+ *   </div>
+ *
+ * Layer i (1-based) is global iff global_period > 0 and i % global_period == 0; a local layer lets query i
+ * see keys j with i - window < j <= i, a global one every j <= i. After layer l, position i has seen input j
+ * iff some key its mask allows had seen j after layer l - 1 (seen_l = mask_l @ seen_{l-1}, boolean).
+ *
+ * el.mha = {settings, update(settings) -> {masks (L, n, n), seen (L, n, n): booleans, cached, full}}, where
+ * cached = sum over layers of the tokens a layer keeps after n tokens (min(n, window) local, n global) and
+ * full = n L, what the cache would hold if every layer were global.
+ */
+(function (root) {
+  "use strict";
+  const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
+  const { make, field, select, setOptions } = ns;
+
+  /** The masks of a stack: L arrays of n rows of n booleans (mha.compute.since_2017.layer_masks). */
+  function layerMasks(n, window, layers, period) {
+    const masks = [];
+    for (let l = 1; l <= layers; l++) {
+      const global = period > 0 && l % period === 0;
+      const rows = [];
+      for (let i = 0; i < n; i++) {
+        const row = [];
+        for (let j = 0; j < n; j++) row.push(j <= i && (global || i - j < window));
+        rows.push(row);
+      }
+      masks.push(rows);
+    }
+    return masks; // (L, n, n)
+  }
+
+  /** What each position has seen after each layer (mha.compute.since_2017.receptive_fields). */
+  function receptiveFields(masks) {
+    const seen = [masks[0]];
+    for (let l = 1; l < masks.length; l++) {
+      const prev = seen[l - 1], mask = masks[l], n = mask.length;
+      seen.push(mask.map((row) => {
+        const out = new Array(n).fill(false);
+        for (let k = 0; k < n; k++) if (row[k]) for (let j = 0; j < n; j++) out[j] = out[j] || prev[k][j];
+        return out;
+      }));
+    }
+    return seen; // (L, n, n)
+  }
+
+  function windowsCompute(s) {
+    const masks = layerMasks(s.n, s.window, s.layers, s.global_period);
+    let cached = 0;
+    for (let l = 1; l <= s.layers; l++) {
+      cached += s.global_period > 0 && l % s.global_period === 0 ? s.n : Math.min(s.n, s.window);
+    }
+    return { masks, seen: receptiveFields(masks), cached, full: s.n * s.layers };
+  }
+
+  function mountWindows(el, config, options) {
+    options = options || {};
+    const bounds = config.bounds, periods = config.periods;
+    const state = Object.assign({}, config.settings);
+    let result = null;
+
+    el.classList.add("mha-windows");
+    el.replaceChildren();
+    const number = (name) => make("input", { type: "number", name, min: bounds[name][0], max: bounds[name][1], step: 1 });
+    const c = {
+      n: number("n"), window: number("window"), layers: number("layers"),
+      global_period: select("global_period", periods.map((p) => [p, p ? `1 in ${p} layers` : "none"]), state.global_period),
+      layer: select("layer", [], state.layer),
+    };
+    const status = make("p", { className: "mha-status", role: "status", "aria-live": "polite" });
+    const canvas = make("canvas", { className: "mha-canvas", role: "img" });
+    el.append(
+      make("div", { className: "mha-controls" }, field("tokens", c.n), field("window", c.window),
+        field("layers", c.layers), field("global layer", c.global_period), field("show layer", c.layer)),
+      status, make("div", { className: "mha-figure" }, canvas));
+
+    function check(s) {
+      for (const k of ["n", "window", "layers"]) {
+        const [lo, hi] = bounds[k];
+        if (!Number.isInteger(s[k]) || s[k] < lo || s[k] > hi) throw new RangeError(`${k} must be a whole number from ${lo} to ${hi}, got ${s[k]}`);
+      }
+      if (!periods.includes(s.global_period)) throw new RangeError(`global_period must be one of ${periods.join(", ")}, got ${s.global_period}`);
+      if (!Number.isInteger(s.layer) || s.layer < 1 || s.layer > s.layers) throw new RangeError(`layer must be a whole number from 1 to ${s.layers}, got ${s.layer}`);
+    }
+
+    function draw() {
+      const l = state.layer - 1, n = state.n;
+      const labels = Array.from({ length: n }, (_, i) => String(i + 1));
+      const ones = Array.from({ length: n }, () => new Array(n).fill(1));
+      const global = state.global_period > 0 && state.layer % state.global_period === 0;
+      const kind = global ? "global" : `local, window ${state.window}`;
+      const cell = Math.max(8, Math.min(22, Math.floor(300 / n)));
+      ns.drawHeatmaps(canvas, {
+        panels: [
+          { title: `layer ${state.layer} (${kind}): may attend`, values: ones, mask: result.masks[l] },
+          { title: `after layer ${state.layer}: has seen input`, values: ones, mask: result.seen[l] },
+        ],
+        rowLabels: labels, colLabels: labels, rowName: "token", colName: "key / input token",
+        lo: 0, hi: 1, cell: [cell, cell], maxWidth: Math.max(320, el.clientWidth || 720), format: null,
+        selected: null, groups: null, scaleLabel: "yes", maskKey: true,
+      });
+      const last = result.seen[l][n - 1];
+      const first = last.indexOf(true) + 1;
+      canvas.setAttribute("aria-label", `Layer ${state.layer}, ${kind}: its mask and what each of ${n} tokens has seen`);
+      status.textContent = `After layer ${state.layer}, token ${n} has seen inputs ${first} to ${n}. ` +
+        `With ${n} tokens, these ${state.layers} layers cache ${result.cached} token entries per sequence, ` +
+        `against ${result.full} if every layer were global.`;
+    }
+
+    function refresh() {
+      result = windowsCompute(state);
+      for (const k of ["n", "window", "layers"]) if (Number(c[k].value) !== state[k]) c[k].value = String(state[k]);
+      setOptions(c.global_period, periods.map((p) => [p, p ? `1 in ${p} layers` : "none"]), state.global_period);
+      setOptions(c.layer, Array.from({ length: state.layers }, (_, i) => i + 1), state.layer);
+      draw();
+      return { masks: result.masks, seen: result.seen, cached: result.cached, full: result.full };
+    }
+
+    function merge(s) {
+      const next = Object.assign({}, state, s);
+      if (!("layer" in s) && "layers" in s) next.layer = Math.min(next.layer, next.layers);
+      check(next);
+      Object.assign(state, next);
+    }
+
+    function fromReader(name, value) {
+      try {
+        merge({ [name]: value });
+      } catch (error) {
+        status.textContent = `${error.message}. (The picture still shows the last valid input.)`;
+        return;
+      }
+      refresh();
+      if (options.onChange) options.onChange(api.settings);
+    }
+    for (const k of ["n", "window", "layers"]) {
+      c[k].addEventListener("input", () => fromReader(k, c[k].value.trim() === "" ? NaN : Number(c[k].value)));
+    }
+    for (const k of ["global_period", "layer"]) c[k].addEventListener("change", () => fromReader(k, Number(c[k].value)));
+
+    const api = {
+      get settings() { return Object.assign({}, state); },
+      /** Merge settings ({n, window, layers, global_period, layer}), redraw; returns what was computed. */
+      update(settings) { merge(settings || {}); return refresh(); },
+      canvas,
+    };
+    el.mha = api;
+    check(state);
+    ns.onThemeChange(draw);
+    refresh();
+    return api;
+  }
+
+  Object.assign(ns, { mountWindows, layerMasks, receptiveFields, windowsCompute });
+  ns.autoMount("mha-windows", mountWindows);
+})(globalThis);
