@@ -48,6 +48,22 @@ class Case:
     build: Callable[[argparse.Namespace], tuple[Run, Run]]  # arguments -> (ours, theirs)
 
 
+def _pair(args: argparse.Namespace, config: object, attention: type, rotary_class: type) -> tuple[Run, Run]:
+    """Their attention layer with random weights, ours converted from it, and one input and causal mask."""
+    torch.manual_seed(0)
+    theirs = attention(config, layer_idx=0).eval()
+    rotary = rotary_class(config)  # the model-level rotary embedding, run once per forward
+    ours = from_transformers(theirs, config)
+    x = torch.randn(args.batch, args.n, args.d_model)  # (B, n, d_model)
+    mask = mha.causal_mask(args.n)  # (n, n)
+    positions = torch.arange(args.n)[None]  # (1, n)
+
+    def run_theirs() -> torch.Tensor:  # their rotary tables are made in the timed call, as ours are
+        return theirs(x, position_embeddings=rotary(x, positions), attention_mask=mask[None, None])[0]
+
+    return (lambda: ours(x, mask=mask, need_weights=False)[0]), run_theirs
+
+
 def llama(args: argparse.Namespace) -> tuple[Run, Run]:
     """A Llama-like layer: grouped-query heads, head_dim apart from d_model / h, rotary positions."""
     config = transformers.LlamaConfig(
@@ -59,18 +75,7 @@ def llama(args: argparse.Namespace) -> tuple[Run, Run]:
         rope_parameters={"rope_type": "default", "rope_theta": 500000.0},
         attn_implementation="sdpa",
     )
-    torch.manual_seed(0)
-    theirs = modeling_llama.LlamaAttention(config, layer_idx=0).eval()
-    rotary = modeling_llama.LlamaRotaryEmbedding(config)
-    ours = from_transformers(theirs, config)
-    x = torch.randn(args.batch, args.n, args.d_model)  # (B, n, d_model)
-    mask = mha.causal_mask(args.n)  # (n, n)
-    positions = torch.arange(args.n)[None]  # (1, n)
-
-    def run_theirs() -> torch.Tensor:
-        return theirs(x, position_embeddings=rotary(x, positions), attention_mask=mask[None, None])[0]
-
-    return (lambda: ours(x, mask=mask, need_weights=False)[0]), run_theirs
+    return _pair(args, config, modeling_llama.LlamaAttention, modeling_llama.LlamaRotaryEmbedding)
 
 
 def deepseek(args: argparse.Namespace) -> tuple[Run, Run]:
@@ -88,18 +93,9 @@ def deepseek(args: argparse.Namespace) -> tuple[Run, Run]:
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
         attn_implementation="sdpa",
     )
-    torch.manual_seed(0)
-    theirs = modeling_deepseek_v3.DeepseekV3Attention(config, layer_idx=0).eval()
-    rotary = modeling_deepseek_v3.DeepseekV3RotaryEmbedding(config)
-    ours = from_transformers(theirs, config)
-    x = torch.randn(args.batch, args.n, args.d_model)  # (B, n, d_model)
-    mask = mha.causal_mask(args.n)  # (n, n)
-    positions = torch.arange(args.n)[None]  # (1, n)
-
-    def run_theirs() -> torch.Tensor:
-        return theirs(x, position_embeddings=rotary(x, positions), attention_mask=mask[None, None])[0]
-
-    return (lambda: ours(x, mask=mask, need_weights=False)[0]), run_theirs
+    return _pair(
+        args, config, modeling_deepseek_v3.DeepseekV3Attention, modeling_deepseek_v3.DeepseekV3RotaryEmbedding
+    )
 
 
 CASES = [Case("llama", llama), Case("deepseek", deepseek)]
