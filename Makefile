@@ -72,6 +72,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_widgets.py
 	$(BIN)/python benchmarks/bench_static_explorer.py
 	$(BIN)/python benchmarks/bench_pretrained.py
+	$(BIN)/python benchmarks/bench_variants.py
 
 clean:
 	rm -rf _build .pytest_cache .ruff_cache .hypothesis
