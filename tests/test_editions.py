@@ -9,6 +9,7 @@ every page, and the PDF must hold the chapter's text, its Chinese terms and its 
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from html.parser import HTMLParser
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.site  # builds the student edition
 ROOT = Path(__file__).resolve().parents[1]
 
 CHAPTERS = build_slides.chapters()
-FULL_SITE = ROOT / "_build" / "html"
+FULL_SITE = Path(os.environ.get("MHA_SITE", ROOT / "_build" / "html"))  # as in test_site.py
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ typeset every equation: no TeX delimiters left in the text outside code, no TeX 
 from __future__ import annotations
 
 import functools
+import os
 import http.server
 import threading
 from dataclasses import dataclass
@@ -28,7 +29,8 @@ import yaml
 pytestmark = pytest.mark.site  # reads the built book in _build/html
 
 ROOT = Path(__file__).resolve().parents[1]
-SITE = ROOT / "_build" / "html"
+# MHA_SITE: another build of the book (jupyter-book build . --path-output DIR gives DIR/_build/html)
+SITE = Path(os.environ.get("MHA_SITE", ROOT / "_build" / "html"))
 TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
 REPOSITORY = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
 PAGES = [TOC["root"]] + [c["file"] for part in TOC.get("parts", []) for c in part["chapters"]]
