@@ -14,8 +14,8 @@ typeset every equation: no TeX delimiters left in the text outside code, no TeX 
 from __future__ import annotations
 
 import functools
-import os
 import http.server
+import os
 import threading
 from dataclasses import dataclass
 from html.parser import HTMLParser
