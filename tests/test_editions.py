@@ -21,9 +21,9 @@ import chapter_stats
 import nbformat
 import pytest
 import student_edition
+import tomllib
+import yaml
 from chromium import CHROMIUM
-
-pytestmark = pytest.mark.site  # builds the student edition
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,6 +87,7 @@ def exercise_count(chapter: Path) -> int:
     return sum(len(_directives(c.source, "exercise")) for c in nb.cells if c.cell_type == "markdown")
 
 
+@pytest.mark.site
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
 def test_student_edition_keeps_the_exercises_and_leaves_out_the_solutions(chapter, students):
     text, classes = read(students / "chapters" / f"{chapter.stem}.html")
@@ -109,11 +110,13 @@ def test_student_edition_keeps_the_exercises_and_leaves_out_the_solutions(chapte
         assert found, f"{chapter.stem}: no solution sentence found in the full book either: {sentences}"
 
 
+@pytest.mark.site
 def test_student_edition_says_what_it_is(students):
     text, _ = read(students / "intro.html")
     assert "(student edition)" in text
 
 
+@pytest.mark.site
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (.ci/run installs it)")
 def test_pdf_prints_a_chapter_with_its_equations_and_chinese_terms(students, tmp_path, browser):
     from pypdf import PdfReader
@@ -157,3 +160,21 @@ def test_teaching_page_reading_times_match_the_chapters():
             f"{s.chapter}: teaching.md says {minutes} min, the chapter now reads in {s.reading_minutes:.0f}: "
             "paste the table of `python scripts/chapter_stats.py --markdown` into teaching.md"
         )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A version to teach from
+# ---------------------------------------------------------------------------------------------------------
+
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+def test_the_book_shows_the_version_of_pyproject_and_has_a_changelog():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert f"Version {VERSION}" in config["html"]["extra_footer"], "the footer must show pyproject's version"
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    assert re.search(rf"^## {re.escape(VERSION)}\b", changelog, re.M), f"CHANGELOG.md: no {VERSION}"
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
+    assert "CHANGELOG" in files, "the changelog belongs to the book's back matter"
+    assert f"v{VERSION}" in (ROOT / "teaching.md").read_text(), "teaching.md says how to build this version"
