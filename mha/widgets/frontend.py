@@ -52,6 +52,7 @@ SCRIPTS = (
     "calculator.js",
     "realheads.js",
     "windows.js",
+    "minilm.js",
 )  # load order
 STYLESHEET = "mha.css"
 
