@@ -1,0 +1,48 @@
+"""The built pages on a phone: at 390 px no page scrolls sideways, in the light and the dark theme.
+
+Reads the built site (`make book`, or MHA_SITE; see tests/test_site.py) from disk, as a reader who saved it
+would open it. What may be wider than the screen must scroll inside its own box (a code block, a table
+wrapper, a figure), never the page.
+"""
+
+import pytest
+from test_site import PAGES, SITE, _built_site  # noqa: F401  (the fixture fails early without a site)
+
+pytestmark = pytest.mark.site  # reads the built book
+
+PHONE = {"width": 390, "height": 844}
+
+# Elements that end right of the viewport, outside any box that scrolls or clips them itself.
+_SIDEWAYS = """() => {
+  const width = document.documentElement.clientWidth;
+  const boxed = (el) => {
+    for (let p = el.parentElement; p; p = p.parentElement) {
+      if (['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(p).overflowX)) return true;
+    }
+    return false;
+  };
+  const out = [];
+  for (const el of document.querySelectorAll('.bd-article *')) {
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && r.right > width + 1 && !boxed(el)) {
+      const name = `${el.tagName.toLowerCase()}.${String(el.className).slice(0, 40)}`;
+      out.push(`${name}: right edge ${Math.round(r.right)} px`);
+    }
+  }
+  return {scrollWidth: document.documentElement.scrollWidth, width, out: out.slice(0, 5)};
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_no_page_scrolls_sideways_on_a_phone(browser, scheme):
+    context = browser.new_context(viewport=PHONE, color_scheme=scheme)
+    page = context.new_page()
+    wide = {}
+    for name in PAGES:
+        page.goto((SITE / f"{name}.html").as_uri())
+        page.wait_for_load_state("load")
+        found = page.evaluate(_SIDEWAYS)
+        if found["scrollWidth"] > found["width"] or found["out"]:
+            wide[name] = found
+    context.close()
+    assert not wide, f"pages wider than a {PHONE['width']} px phone ({scheme}): {wide}"
