@@ -5,8 +5,12 @@ would open it. What may be wider than the screen must scroll inside its own box 
 wrapper, a figure), never the page.
 """
 
+import re
+
 import pytest
 from test_site import PAGES, SITE, _built_site  # noqa: F401  (the fixture fails early without a site)
+
+from mha.widgets import frontend
 
 pytestmark = pytest.mark.site  # reads the built book
 
@@ -46,3 +50,32 @@ def test_no_page_scrolls_sideways_on_a_phone(browser, scheme):
             wide[name] = found
     context.close()
     assert not wide, f"pages wider than a {PHONE['width']} px phone ({scheme}): {wide}"
+
+
+def _scripts_and_roots(name: str) -> tuple[list[str], bool]:
+    html = (SITE / f"{name}.html").read_text()
+    scripts = [
+        src.split("?")[0].rsplit("/", 1)[-1] for src in re.findall(r'<script[^>]*\ssrc="([^"]+)"', html)
+    ]
+    return scripts, bool(re.search(r"""class=["'](?:[^"']*\s)?mha-""", html))
+
+
+def test_pages_load_the_figure_scripts_only_where_a_figure_is():
+    figure_scripts = set(frontend.SCRIPTS)
+    with_figures = []
+    for name in PAGES:
+        scripts, has_figure = _scripts_and_roots(name)
+        loaded = figure_scripts & set(scripts)
+        if has_figure:
+            with_figures.append(name)
+            assert loaded == figure_scripts, f"{name} shows a figure but lacks {figure_scripts - loaded}"
+        else:
+            assert not loaded, f"{name} shows no figure but loads {sorted(loaded)}"
+    assert "chapters/the_math" in with_figures and "references" not in with_figures
+
+
+def test_pages_load_mathjax_only_where_there_is_math():
+    for name in PAGES:
+        html = (SITE / f"{name}.html").read_text()
+        has_math = 'class="math' in html
+        assert ("tex-chtml.js" in html) == has_math, name
