@@ -33,9 +33,11 @@ sys.path.insert(0, str(ROOT / "scripts"))  # the book's build scripts: one way t
 
 import chromium  # noqa: E402
 
+from mha.widgets.frontend import WIDGET_SCRIPTS, explorer_config, root_html  # noqa: E402
+
 STATIC = ROOT / "mha" / "widgets" / "static"
 BUILT = ROOT / "_build" / "html" / "chapters" / "the_math.html"
-SCRIPTS = ("core.js", "heatmaps.js", "explorer.js")
+SCRIPTS = WIDGET_SCRIPTS["mountExplorer"]
 SENTENCE = "the quick brown fox jumps over the lazy dog and then the cat sat on mat"  # 16 tokens
 MEASURE = """([updates, flush]) => {
     const el = document.querySelector('.mha-explorer');
@@ -63,8 +65,7 @@ def minimal_page(directory: Path) -> Path:
     page.write_text(
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="stylesheet" href="mha.css">'
         f'{tags}</head><body style="max-width:980px">'
-        '<div class="mha-explorer"><script type="application/json">{"settings": {"d_model": 64, "h": 16}}'
-        "</script></div></body></html>",
+        f"{root_html('mha-explorer', explorer_config({'d_model': 64, 'h': 16}))}</body></html>",
         encoding="utf-8",
     )
     return page

@@ -32,7 +32,15 @@ from mha.compute.explorer import MASKS, explorer_weights, head_choices, token_ve
 from mha.compute.stages import STAGES, attention_stages
 from mha.masks import causal_mask
 from mha.multihead import MultiHeadAttention
-from mha.widgets.frontend import SCRIPTS, calculator_config, inline_json, model_payload, stepper_config
+from mha.widgets.frontend import (
+    SCRIPTS,
+    calculator_config,
+    explorer_config,
+    inline_json,
+    model_payload,
+    stepper_config,
+)
+from mha.widgets.spec import explorer_spec
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 from chromium import CHROMIUM  # noqa: E402 (scripts/ is on sys.path: tests/conftest.py)
@@ -115,11 +123,11 @@ def site(tmp_path_factory):
     write_harness(
         directory,
         [
-            ("mha-explorer", "explorer", {"settings": {"d_model": 32, "h": 4, "sentence": SENTENCE}}),
+            ("mha-explorer", "explorer", explorer_config({"d_model": 32, "h": 4, "sentence": SENTENCE})),
             (
                 "mha-explorer",
                 "trained",
-                {"settings": {"sentence": "3 A5 2 ?", "mask": "causal"}, "model": payload},
+                explorer_config({"sentence": "3 A5 2 ?", "mask": "causal"}, payload),
             ),
             ("mha-stepper", "stepper", stepper_config(stages, tokens, "x")),
             ("mha-calculator", "calculator", calculator_config({"model": "Llama 3.1 8B", "context": 4096})),
@@ -247,7 +255,9 @@ def test_update_returns_explorer_weights(page):
         assert got.shape == expected.shape, settings
         torch.testing.assert_close(got, expected, atol=1e-5, rtol=0, msg=lambda m, s=settings: f"{s}: {m}")
     for settings in cases[:5]:  # the pure function too
-        got = page.evaluate("s => mhaFrontEnd.explorerWeights(s)", settings)
+        got = page.evaluate(
+            "([s, spec]) => mhaFrontEnd.explorerWeights(s, null, spec)", [settings, explorer_spec()]
+        )
         torch.testing.assert_close(
             torch.tensor(got, dtype=torch.float32), explorer_weights(**settings), atol=1e-5, rtol=0
         )
@@ -498,7 +508,7 @@ def test_calculator_equals_python(page):
     assert settings_of(page, "calculator")["context"] == 1024
 
 
-def test_the_live_explorer_draws_what_python_sends_and_computes_nothing(browser, site):
+def test_the_live_explorer_draws_at_once_then_what_python_sends(browser, site):
     """The anywidget module (the static files plus one export, as Python builds it) in live mode."""
     from mha.widgets import HeadExplorer
     from mha.widgets.frontend import widget_esm
@@ -518,19 +528,20 @@ def test_the_live_explorer_draws_what_python_sends_and_computes_nothing(browser,
     torch.testing.assert_close(torch.tensor(view["weights"]), explorer.weights, atol=0, rtol=0)
     assert page.locator("#live .mha-token").all_text_contents() == ["a", "b", "<b>c</b>"]
 
-    # The reader picks h = 4: the settings go to Python, the page computes nothing meanwhile.
+    # The reader picks h = 4: the page draws at once from the port, the settings go to Python, and Python's
+    # arrays replace the picture when they arrive.
+    expected = explorer_weights("a b <b>c</b>", d_model=16, h=4, mask="causal", seed=1)
+    draws = page.evaluate("() => live.root.mha.draws")
     page.locator("#live select[name=h]").select_option("4")
-    state = page.evaluate("() => ({saved: live.saved, heads: live.root.mha.weights.length})")
-    assert state == {"saved": [{**explorer.settings, "h": 4}], "heads": 2}
+    state = page.evaluate(
+        "() => ({saved: live.saved, weights: live.root.mha.weights, draws: live.root.mha.draws})"
+    )
+    assert state["saved"] == [{**explorer.settings, "h": 4}] and state["draws"] == draws + 1
+    torch.testing.assert_close(torch.tensor(state["weights"]), expected, atol=1e-5, rtol=0)  # the port
     explorer.settings = state["saved"][-1]  # what ipywidgets does with the message
     page.evaluate("d => live.python('drawn', d)", live_payload(explorer.drawn))
     got = page.evaluate("() => live.root.mha.weights")
-    torch.testing.assert_close(
-        torch.tensor(got),
-        explorer_weights("a b <b>c</b>", d_model=16, h=4, mask="causal", seed=1),
-        atol=0,
-        rtol=0,
-    )
+    torch.testing.assert_close(torch.tensor(got), expected, atol=0, rtol=0)  # Python's own float32 values
     assert page.locator("#live .mha-shapes").text_content().count("(4, 3, 3)") == 1
 
     # Python changes the settings (a notebook cell): the controls follow, then the new picture arrives.
@@ -588,4 +599,4 @@ def test_the_book_loads_the_same_scripts_in_the_same_order():
 
     config = yaml.safe_load((STATIC.parents[2] / "_config.yml").read_text())
     assert tuple(config["sphinx"]["config"]["html_js_files"]) == SCRIPTS
-    assert config["sphinx"]["config"]["html_css_files"] == ["mha.css"]
+    assert config["sphinx"]["config"]["html_css_files"][0] == "mha.css"

@@ -30,6 +30,7 @@ from mha.costs.report import DTYPES, cost_report
 from mha.widgets import CostCalculator, StageStepper, cost_calculator, stage_stepper
 from mha.widgets.explorer import HeadExplorer
 from mha.widgets.frontend import calculator_config, stepper_config, widget_esm
+from mha.widgets.spec import explorer_spec
 
 
 def sent(explorer: HeadExplorer) -> tuple[torch.Tensor, np.ndarray | None]:
@@ -91,7 +92,7 @@ def test_default_state_sends_one_panel_per_head_and_lists_shapes():
         "d_model": 32, "h": 8, "mask": "none", "valid_length": 8,
         "sentence": "the cat sat on the mat because it was tired", "seed": 0, "source": "fresh",
     }  # fmt: skip
-    assert explorer.config == {"trained": None}
+    assert explorer.config == {"trained": None, "spec": explorer_spec()}
 
 
 def test_an_unknown_front_end_is_refused():
@@ -151,7 +152,7 @@ def test_d_model_change_keeps_h_valid():
 @pytest.mark.parametrize(
     ("changes", "error", "match"),
     [
-        ({"h": 5}, ValueError, r"h must be one of \[1, 2, 4, 8, 16\]"),
+        ({"h": 5}, ValueError, r"h must be one of 1, 2, 4, 8, 16 \(divisors of d_model=32\)"),
         ({"d_model": 10}, ValueError, "d_model must be one of"),
         ({"mask": "future"}, ValueError, "mask must be one of"),
         ({"seed": -1}, ValueError, "seed must be an int"),
@@ -286,7 +287,10 @@ def test_trained_model_fixes_d_model_and_h_and_uses_its_embedding():
     explorer = HeadExplorer(model, embed, sentence="the cat sat on the mat", mask="causal")
     s = explorer.settings
     assert s["source"] == "trained" and (s["d_model"], s["h"]) == (24, 3)
-    assert explorer.config == {"trained": {"name": "trained model", "d_model": 24, "h": 3}}
+    assert explorer.config == {
+        "trained": {"name": "trained model", "d_model": 24, "h": 3},
+        "spec": explorer_spec(trained=True),
+    }
     assert explorer.choices()["source"] == ["trained", "fresh"]
     check_drawn(explorer)
     x = embed(explorer.tokens)[None]  # (1, n, d_model)

@@ -67,19 +67,20 @@ from mha.multihead import MultiHeadAttention
 from mha.widgets.frontend import (
     ComputedWidget,
     ReaderInputError,
+    explorer_config,
     model_payload,
     one_thread,
     root_html,
     widget_css,
     widget_esm,
 )
+from mha.widgets.spec import EXPLORER_DEFAULTS, explorer_spec, fill, merge_settings
 
-DEFAULT_SENTENCE = "the cat sat on the mat because it was tired"
+DEFAULT_SENTENCE = EXPLORER_DEFAULTS["sentence"]
 STATIC_NOTE = (
     "This explorer's model cannot run in the page. Interaction needs a live kernel – "
     "use the launch button (rocket icon) at the top of the page to open this chapter in Binder or Colab."
 )
-STILL = " (The picture still shows the last valid input.)"
 SETTINGS = ("d_model", "h", "mask", "valid_length", "sentence", "seed", "source")
 PROJECTIONS = ("W_q", "W_k", "W_v", "W_o")
 
@@ -137,7 +138,6 @@ class HeadExplorer(ComputedWidget):
     """
 
     SETTINGS = SETTINGS
-    STILL = STILL
     NAME = "explorer"
     _esm = widget_esm("mountExplorer")
     _css = widget_css()
@@ -204,7 +204,8 @@ class HeadExplorer(ComputedWidget):
         self.message = ""
         self._level = ""  # of the message: "", "warning" or "error"
         trained = None if model is None else {"name": "trained model", "d_model": model.d_model, "h": model.h}
-        self.config = {"trained": trained}
+        self.spec = explorer_spec(trained=model is not None)  # the page's controls, rules and messages
+        self.config = {"trained": trained, "spec": self.spec}
         self._react({})
 
     # -- the settings ----------------------------------------------------------------------------------------
@@ -272,51 +273,14 @@ class HeadExplorer(ComputedWidget):
         self._publish(self.current_settings(), self.payload())
 
     def _merge(self, s: dict) -> None:
-        """Merge settings into the state, checking them as the page's controls do; a bad value raises."""
-        state, model = dict(self._state), self.trained
-        if "source" in s:
-            if s["source"] not in self.choices()["source"]:
-                raise ValueError(f"source must be one of {self.choices()['source']}, got {s['source']!r}")
-            state["source"] = s["source"]
-        if state["source"] == "trained":
-            for key in ("d_model", "h"):
-                if key in s and s[key] != getattr(model, key):
-                    raise ValueError(f"the trained model fixes {key} = {getattr(model, key)}; got {s[key]!r}")
-        else:
-            if "d_model" in s:
-                if s["d_model"] not in D_MODELS or not _is_int(s["d_model"]):
-                    raise ValueError(f"d_model must be one of {D_MODELS}, got {s['d_model']!r}")
-                state["d_model"] = s["d_model"]
-            choices = head_choices(state["d_model"])
-            if "h" in s:
-                if s["h"] not in choices or not _is_int(s["h"]):
-                    raise ValueError(
-                        f"h must be one of {choices} (divisors of d_model={state['d_model']}), got {s['h']!r}"
-                    )
-                state["h"] = s["h"]
-            elif state["h"] not in choices:
-                state["h"] = max(k for k in choices if k <= state["h"])  # the largest divisor below the old h
-        if "mask" in s:
-            if s["mask"] not in MASKS:
-                raise ValueError(f"mask must be one of {MASKS}, got {s['mask']!r}")
-            state["mask"] = s["mask"]
-        if "seed" in s:
-            if not _is_int(s["seed"]) or not 0 <= s["seed"] <= MAX_SEED:
-                raise ValueError(f"seed must be an int in 0..{MAX_SEED}, got {s['seed']!r}")
-            state["seed"] = s["seed"]
-        if "sentence" in s:
-            if not isinstance(s["sentence"], str):
-                raise TypeError(f"sentence must be a str, got {type(s['sentence']).__name__}")
-            state["sentence"] = s["sentence"]
-        n = len(split_tokens(state["sentence"]))
-        if "valid_length" in s:
-            v = n if s["valid_length"] is None else s["valid_length"]
-            if not _is_int(v) or v < 1 or (n and v > n):
-                raise ValueError(f"valid_length must be an int in 1..n={n} (the number of tokens), got {v!r}")
-            state["valid_length"] = v
-        elif n and state["valid_length"] > n:
-            state["valid_length"] = n  # a shorter sentence: the slider's maximum moves
-        self._state = state
+        """Merge settings into the state, checked against the spec as the page's controls check them
+        (:func:`mha.widgets.spec.merge_settings`, ported to the page); a bad value raises."""
+        model = self.trained
+        source = s.get("source", self._state["source"])
+        fixed = (
+            {"d_model": model.d_model, "h": model.h} if source == "trained" and model is not None else None
+        )
+        self._state = merge_settings(self.spec, self._state, s, fixed=fixed)
 
     # -- computing ---------------------------------------------------------------------------------------
 
@@ -329,15 +293,11 @@ class HeadExplorer(ComputedWidget):
         trained = s["source"] == "trained"
         tokens = split_tokens(s["sentence"])
         limit = self._max_tokens if trained else MAX_TOKENS
+        messages = self.spec["messages"]
         if not tokens:
-            raise ReaderInputError(
-                "Type a sentence: the explorer needs at least one word (words are split at spaces)."
-            )
+            raise ReaderInputError(messages["no_tokens"])
         if len(tokens) > limit:
-            raise ReaderInputError(
-                f"That sentence has {len(tokens)} words; the explorer shows at most {limit}. "
-                "Please shorten it."
-            )
+            raise ReaderInputError(fill(messages["too_long"], n=len(tokens), limit=limit))
         n = len(tokens)
         valid_length = s["valid_length"] if "padding" in s["mask"] else None
         mask = build_mask(s["mask"], n, valid_length)  # None or broadcastable to (1, h, n, n)
@@ -348,7 +308,7 @@ class HeadExplorer(ComputedWidget):
                 x = embed(tokens)  # (n, d_model)
             except (KeyError, ValueError) as error:  # a word the model does not know: the reader's input
                 message = error.args[0] if error.args else error
-                raise ReaderInputError(f"This model cannot embed that sentence: {message}") from error
+                raise ReaderInputError(fill(messages["cannot_embed"], reason=str(message))) from error
             weights = head_weights(model, self._check_embedding(x, n, model.d_model), mask)  # (h, n, n)
         else:
             weights = explorer_weights(
@@ -483,5 +443,4 @@ class HeadExplorer(ComputedWidget):
         if self.trained is not None:
             embed = self._embed if self._embed is not None else self._default_embed(self.trained.d_model)
             model = model_payload(self.trained, self._vocabulary, embed, self._max_tokens)
-        config = {"settings": self.current_settings(), "model": model}
-        return root_html("mha-explorer", config, fallback=fallback)
+        return root_html("mha-explorer", explorer_config(self.current_settings(), model), fallback=fallback)

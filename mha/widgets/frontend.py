@@ -1,6 +1,7 @@
 """The browser front ends of the interactive figures, and the data a static page gives them.
 
-The drawing code lives in ``mha/widgets/static/`` as classic scripts (``core.js``, ``heatmaps.js``,
+The drawing code lives in ``mha/widgets/static/`` as classic scripts (``core.js``, ``controller.js`` (the
+one controller: controls, status and messages from a figure's spec, :mod:`mha.widgets.spec`), ``heatmaps.js``,
 ``explorer.js``, ``stepper.js``, ``calculator.js``, ``realheads.js``, ``windows.js``) and ``mha.css``; the
 book's ``_config.yml`` copies that folder into the built site and loads it on every page, so a page opened
 from disk works too. A figure on a static page is a root element with its data inline::
@@ -43,9 +44,11 @@ from mha.compute.explorer import PARAMETERS
 from mha.compute.stages import STAGES
 from mha.costs.report import calculator_data
 from mha.multihead import MultiHeadAttention
+from mha.widgets.spec import BUG, STILL, calculator_spec, explorer_spec, fill
 
 SCRIPTS = (
     "core.js",
+    "controller.js",
     "heatmaps.js",
     "explorer.js",
     "stepper.js",
@@ -64,11 +67,11 @@ def static_file(name: str) -> str:
 
 # The scripts each live front end needs, in load order, and the function that mounts it.
 WIDGET_SCRIPTS = {
-    "mountExplorer": ("core.js", "heatmaps.js", "explorer.js"),
-    "mountStepper": ("core.js", "heatmaps.js", "stepper.js"),
-    "mountCalculator": ("core.js", "calculator.js"),
-    "mountRealHeads": ("core.js", "heatmaps.js", "realheads.js"),
-    "mountWindows": ("core.js", "heatmaps.js", "windows.js"),
+    "mountExplorer": ("core.js", "controller.js", "heatmaps.js", "explorer.js"),
+    "mountStepper": ("core.js", "controller.js", "heatmaps.js", "stepper.js"),
+    "mountCalculator": ("core.js", "controller.js", "calculator.js"),
+    "mountRealHeads": ("core.js", "controller.js", "heatmaps.js", "realheads.js"),
+    "mountWindows": ("core.js", "controller.js", "heatmaps.js", "windows.js"),
 }
 
 
@@ -159,10 +162,21 @@ def stepper_config(stages: dict[str, torch.Tensor], tokens: Sequence[str], stage
     }
 
 
+def explorer_config(settings: dict, model: dict | None = None) -> dict:
+    """The explorer's data: its spec (:func:`mha.widgets.spec.explorer_spec`), first settings and trained
+    model (:func:`model_payload`, or ``None``)."""
+    return {"spec": explorer_spec(trained=model is not None), "settings": dict(settings), "model": model}
+
+
 def calculator_config(settings: dict) -> dict:
-    """The calculator's data: per decoder-only model of ``MODEL_CONFIGS``, what the page needs to add up its
-    costs (:func:`mha.costs.calculator_data`), and the first settings."""
-    return {"configs": calculator_data(), "settings": dict(settings)}
+    """The calculator's data: its spec, per decoder-only model of ``MODEL_CONFIGS`` what the page needs to add
+    up its costs (:func:`mha.costs.calculator_data`), and the first settings."""
+    configs = calculator_data()
+    return {
+        "spec": calculator_spec([c["name"] for c in configs]),
+        "configs": configs,
+        "settings": dict(settings),
+    }
 
 
 # -- the widgets' Python side -------------------------------------------------------------------------------
@@ -225,7 +239,7 @@ class ComputedWidget(FrontEndWidget):
 
     SETTINGS: tuple[str, ...] = ()  # the names of the settings, in the page's order
     NAME = "widget"  # how its messages name it
-    STILL = " (The picture still shows the last valid input.)"  # after a message about the reader's input
+    STILL = STILL  # after a message about the reader's input (mha.widgets.spec)
     drawn = traitlets.Dict().tag(sync=True)
 
     def __init__(self, **kwargs) -> None:
@@ -262,10 +276,7 @@ class ComputedWidget(FrontEndWidget):
             self.message, self._level = str(note) + self.STILL, "warning"
         except Exception as error:
             self.last_error = error
-            self.message = (
-                f"Something went wrong inside the {self.NAME}: {type(error).__name__}: {error}. "
-                "Please report it."
-            )
+            self.message = fill(BUG, figure=self.NAME, error=f"{type(error).__name__}: {error}")
             self._level = "error"
             self._publish(settings, self.payload())
             raise

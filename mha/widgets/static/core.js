@@ -72,27 +72,14 @@
   }
 
   // ---------------------------------------------------------------------------------------------------
-  // The explorer's input and its fresh layer (mha/compute/explorer.py).
+  // The explorer's input and its fresh layer (mha/compute/explorer.py). Its constants (the masks, the
+  // parameter names, the longest sentence) come with its spec (mha/widgets/spec.py), as `spec` below.
   // ---------------------------------------------------------------------------------------------------
-  const MASKS = ["none", "causal", "padding", "causal + padding"];
-  const D_MODELS = [8, 12, 16, 24, 32, 48, 64];
-  const MAX_HEADS = 16;
-  const MAX_TOKENS = 16;
-  const MAX_SEED = 2 ** 31 - 1;
-  const PARAMETERS = ["W_q.weight", "W_q.bias", "W_k.weight", "W_k.bias",
-                      "W_v.weight", "W_v.bias", "W_o.weight", "W_o.bias"];
   const TOKEN_STREAM = 0x746f6b65; // "toke"
 
   /** The pieces of a sentence between runs of ASCII whitespace; other characters belong to tokens. */
   function splitTokens(sentence) {
     return String(sentence).split(/[ \t\n\r]+/).filter((t) => t.length > 0);
-  }
-
-  /** The divisors of d_model up to MAX_HEADS: the numbers of heads the explorer offers. */
-  function headChoices(d_model) {
-    const out = [];
-    for (let h = 1; h <= Math.min(d_model, MAX_HEADS); h++) if (d_model % h === 0) out.push(h);
-    return out;
   }
 
   /** A fixed vector per token, uniform in [-sqrt(3), sqrt(3)): n rows of d_model. */
@@ -127,13 +114,14 @@
 
   const freshCache = new Map(); // "d_model/seed" -> parameters, like Python's lru_cache
 
-  /** The fresh layer's parameters: stream (seed, i) for the i-th name, row-major, in +-1/sqrt(d_model). */
-  function freshParameters(d_model, seed) {
-    const cacheKey = `${d_model}/${seed}`;
+  /** The fresh layer's parameters: stream (seed, i) for the i-th of `names` (mha.compute.explorer.PARAMETERS),
+   * row-major, in +-1/sqrt(d_model). */
+  function freshParameters(d_model, seed, names) {
+    const cacheKey = `${d_model}/${seed}/${names.length}`;
     if (freshCache.has(cacheKey)) return freshCache.get(cacheKey);
     const bound = d_model ** -0.5; // PyTorch's nn.Linear default: fan_in = d_model
     const params = {};
-    PARAMETERS.forEach((name, i) => {
+    names.forEach((name, i) => {
       const flat = uniform(streamKey(seed, i), name.endsWith("weight") ? d_model * d_model : d_model);
       for (let j = 0; j < flat.length; j++) flat[j] = (flat[j] * 2 - 1) * bound;
       params[name] = name.endsWith("weight") ? rowsOf(flat, d_model, d_model) : flat; // (d, d) or (d,)
@@ -149,19 +137,18 @@
     return out;
   }
 
-  /** The mask of a kind in MASKS: null, or n rows of n booleans (true = may attend). */
+  /** The mask of a kind ({no_later, cut}, from the spec's masks): null, or n rows of n booleans (true = may
+   * attend): a query sees no later key if no_later, no key at or after validLength (null = n) if cut. */
   function buildMask(kind, n, validLength) {
-    if (!MASKS.includes(kind)) throw new RangeError(`mask must be one of ${MASKS.join(", ")}, got ${kind}`);
-    if (kind === "none") return null;
-    const valid = kind.includes("padding") ? (validLength == null ? n : validLength) : n;
+    if (!kind.no_later && !kind.cut) return null;
+    const valid = kind.cut ? (validLength == null ? n : validLength) : n;
     if (!Number.isInteger(valid) || valid < 1 || valid > n) {
       throw new RangeError(`valid_length must lie in 1..n=${n} (the number of tokens), got ${validLength}`);
     }
-    const causal = kind.includes("causal");
     const mask = [];
     for (let i = 0; i < n; i++) {
       const row = [];
-      for (let j = 0; j < n; j++) row.push((!causal || j <= i) && j < valid); // lower triangle AND key < valid
+      for (let j = 0; j < n; j++) row.push((!kind.no_later || j <= i) && j < valid); // lower triangle AND key < valid
       mask.push(row);
     }
     return mask;
@@ -224,45 +211,37 @@
   /** A reader's input that cannot be drawn: the front end shows the message, it is not a bug. */
   class ReaderError extends Error {}
 
-  function checkSettings(s) {
-    if (!Number.isInteger(s.d_model) || s.d_model < 1) throw new RangeError(`d_model must be a positive int, got ${s.d_model}`);
-    if (!Number.isInteger(s.h) || s.h < 1 || s.d_model % s.h) {
-      throw new RangeError(`h must be a positive divisor of d_model=${s.d_model}, got ${s.h}`);
-    }
-    if (!Number.isInteger(s.seed) || s.seed < 0 || s.seed > MAX_SEED) {
-      throw new RangeError(`seed must be an int in 0..${MAX_SEED}, got ${s.seed}`);
-    }
-  }
-
   /**
-   * What the explorer draws (explorer_weights, plus what a picture needs).
+   * What the explorer draws (explorer_weights, plus what a picture needs), for settings merged and checked
+   * against the spec (mergeSettings in controller.js): the input is checked once, there.
    *
    * settings: {sentence, d_model, h, mask, valid_length (null = n), seed}; model: a loaded trained model
-   * (loadModel) or null for a fresh layer. Returns {tokens, weights (h, n, n), mask (n, n) or null,
-   * d_model, h, d_k}. Throws ReaderError for a sentence that cannot be drawn.
+   * (loadModel) or null for a fresh layer; spec: the explorer's (its masks, parameters and messages).
+   * Returns {tokens, weights (h, n, n), mask (n, n) or null, d_model, h, d_k}. Throws ReaderError for a
+   * sentence that cannot be drawn.
    */
-  function explorerCompute(settings, model) {
+  function explorerCompute(settings, model, spec) {
     const tokens = splitTokens(settings.sentence);
-    if (!tokens.length) throw new ReaderError("sentence has no tokens: type at least one word");
+    if (!tokens.length) throw new ReaderError(spec.messages.no_tokens);
     let x, params, d_model, h;
     if (model) {
       ({ d_model, h } = model);
-      x = modelEmbed(model, tokens); // (n, d_model)
+      x = modelEmbed(model, tokens, spec); // (n, d_model)
       params = model.params;
     } else {
-      checkSettings(settings);
       ({ d_model, h } = settings);
       x = embedTokens(tokens, d_model); // (n, d_model)
-      params = freshParameters(d_model, settings.seed);
+      params = freshParameters(d_model, settings.seed, spec.parameters);
     }
-    const mask = buildMask(settings.mask, tokens.length, settings.mask.includes("padding") ? settings.valid_length : null);
+    const kind = spec.masks.find((m) => m.name === settings.mask);
+    const mask = buildMask(kind, tokens.length, kind.cut ? settings.valid_length : null);
     return { tokens, weights: headWeights(params, x, h, mask), mask, d_model, h, d_k: d_model / h };
   }
 
   /** explorer_weights as nested arrays [h][n][n] of float32 values, as Python's .float() gives. */
-  function explorerWeights(settings, model) {
-    const s = Object.assign({ mask: "none", valid_length: null, seed: 0 }, settings);
-    return toNested(explorerCompute(s, model ? loadModel(model) : null).weights);
+  function explorerWeights(settings, model, spec) {
+    const s = Object.assign({}, spec.defaults, { valid_length: null }, settings);
+    return toNested(explorerCompute(s, model ? loadModel(model, spec) : null, spec).weights);
   }
 
   function toNested(panels) {
@@ -300,8 +279,9 @@
    * A trained model from its payload (schema in explorer.js): checks every name and shape, and fails
    * loudly on a missing, extra or misshapen tensor.
    */
-  function loadModel(payload) {
+  function loadModel(payload, spec) {
     if (loadedModels.has(payload)) return loadedModels.get(payload);
+    const PARAMETERS = spec.parameters, MAX_TOKENS = spec.max_tokens;
     const { d_model, h } = payload;
     if (!Number.isInteger(d_model) || !Number.isInteger(h) || h < 1 || d_model % h) {
       throw new RangeError(`model: h=${h} must divide d_model=${d_model}`);
@@ -310,7 +290,7 @@
     const unexpected = names.filter((k) => !PARAMETERS.includes(k));
     const missing = PARAMETERS.filter((k) => k.endsWith("weight") && !names.includes(k));
     if (unexpected.length || missing.length) {
-      throw new RangeError(`model params: missing ${missing.join(", ") || "none"}, unexpected ${unexpected.join(", ") || "none"}`);
+      throw new RangeError(`model params: missing [${missing.join(", ")}], unexpected [${unexpected.join(", ")}]`);
     }
     const params = {};
     for (const name of PARAMETERS) {
@@ -336,14 +316,15 @@
   }
 
   /** The model's input for tokens: embedding row + position row (as embed_names does), n rows of d_model. */
-  function modelEmbed(model, tokens) {
+  function modelEmbed(model, tokens, spec) {
+    const m = spec.messages, say = (template, values) => ns.format(m.cannot_embed, { reason: ns.format(template, values) });
     const unknown = [...new Set(tokens.filter((t) => !model.index.has(t)))];
     if (unknown.length) {
       const list = unknown.map((t) => `'${t}'`).join(", ");
-      throw new ReaderError(`This model cannot embed that sentence: unknown token${unknown.length > 1 ? "s" : ""} ${list}`);
+      throw new ReaderError(say(m.unknown_tokens, { plural: unknown.length > 1 ? "s" : "", tokens: list }));
     }
     if (model.positions && tokens.length > model.positions.length) {
-      throw new ReaderError(`This model cannot embed that sentence: it has learned ${model.positions.length} positions, the sentence has ${tokens.length} words`);
+      throw new ReaderError(say(m.positions, { positions: model.positions.length, n: tokens.length }));
     }
     return tokens.map((t, p) => {
       const row = Float64Array.from(model.embeddings[model.index.get(t)]);
@@ -485,8 +466,8 @@
   }
 
   Object.assign(ns, {
-    MASKS, D_MODELS, MAX_HEADS, MAX_TOKENS, MAX_SEED, PARAMETERS, ReaderError,
-    mix32, textWord, streamKey, uniform, splitTokens, headChoices, tokenVectors, sinusoidalPositions,
+    ReaderError,
+    mix32, textWord, streamKey, uniform, splitTokens, tokenVectors, sinusoidalPositions,
     embedTokens, freshParameters, buildMask, headWeights, explorerCompute, explorerWeights, toNested,
     loadModel, modelEmbed, float32s, bytesOf, make, uniqueId, field, select, setOptions, readConfig, autoMount, onThemeChange, anywidget,
   });

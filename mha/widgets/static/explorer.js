@@ -11,10 +11,11 @@
  *   </div>
  *
  * (or the same JSON in a data-mha-config attribute). In the JSON text, "</" must be written "<\/"
- * (Python: json.dumps(config).replace("</", "<\\/")). Every key is optional:
+ * (Python: json.dumps(config).replace("</", "<\\/")). Every key but spec is optional:
  *
  *   {
- *     "settings": {"d_model": 32, "h": 4, "mask": "none", "valid_length": null,
+ *     "spec": {...},                          mha.widgets.spec.explorer_spec(): controls, masks, messages
+ *     "settings": {"d_model": 32, "h": 4, "mask": ..., "valid_length": null,
  *                  "sentence": "the cat sat on the mat", "seed": 0, "source": "fresh"},
  *     "model": null | {
  *       "name": "recall-3, h = 4",            shown in the note
@@ -26,9 +27,10 @@
  *     }
  *   }
  *
- * settings mean what they mean for explorer_weights (mask one of "none", "causal", "padding",
- * "causal + padding"; valid_length null = n; seed 0..2**31-1); "source" is "trained" (the default when
- * a model is given) or "fresh". A tensor T is nested lists of numbers, or
+ * Python writes it (mha.widgets.frontend.explorer_config); settings mean what they mean for
+ * explorer_weights (the masks, bounds and defaults are the spec's; valid_length null = n); "source" is
+ * "trained" (the default when a model is given) or "fresh".
+ * A tensor T is nested lists of numbers, or
  * {"dtype": "float32", "shape": [rows, cols], "data": "<base64 of the little-endian float32 bytes>"}.
  * With a model, x = embeddings[token] + positions[p] and the weights are those of
  * MultiHeadAttention(x[None], mask=...) with the model's parameters (weight (d_model, d_model) and bias
@@ -37,29 +39,31 @@
  * Mount by hand: mhaFrontEnd.mountExplorer(el, config, {onChange(settings) {...}}). Either way the root
  * element gets el.mha = {settings, update(settings) -> weights [h][n][n], weights, tokens, message}.
  *
- * Live mode (options.live, set by the anywidget adapter in core.js): Python is the authority. A reader's
- * change updates the controls and calls onChange(settings); nothing is computed here. What Python sends is
- * drawn with el.mha.show(drawn), drawn = {tokens, shape: [h, n, n], weights: float32 bytes (DataView,
- * ArrayBuffer or typed array; h * n * n little-endian values), mask: uint8 bytes (n * n, 1 = may attend)
- * or null, d_model, h, d_k, parameters: {W_q, W_k, W_v, W_o, total}, message, level: "" | "warning" |
- * "error"}; tokens and message are shown as text, literally. A trained model is then described by
- * config.trained = {name, d_model, h} instead of config.model (its weights stay in Python).
+ * Live mode (options.live, set by the anywidget adapter in core.js): Python is in charge, and the page
+ * draws at once. A reader's change is merged (mergeSettings), drawn from the tested port when the page can
+ * compute it (a fresh layer, or a trained model whose weights are in the page) and sent with
+ * onChange(settings); what Python sends then replaces the picture through el.mha.show(drawn), drawn =
+ * {tokens, shape: [h, n, n], weights: float32 bytes (DataView, ArrayBuffer or typed array; h * n * n
+ * little-endian values), mask: uint8 bytes (n * n, 1 = may attend) or null, d_model, h, d_k, parameters:
+ * {W_q, W_k, W_v, W_o, total}, message, level: "" | "warning" | "error"}; tokens and message are shown as
+ * text, literally. A trained model is then described by config.trained = {name, d_model, h} instead of
+ * config.model (its weights stay in Python, which alone draws it).
  */
 (function (root) {
   "use strict";
   const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
-  const { make, field, select, setOptions, ReaderError } = ns;
-  const DEFAULTS = { d_model: 32, h: 4, mask: "none", valid_length: null, sentence: "the cat sat on the mat because it was tired", seed: 0 };
-  const STILL = " (The picture still shows the last valid input.)";
+  const { make, ReaderError } = ns;
 
   function mountExplorer(el, config, options) {
     config = config || {};
     options = options || {};
     const live = Boolean(options.live);
-    const model = config.model ? ns.loadModel(config.model)
-      : config.trained ? Object.assign({ name: "trained model", maxTokens: ns.MAX_TOKENS }, config.trained) : null;
+    const spec = config.spec, m = spec.messages;
+    const model = config.model ? ns.loadModel(config.model, spec)
+      : config.trained ? Object.assign({ name: "trained model", maxTokens: spec.max_tokens }, config.trained) : null;
+    const local = !live || !config.trained; // the page can compute this figure itself
     // The state: the fresh layer's d_model and h are kept while a trained model is shown.
-    const state = Object.assign({ source: model ? "trained" : "fresh" }, DEFAULTS);
+    let state = Object.assign({}, spec.defaults, { source: model ? "trained" : "fresh" });
     let shown = null; // what the picture shows: {tokens, weights, mask, d_model, h, d_k}
     let message = "";
     let selected = null; // {panel, row, col} of the read-out
@@ -68,36 +72,22 @@
     // -- the page ---------------------------------------------------------------------------------------
     el.classList.add("mha-explorer");
     el.replaceChildren(); // drop the inline data and any fallback
-    const c = {
-      source: select("source", [["trained", "trained model"], ["fresh", "fresh (random init)"]], "fresh"),
-      d_model: select("d_model", ns.D_MODELS, 32),
-      h: select("h", [4], 4),
-      mask: select("mask", ns.MASKS, "none"),
-      valid_length: make("input", { type: "range", name: "valid_length", min: 1, max: 1, step: 1 }),
-      sentence: make("input", { type: "text", name: "sentence", size: 44, spellcheck: "false", autocomplete: "off" }),
-      seed: make("input", { type: "number", name: "seed", min: 0, max: ns.MAX_SEED, step: 1 }),
-      numbers: make("input", { type: "checkbox", name: "show_numbers" }),
-    };
-    const validOut = make("output", { className: "mha-output", for: "" });
+    const c = ns.buildControls(spec);
+    const f = (name) => ns.labelled(spec, c, name);
     const note = make("p", { className: "mha-note" });
-    const status = make("p", { className: "mha-status", role: "status", "aria-live": "polite" });
-    const help = make("p", { className: "mha-help", id: ns.uniqueId("mha-help") },
-      "Hover over, tap or focus the picture, then use the arrow keys to read each weight (Page Up/Down: other head).");
+    const status = ns.statusLine();
+    const help = make("p", { className: "mha-help", id: ns.uniqueId("mha-help") }, m.help);
     const canvas = make("canvas", { className: "mha-canvas", tabIndex: 0, role: "img", "aria-describedby": help.id });
     const readout = make("p", { className: "mha-readout", "aria-live": "polite" }, "\u00a0");
     const shapes = make("div", { className: "mha-shapes" });
     const numbers = make("div", { className: "mha-numbers", hidden: true });
     el.append(
       make("div", { className: "mha-controls" },
-        model ? field("weights", c.source) : null,
-        field("d_model", c.d_model), field("heads h", c.h), field("mask", c.mask),
-        field("valid length", c.valid_length, validOut)),
-      make("div", { className: "mha-controls" }, field("sentence", c.sentence), field("seed", c.seed),
-        field("show numbers", c.numbers)),
+        model ? f("source") : null, f("d_model"), f("h"), f("mask"), f("valid_length")),
+      make("div", { className: "mha-controls" }, f("sentence"), f("seed"), f("show_numbers")),
       note, status,
       make("div", { className: "mha-figure" }, canvas),
       readout, help, shapes, numbers);
-    validOut.htmlFor = c.valid_length.id;
 
     // -- settings -------------------------------------------------------------------------------------
     const trained = () => state.source === "trained";
@@ -108,68 +98,30 @@
       source: state.source,
     });
 
-    /** Merge settings into the state, checking them as explorer_weights does; a bad value throws. */
+    /** Merge settings into the state, checked against the spec (mergeSettings); a bad value throws. */
     function merge(s) {
-      if ("source" in s) {
-        if (s.source !== "fresh" && !(s.source === "trained" && model)) throw new RangeError(`source must be "fresh"${model ? ' or "trained"' : ""}, got ${s.source}`);
-        state.source = s.source;
-      }
-      if (trained()) {
-        for (const k of ["d_model", "h"]) {
-          if (k in s && s[k] !== model[k]) throw new RangeError(`the trained model fixes ${k} = ${model[k]}; got ${s[k]}`);
-        }
-      } else {
-        if ("d_model" in s) {
-          if (!ns.D_MODELS.includes(s.d_model)) throw new RangeError(`d_model must be one of ${ns.D_MODELS.join(", ")}, got ${s.d_model}`);
-          state.d_model = s.d_model;
-        }
-        const choices = ns.headChoices(state.d_model);
-        if ("h" in s) {
-          if (!choices.includes(s.h)) throw new RangeError(`h must be one of ${choices.join(", ")} (divisors of d_model=${state.d_model}), got ${s.h}`);
-          state.h = s.h;
-        } else if (!choices.includes(state.h)) {
-          state.h = Math.max(...choices.filter((k) => k <= state.h)); // the largest divisor below the old h
-        }
-      }
-      if ("mask" in s) {
-        if (!ns.MASKS.includes(s.mask)) throw new RangeError(`mask must be one of ${ns.MASKS.join(", ")}, got ${s.mask}`);
-        state.mask = s.mask;
-      }
-      if ("seed" in s) {
-        if (!Number.isInteger(s.seed) || s.seed < 0 || s.seed > ns.MAX_SEED) throw new RangeError(`seed must be an int in 0..${ns.MAX_SEED}, got ${s.seed}`);
-        state.seed = s.seed;
-      }
-      if ("sentence" in s) {
-        if (typeof s.sentence !== "string") throw new TypeError(`sentence must be a string, got ${typeof s.sentence}`);
-        state.sentence = s.sentence;
-      }
-      const n = ns.splitTokens(state.sentence).length;
-      if ("valid_length" in s) {
-        const v = s.valid_length;
-        if (v !== null && (!Number.isInteger(v) || v < 1 || (n && v > n))) {
-          throw new RangeError(`valid_length must be null or an int in 1..n=${n} (the number of tokens), got ${v}`);
-        }
-        state.valid_length = v;
-      } else if (state.valid_length !== null && n && state.valid_length > n) {
-        state.valid_length = n; // a shorter sentence: the slider's maximum moves, as the reader's control does
-      }
+      const source = "source" in s ? s.source : state.source;
+      const fixed = source === "trained" && model ? { d_model: model.d_model, h: model.h } : null;
+      state = ns.mergeSettings(spec, state, s, fixed);
     }
 
     // -- drawing --------------------------------------------------------------------------------------
     function compute() {
       const tokens = ns.splitTokens(state.sentence);
-      const limit = model && trained() ? model.maxTokens : ns.MAX_TOKENS;
-      if (!tokens.length) throw new ReaderError("Type a sentence: the explorer needs at least one word (words are split at spaces).");
-      if (tokens.length > limit) throw new ReaderError(`That sentence has ${tokens.length} words; the explorer shows at most ${limit}. Please shorten it.`);
-      return ns.explorerCompute(current(), trained() ? model : null);
+      const limit = model && trained() ? model.maxTokens : spec.max_tokens;
+      if (!tokens.length) throw new ReaderError(m.no_tokens);
+      if (tokens.length > limit) throw new ReaderError(ns.format(m.too_long, { n: tokens.length, limit }));
+      return ns.explorerCompute(current(), trained() ? model : null, spec);
     }
 
-    /** Recompute and redraw for the state; a reader's bad input keeps the last picture and says why. */
+    /** Recompute and redraw for the state; a reader's bad input keeps the last picture and says why. Live
+     * with a trained model in the kernel, only the controls change until Python answers. */
     function refresh() {
-      if (live) { // Python computes; until it answers, the controls show the new state
+      if (!local && trained()) {
         syncControls();
         return shown ? ns.toNested(shown.weights) : null;
       }
+      let level = "";
       try {
         shown = compute();
         message = "";
@@ -179,15 +131,14 @@
         drawNumbers();
       } catch (error) {
         if (!(error instanceof ReaderError)) {
-          message = `Something went wrong inside the explorer: ${error.name}: ${error.message}. Please report it.`;
-          status.textContent = message;
-          status.className = "mha-status mha-error";
+          message = ns.bugMessage(spec, error);
+          ns.setStatus(status, message, "error");
           throw error;
         }
-        message = error.message + STILL;
+        message = error.message + m.still;
+        level = "warning";
       }
-      status.textContent = message;
-      status.className = message ? "mha-status mha-warning" : "mha-status";
+      ns.setStatus(status, message, level);
       syncControls();
       return shown ? ns.toNested(shown.weights) : null;
     }
@@ -240,8 +191,7 @@
         drawNumbers();
       }
       message = drawn.message || "";
-      status.textContent = message;
-      status.className = !message ? "mha-status" : drawn.level === "error" ? "mha-status mha-error" : "mha-status mha-warning";
+      ns.setStatus(status, message, drawn.level);
       syncControls();
       return shown ? ns.toNested(shown.weights) : null;
     }
@@ -269,12 +219,12 @@
         make("table", {}, make("tbody", {}, rows.map(([name, value]) => make("tr", {}, make("th", { scope: "row" }, name), make("td", {}, value))))),
         make("p", {}, make("strong", {}, "Parameters"), `: ${["W_q", "W_k", "W_v", "W_o"].map((w) => `${w} ${fmt(count(w))}`).join(" + ")} = `,
           make("strong", {}, fmt(total))),
-        make("p", { className: "mha-small" }, "The same for every h: heads split d_model, they do not add weights."));
+        make("p", { className: "mha-small" }, m.same_parameters));
     }
 
     /** The weights as HTML tables, one per head, for screen readers and for copying. */
     function drawNumbers() {
-      numbers.hidden = !c.numbers.checked;
+      numbers.hidden = !c.show_numbers.checked;
       if (numbers.hidden) { numbers.replaceChildren(); return; }
       const t = shown.tokens;
       numbers.replaceChildren(...shown.weights.map((rows, i) => make("table", { className: "mha-table" },
@@ -289,45 +239,31 @@
     /** Make every control show the state (and only offer what the state allows). */
     function syncControls() {
       const s = current();
-      const n = shown ? shown.tokens.length : 1;
-      if (model) c.source.value = state.source;
-      setOptions(c.d_model, trained() && !ns.D_MODELS.includes(model.d_model) ? [...ns.D_MODELS, model.d_model].sort((a, b) => a - b) : ns.D_MODELS, s.d_model);
-      setOptions(c.h, trained() && model.h > ns.MAX_HEADS ? [model.h] : ns.headChoices(s.d_model), s.h);
+      const control = (name) => spec.controls.find((k) => k.name === name);
+      let choices = null;
+      if (trained()) {
+        const heads = ns.choicesOf(control("h"), { d_model: model.d_model });
+        choices = {
+          d_model: [...new Set([...ns.choicesOf(control("d_model"), {}), model.d_model])].sort((a, b) => a - b),
+          h: heads.includes(model.h) ? heads : [model.h],
+        };
+      }
+      ns.syncControls(spec, c, s, { choices, tokens: shown ? shown.tokens.length : 1 });
       c.d_model.disabled = c.h.disabled = c.seed.disabled = trained();
-      c.mask.value = s.mask;
-      c.valid_length.max = String(n);
-      c.valid_length.value = String(Math.min(s.valid_length ?? n, n));
-      c.valid_length.disabled = !s.mask.includes("padding");
-      validOut.value = c.valid_length.value;
-      if (c.sentence.value !== s.sentence) c.sentence.value = s.sentence;
-      if (Number(c.seed.value) !== s.seed || c.seed.value === "") c.seed.value = String(s.seed);
+      c.valid_length.disabled = !spec.masks.find((k) => k.name === s.mask).cut;
       note.textContent = trained()
-        ? `Trained model (${model.name}): d_model = ${model.d_model} and h = ${model.h} are fixed by its weights, and the seed plays no part.`
-        : "Fresh layer: random weights, PyTorch's default initialisation, drawn from the seed.";
+        ? ns.format(m.trained_note, { name: model.name, d_model: model.d_model, h: model.h })
+        : m.fresh_note;
     }
 
     // -- the reader's input -----------------------------------------------------------------------------
     function fromReader(partial) {
       merge(partial);
-      refresh();
+      refresh(); // at once, from the port; in a kernel, Python's arrays replace the picture when they arrive
       if (options.onChange) options.onChange(current());
     }
-    c.source.addEventListener("change", () => fromReader({ source: c.source.value }));
-    c.d_model.addEventListener("change", () => fromReader({ d_model: Number(c.d_model.value) }));
-    c.h.addEventListener("change", () => fromReader({ h: Number(c.h.value) }));
-    c.mask.addEventListener("change", () => fromReader({ mask: c.mask.value }));
-    c.valid_length.addEventListener("input", () => fromReader({ valid_length: Number(c.valid_length.value) }));
-    c.sentence.addEventListener("input", () => fromReader({ sentence: c.sentence.value }));
-    c.seed.addEventListener("input", () => {
-      const seed = Number(c.seed.value);
-      if (c.seed.value.trim() === "" || !Number.isInteger(seed) || seed < 0 || seed > ns.MAX_SEED) {
-        status.textContent = `The seed must be a whole number from 0 to ${ns.MAX_SEED}.${STILL}`;
-        status.className = "mha-status mha-warning";
-        return;
-      }
-      fromReader({ seed });
-    });
-    c.numbers.addEventListener("change", () => { if (shown) drawNumbers(); });
+    ns.listen(spec, c, status, fromReader);
+    c.show_numbers.addEventListener("change", () => { if (shown) drawNumbers(); });
 
     // The read-out follows the pointer, a tap, or the keyboard on the focused picture.
     const cellAt = (event) => {
@@ -391,7 +327,7 @@
     };
     el.mha = api;
     merge(config.settings || {});
-    if (live) show(options.drawn);
+    if (live && options.drawn && options.drawn.tokens) show(options.drawn);
     else refresh();
     return api;
   }

@@ -1,0 +1,314 @@
+"""Each figure's spec, defined once: its controls (choices, bounds, defaults, labels), its rules and messages.
+
+The spec goes to the page with the figure's data (``"spec"`` in a static root's inline JSON, in the
+``config`` traitlet of a live widget), and ``mha/widgets/static/controller.js`` mounts the figure from it:
+the scripts declare no choice, bound, default or message of their own (``tests/test_frontend.py`` scans
+them). The same rules check a reader's input on both sides: :func:`merge_settings` here, ``mergeSettings``
+in ``controller.js``, a port that the browser tests keep equal to this one.
+
+A control is a :class:`Control`; a spec is a plain dict (JSON as it is)::
+
+    {"figure": "explorer", "controls": [Control.to_json(), ...], "defaults": {name: value},
+     "messages": {key: template}, ...}   plus the figure's own constants (the explorer's masks, ...)
+
+A template's ``{name}`` fields are filled by :func:`fill` (``format`` in ``controller.js``); a value is
+written as JSON (``"causal"``, ``null``, ``4``), a list as its items joined by ``", "``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from mha.compute.explorer import D_MODELS, MASKS, MAX_HEADS, MAX_SEED, MAX_TOKENS, PARAMETERS, split_tokens
+from mha.costs.report import DTYPES
+
+# -- the messages of every figure ----------------------------------------------------------------------------
+
+STILL = " (The picture still shows the last valid input.)"  # after a message about the reader's input
+STILL_NUMBERS = " (The numbers below are for the last valid input.)"  # the same, under a table
+BUG = "Something went wrong inside the {figure}: {error}. Please report it."
+WHOLE = "The {label} must be a whole number from {lo} to {hi}."  # a number box the reader is typing in
+# What a value no control offers raises (ValueError in Python, RangeError in the page), by kind of control.
+INVALID = {
+    "choice": "{name} must be one of {choices}, got {value}",
+    "divisors": "{name} must be one of {choices} (divisors of {of}={limit}), got {value}",
+    "int": "{name} must be an int in {lo}..{hi}, got {value}",
+    "tokens": "{name} must be an int in 1..n={hi} (the number of tokens), got {value}",
+    "fixed": "the trained model fixes {name} = {fixed}; got {value}",
+    "text": "{name} must be a str, got {value}",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Control:
+    """One control of a figure, named by the setting it sets (the page's ``select[name=h]``)."""
+
+    name: str  # the setting, and the control's name attribute
+    kind: str  # "select", "number" (a box), "range" (a slider), "text" or "checkbox"
+    label: str  # the text of its label
+    choices: tuple = ()  # a select's (value, text) pairs; empty when a rule gives them
+    lo: int | None = None  # a number's or slider's smallest value
+    hi: int | None = None  # and its largest, unless ``hi_from`` gives it
+    rule: str = ""  # "divisors" (h: divisors of ``of`` up to ``hi``), "upto" (1 .. the setting ``of``),
+    # "tokens" (a slider 1 .. the number of tokens of ``of``, null = all), "" (none)
+    of: str = ""  # the setting a rule depends on
+    setting: bool = True  # False for a view option that is no setting (the explorer's "show numbers")
+
+    def to_json(self) -> dict:
+        out = dataclasses.asdict(self)
+        out["choices"] = [list(c) for c in self.choices]
+        return out
+
+
+def _pairs(values, texts: dict | None = None) -> tuple:
+    return tuple((v, (texts or {}).get(v, str(v))) for v in values)
+
+
+def fill(template: str, **values: object) -> str:
+    """A message from its template: ``{name}`` fields filled, values as JSON, lists joined by ``", "``."""
+
+    def text(value: object) -> str:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list | tuple):
+            return ", ".join(text(v) for v in value)
+        return json.dumps(value)
+
+    out = template
+    for key, value in values.items():
+        out = out.replace("{" + key + "}", text(value))
+    return out
+
+
+def quoted(value: object) -> str:
+    """A value as a message shows it: JSON (``"causal"``, ``4``, ``null``)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+# -- the explorer -------------------------------------------------------------------------------------------
+
+EXPLORER_DEFAULTS = {
+    "d_model": 32,
+    "h": 4,
+    "mask": "none",
+    "valid_length": None,
+    "sentence": "the cat sat on the mat because it was tired",
+    "seed": 0,
+    "source": "fresh",
+}
+
+
+def explorer_spec(*, trained: bool = False) -> dict:
+    """The head explorer's controls, masks, defaults and messages; ``trained``: it has a trained model."""
+    sources = ("trained", "fresh") if trained else ("fresh",)
+    controls = [
+        Control("source", "select", "weights", _pairs(sources, SOURCE_TEXTS)),
+        Control("d_model", "select", "d_model", _pairs(D_MODELS)),
+        Control("h", "select", "heads h", (), lo=1, hi=MAX_HEADS, rule="divisors", of="d_model"),
+        Control("mask", "select", "mask", _pairs(MASKS)),
+        Control("sentence", "text", "sentence"),
+        Control("valid_length", "range", "valid length", lo=1, rule="tokens", of="sentence"),
+        Control("seed", "number", "seed", lo=0, hi=MAX_SEED),
+        Control("show_numbers", "checkbox", "show numbers", setting=False),
+    ]
+    return {
+        "figure": "explorer",
+        "controls": [c.to_json() for c in controls],
+        "defaults": {**EXPLORER_DEFAULTS, "source": sources[0]},
+        # what each mask hides: no_later (a query sees no later key), cut (no key at or after valid_length)
+        "masks": [{"name": m, "no_later": "causal" in m, "cut": "padding" in m} for m in MASKS],
+        "max_tokens": MAX_TOKENS,
+        "parameters": list(PARAMETERS),
+        "messages": {
+            "still": STILL,
+            "bug": BUG,
+            "whole": WHOLE,
+            "invalid": dict(INVALID),
+            "no_tokens": "Type a sentence: the explorer needs at least one word (words are split at spaces).",
+            "too_long": "That sentence has {n} words; the explorer shows at most {limit}. Please shorten it.",
+            "cannot_embed": "This model cannot embed that sentence: {reason}",
+            "unknown_tokens": "unknown token{plural} {tokens}",
+            "positions": "it has learned {positions} positions, the sentence has {n} words",
+            "trained_note": (
+                "Trained model ({name}): d_model = {d_model} and h = {h} are fixed by its weights, "
+                "and the seed plays no part."
+            ),
+            "fresh_note": (
+                "Fresh layer: random weights, PyTorch's default initialisation, drawn from the seed."
+            ),
+            "help": (
+                "Hover over, tap or focus the picture, then use the arrow keys to read each weight "
+                "(Page Up/Down: other head)."
+            ),
+            "same_parameters": "The same for every h: heads split d_model, they do not add weights.",
+        },
+    }
+
+
+SOURCE_TEXTS = {"trained": "trained model", "fresh": "fresh (random init)"}
+
+# -- the window explorer -------------------------------------------------------------------------------------
+
+WINDOW_BOUNDS = {"n": (2, 32), "window": (1, 32), "layers": (1, 8)}  # inclusive bounds of the number inputs
+PERIODS = (0, 2, 3, 4, 6)  # one global layer in every this many (0: none); gpt-oss 2, Gemma 3 6
+WINDOW_DEFAULTS = {"n": 16, "window": 4, "layers": 6, "global_period": 3}  # and layer: the last
+
+
+def windows_spec() -> dict:
+    """The window explorer's controls, defaults and messages."""
+    periods = {p: f"1 in {p} layers" if p else "no global layer" for p in PERIODS}
+    controls = [
+        Control("n", "number", "tokens", lo=WINDOW_BOUNDS["n"][0], hi=WINDOW_BOUNDS["n"][1]),
+        Control("window", "number", "window", lo=WINDOW_BOUNDS["window"][0], hi=WINDOW_BOUNDS["window"][1]),
+        Control("layers", "number", "layers", lo=WINDOW_BOUNDS["layers"][0], hi=WINDOW_BOUNDS["layers"][1]),
+        Control("global_period", "select", "global layer", _pairs(PERIODS, periods)),
+        Control("layer", "select", "show layer", lo=1, rule="upto", of="layers"),
+    ]
+    return {
+        "figure": "window explorer",
+        "controls": [c.to_json() for c in controls],
+        "defaults": {**WINDOW_DEFAULTS, "layer": WINDOW_DEFAULTS["layers"]},
+        "messages": {
+            "still": STILL,
+            "bug": BUG,
+            "whole": WHOLE,
+            "invalid": dict(INVALID),
+            "kind_global": "global",
+            "kind_local": "local, window {window}",
+            "summary": (
+                "After layer {layer}, token {n} has seen inputs {first} to {n}. With {n} tokens, these "
+                "{layers} layers cache {cached} token entries per sequence, against {full} if every layer "
+                "were global."
+            ),
+        },
+    }
+
+
+# -- the cost calculator -------------------------------------------------------------------------------------
+
+MAX_CONTEXT = 2**24  # the largest context the control accepts (Llama 4 Scout was trained for 10,485,760)
+MAX_BATCH = 2**12  # and the largest batch
+CALCULATOR_DEFAULTS = {"model": "Llama 3.1 8B", "context": 4096, "batch": 1, "dtype": "bfloat16"}
+
+
+def calculator_spec(models: list[str]) -> dict:
+    """The calculator's controls (``models``: the decoder-only models it offers), defaults and messages."""
+    controls = [
+        Control("model", "select", "model", _pairs(models)),
+        Control("dtype", "select", "dtype", _pairs(DTYPES)),
+        Control("context", "number", "context", lo=1, hi=MAX_CONTEXT),
+        Control("batch", "number", "batch", lo=1, hi=MAX_BATCH),
+    ]
+    return {
+        "figure": "calculator",
+        "controls": [c.to_json() for c in controls],
+        "defaults": dict(CALCULATOR_DEFAULTS),
+        "dtypes": {k: v.itemsize for k, v in DTYPES.items()},  # bytes per element of the cache
+        "messages": {"still": STILL_NUMBERS, "bug": BUG, "whole": WHOLE, "invalid": dict(INVALID)},
+    }
+
+
+# -- the rules: one merge of settings, ported to controller.js -----------------------------------------------
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def choices(spec: dict, control: dict, state: dict) -> list:
+    """The values a control offers in ``state``: its choices, or those its rule gives."""
+    if control["rule"] == "divisors":
+        limit = state[control["of"]]
+        return [k for k in range(1, min(limit, control["hi"]) + 1) if limit % k == 0]
+    if control["rule"] == "upto":
+        return list(range(control["lo"], state[control["of"]] + 1))
+    return [v for v, _ in control["choices"]]
+
+
+def next_valid(values: list, old: object) -> object:
+    """The value a control moves to when ``old`` is no longer offered: the largest below, else the first."""
+    below = [v for v in values if v <= old]
+    return max(below) if below else values[0]
+
+
+def invalid(spec: dict, kind: str, **fields: object) -> str:
+    """The message of a value no control offers."""
+    return fill(spec["messages"]["invalid"][kind], **fields)
+
+
+def merge_settings(spec: dict, state: dict, changes: dict, *, fixed: dict | None = None) -> dict:
+    """``state`` with ``changes`` merged in, checked against ``spec`` as the page's controls check them.
+
+    A setting that depends on a changed one follows it (``h`` the largest divisor below the old ``h``,
+    ``layer`` at most ``layers``, ``valid_length`` at most the number of tokens).
+
+    Args:
+        spec: a figure's spec (:func:`explorer_spec`, ...).
+        state: the current settings (not changed).
+        changes: the settings to change.
+        fixed: settings the state does not let change (a trained model's ``d_model`` and ``h``).
+
+    Returns:
+        The new settings.
+
+    Raises:
+        KeyError: an unknown setting. TypeError: a sentence that is not a str. ValueError: a value no
+            control offers (the message is the spec's ``invalid`` template).
+    """
+    controls = {c["name"]: c for c in spec["controls"] if c["setting"]}
+    unknown = sorted(set(changes) - set(controls))
+    if unknown:
+        raise KeyError(f"unknown settings {unknown}; the settings are {list(controls)}")
+    fixed = fixed or {}
+    out = dict(state)
+    for name, control in controls.items():  # in the spec's order: a rule's setting comes before it
+        if name in fixed:
+            if name in changes and changes[name] != fixed[name]:
+                raise ValueError(
+                    invalid(spec, "fixed", name=name, fixed=fixed[name], value=quoted(changes[name]))
+                )
+            continue
+        value = changes.get(name, out.get(name))
+        if control["kind"] == "text":
+            if not isinstance(value, str):
+                raise TypeError(invalid(spec, "text", name=name, value=type(value).__name__))
+        elif control["rule"] == "tokens":
+            n = len(split_tokens(out[control["of"]]))
+            if name in changes:
+                if value is not None and (not _is_int(value) or value < 1 or (n and value > n)):
+                    raise ValueError(invalid(spec, "tokens", name=name, hi=n, value=quoted(value)))
+            elif value is not None and n and value > n:
+                value = n  # a shorter sentence: the slider's maximum moves
+        elif control["kind"] == "number":
+            if not _is_int(value) or not control["lo"] <= value <= control["hi"]:
+                lo, hi = control["lo"], control["hi"]
+                raise ValueError(invalid(spec, "int", name=name, lo=lo, hi=hi, value=quoted(value)))
+        else:  # a select
+            offered = choices(spec, control, out)
+            ok = (
+                value in offered
+                and (_is_int(value) or isinstance(value, str))
+                and type(value) is type(offered[0])
+            )
+            if not ok and name in changes:
+                kind = "divisors" if control["rule"] == "divisors" else "choice"
+                if control["rule"] == "upto":
+                    raise ValueError(
+                        invalid(spec, "int", name=name, lo=control["lo"], hi=offered[-1], value=quoted(value))
+                    )
+                raise ValueError(
+                    invalid(
+                        spec,
+                        kind,
+                        name=name,
+                        choices=offered,
+                        of=control["of"],
+                        limit=out.get(control["of"]),
+                        value=quoted(value),
+                    )
+                )
+            if not ok:
+                value = next_valid(offered, value)
+        out[name] = value
+    return out

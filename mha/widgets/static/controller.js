@@ -1,0 +1,219 @@
+/* mha front end, the controller: one way to mount a figure from its spec (mha/widgets/spec.py).
+ *
+ * Needs core.js first. A figure's spec comes from Python with its data ("spec" in the inline JSON of a
+ * static root, or in the config traitlet of a live widget): its controls (name, kind, label, choices,
+ * bounds, rule), defaults and message templates. This file declares none of them. It holds
+ *
+ *   - the pure state functions, a port of mha/widgets/spec.py that tests/test_frontend.py keeps equal to
+ *     the Python: format (spec.fill), choicesOf (spec.choices), nextValid, mergeSettings;
+ *   - the page: controls built from the spec (buildControls), kept equal to the state (syncControls), a
+ *     status line (setStatus), and mountFigure, which wires them to a figure's own compute and draw, in
+ *     static mode (the page computes) or live mode (a kernel computes; see core.js's anywidget adapter).
+ *
+ * A figure keeps only its drawing and its computation: it passes mountFigure
+ *   {spec, settings, live, drawn, onChange, fixed(state), compute(state) -> result, draw(result),
+ *    show(drawn) -> result (live), extra(node) (figure-specific nodes), sync(state)}.
+ */
+(function (root) {
+  "use strict";
+  const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
+  const { make, field, setOptions } = ns;
+
+  // ---------------------------------------------------------------------------------------------------
+  // Pure state functions (mha/widgets/spec.py): no page needed.
+  // ---------------------------------------------------------------------------------------------------
+
+  /** A value as a message shows it: JSON; a list's items joined by ", ". */
+  function text(value) {
+    if (typeof value === "string") return value;
+    if (Array.isArray(value)) return value.map(text).join(", ");
+    return value === undefined ? "null" : JSON.stringify(value);
+  }
+
+  /** A message from its template: "{name}" fields filled (spec.fill). */
+  function format(template, values) {
+    let out = template;
+    for (const [key, value] of Object.entries(values || {})) out = out.split(`{${key}}`).join(text(value));
+    return out;
+  }
+
+  const isInt = (v) => Number.isInteger(v);
+
+  /** The values a control offers in a state: its choices, or those its rule gives (spec.choices). */
+  function choicesOf(control, state) {
+    if (control.rule === "divisors") {
+      const limit = state[control.of], out = [];
+      for (let k = 1; k <= Math.min(limit, control.hi); k++) if (limit % k === 0) out.push(k);
+      return out;
+    }
+    if (control.rule === "upto") {
+      const out = [];
+      for (let k = control.lo; k <= state[control.of]; k++) out.push(k);
+      return out;
+    }
+    return control.choices.map(([v]) => v);
+  }
+
+  /** The value a control moves to when old is no longer offered: the largest below it, else the first. */
+  function nextValid(values, old) {
+    const below = values.filter((v) => v <= old);
+    return below.length ? Math.max(...below) : values[0];
+  }
+
+  /** A reader's input that cannot be drawn: the front end shows the message, it is not a bug. */
+  function invalid(spec, kind, fields) {
+    return new RangeError(format(spec.messages.invalid[kind], fields));
+  }
+
+  /**
+   * state with changes merged in, checked as the controls check them (spec.merge_settings): a setting that
+   * depends on a changed one follows it. Throws RangeError (TypeError for a sentence that is no string)
+   * with the spec's message; `fixed` holds settings the state does not let change.
+   */
+  function mergeSettings(spec, state, changes, fixed) {
+    const controls = spec.controls.filter((c) => c.setting);
+    const names = controls.map((c) => c.name);
+    const unknown = Object.keys(changes).filter((k) => !names.includes(k)).sort();
+    if (unknown.length) throw new RangeError(`unknown settings ${unknown.join(", ")}; the settings are ${names.join(", ")}`);
+    fixed = fixed || {};
+    const out = Object.assign({}, state);
+    for (const control of controls) { // in the spec's order: a rule's setting comes before it
+      const name = control.name, given = name in changes;
+      if (name in fixed) {
+        if (given && changes[name] !== fixed[name]) throw invalid(spec, "fixed", { name, fixed: fixed[name], value: JSON.stringify(changes[name]) });
+        continue;
+      }
+      let value = given ? changes[name] : out[name];
+      if (control.kind === "text") {
+        if (typeof value !== "string") throw new TypeError(format(spec.messages.invalid.text, { name, value: typeof value }));
+      } else if (control.rule === "tokens") {
+        const n = ns.splitTokens(out[control.of]).length;
+        if (given) {
+          if (value !== null && (!isInt(value) || value < 1 || (n && value > n))) throw invalid(spec, "tokens", { name, hi: n, value: JSON.stringify(value) });
+        } else if (value !== null && value !== undefined && n && value > n) {
+          value = n; // a shorter sentence: the slider's maximum moves
+        }
+      } else if (control.kind === "number") {
+        if (!isInt(value) || value < control.lo || value > control.hi) throw invalid(spec, "int", { name, lo: control.lo, hi: control.hi, value: JSON.stringify(value) });
+      } else { // a select
+        const offered = choicesOf(control, out);
+        const ok = offered.includes(value) && typeof value === typeof offered[0];
+        if (!ok && given) {
+          if (control.rule === "upto") throw invalid(spec, "int", { name, lo: control.lo, hi: offered[offered.length - 1], value: JSON.stringify(value) });
+          throw invalid(spec, control.rule === "divisors" ? "divisors" : "choice",
+            { name, choices: offered, of: control.of, limit: out[control.of], value: JSON.stringify(value) });
+        }
+        if (!ok) value = nextValid(offered, value);
+      }
+      out[name] = value;
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // The page: controls from the spec, a status line, and mounting.
+  // ---------------------------------------------------------------------------------------------------
+
+  /** The controls of a spec, by name: select, number box, slider, text box or checkbox. */
+  function buildControls(spec) {
+    const c = {};
+    for (const control of spec.controls) {
+      const { name, kind } = control;
+      if (kind === "select") c[name] = make("select", { name });
+      else if (kind === "number") c[name] = make("input", { type: "number", name, min: control.lo, max: control.hi, step: 1 });
+      else if (kind === "range") c[name] = make("input", { type: "range", name, min: control.lo, max: control.lo, step: 1 });
+      else if (kind === "text") c[name] = make("input", { type: "text", name, size: 44, spellcheck: "false", autocomplete: "off" });
+      else c[name] = make("input", { type: "checkbox", name });
+    }
+    return c;
+  }
+
+  /** A control with its label (and, for a slider, an <output> of its value). */
+  function labelled(spec, c, name) {
+    const control = spec.controls.find((k) => k.name === name);
+    if (control.kind !== "range") return field(control.label, c[name]);
+    const out = make("output", { className: "mha-output" });
+    const node = field(control.label, c[name], out);
+    out.htmlFor = c[name].id;
+    c[name].mhaOutput = out;
+    return node;
+  }
+
+  /** Make every control show the state, offering only what the state allows. */
+  function syncControls(spec, c, state, options) {
+    options = options || {};
+    for (const control of spec.controls) {
+      if (!control.setting) continue;
+      const node = c[control.name], value = state[control.name];
+      if (control.kind === "select") {
+        const offered = (options.choices && options.choices[control.name]) || choicesOf(control, state);
+        const texts = new Map(control.choices.map(([v, t]) => [v, t]));
+        setOptions(node, offered.map((v) => [v, texts.get(v) ?? String(v)]), value);
+      } else if (control.kind === "number") {
+        if (Number(node.value) !== value || node.value === "") node.value = String(value);
+      } else if (control.kind === "range") {
+        const n = options.tokens || 1;
+        node.max = String(n);
+        node.value = String(Math.min(value ?? n, n));
+        if (node.mhaOutput) node.mhaOutput.value = node.value;
+      } else if (control.kind === "text") {
+        if (node.value !== value) node.value = value;
+      }
+    }
+  }
+
+  /** The value a control holds, as its setting (numbers as numbers; NaN for a box being typed in). */
+  function readControl(spec, c, name) {
+    const control = spec.controls.find((k) => k.name === name), node = c[name];
+    if (control.kind === "text") return node.value;
+    if (control.kind === "checkbox") return node.checked;
+    if (control.kind === "number") return node.value.trim() === "" ? NaN : Number(node.value);
+    const first = control.choices.length ? control.choices[0][0] : 0;
+    return typeof first === "number" ? Number(node.value) : node.value;
+  }
+
+  function statusLine() {
+    return make("p", { className: "mha-status", role: "status", "aria-live": "polite" });
+  }
+
+  /** Show a message: level "" (none), "warning" (the reader's input) or "error" (a bug). */
+  function setStatus(node, message, level) {
+    node.textContent = message || "";
+    node.className = !message ? "mha-status" : level === "error" ? "mha-status mha-error" : "mha-status mha-warning";
+  }
+
+  /** What a number box being typed in says when its value is not yet a setting, or null when it is fine. */
+  function boxMessage(spec, name, value) {
+    const control = spec.controls.find((k) => k.name === name);
+    if (control.kind !== "number" || (isInt(value) && value >= control.lo && value <= control.hi)) return null;
+    return format(spec.messages.whole, { label: control.label, lo: control.lo, hi: control.hi }) + spec.messages.still;
+  }
+
+  /**
+   * Listen to every control of the spec: a reader's change calls onInput({name: value}); a number box that
+   * does not hold a valid value yet shows the spec's message in `status` instead.
+   */
+  function listen(spec, c, status, onInput) {
+    for (const control of spec.controls) {
+      if (!control.setting) continue;
+      const node = c[control.name];
+      const event = control.kind === "select" ? "change" : "input";
+      node.addEventListener(event, () => {
+        const value = readControl(spec, c, control.name);
+        const note = boxMessage(spec, control.name, value);
+        if (note) { setStatus(status, note, "warning"); return; }
+        onInput({ [control.name]: value });
+      });
+    }
+  }
+
+  /** The message of an unexpected error (a bug), from the spec's template. */
+  function bugMessage(spec, error) {
+    return format(spec.messages.bug, { figure: spec.figure, error: `${error.name}: ${error.message}` });
+  }
+
+  Object.assign(ns, {
+    format, choicesOf, nextValid, mergeSettings,
+    buildControls, labelled, syncControls, readControl, statusLine, setStatus, boxMessage, listen, bugMessage,
+  });
+})(globalThis);
