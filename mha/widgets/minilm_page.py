@@ -35,18 +35,21 @@ Shape legend:
 from __future__ import annotations
 
 import base64
+import functools
+import io
 import json
+import math
 import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from IPython.display import HTML
 
+from mha.figures.pretrained import plot_head_grid
 from mha.pretrained.heads import PATTERNS
-from mha.pretrained.minilm import MINILM, MiniLMEncoder, load_minilm, model_version
-from mha.widgets.frontend import root_html
+from mha.pretrained.minilm import MINILM, MiniLMEncoder, attend, load_minilm, model_version
+from mha.widgets.frontend import inline_json
 
 CLASS_NAME = "mha-minilm"  # the root element's class, which minilm.js mounts
 WEIGHTS_FILE = "minilm-weights.js"  # written beside minilm.js in the built site's _static/
@@ -69,10 +72,11 @@ PATTERN_NAMES = {
     "broad": "spread their weight broadly",
     "mixed": "are focused, but on no listed pattern",
 }
-# What the box says, in one place; {n}, {max}, {chars} and {cut} are filled in by the page.
+# What the box says, in one place; {mb} is filled in by box_spec, {n}, {max}, {chars}, {cut}, {k}, {words}
+# and {error} by the page.
 MESSAGES = {
-    "idle": "Type a sentence and press Run: the model loads in your browser the first time (about 60 MB).",
-    "loading": "Loading all-MiniLM-L6-v2 into this page (about 60 MB, once)…",
+    "idle": "Type a sentence and press Run: the model loads in your browser the first time ({mb} MB).",
+    "loading": "Loading all-MiniLM-L6-v2 into this page ({mb} MB, once)…",
     "running": "Running the model on your sentence…",
     "empty": "Type a sentence first: there is nothing to run the model on.",
     "truncated": (
@@ -121,6 +125,7 @@ def box_spec(
         if not isinstance(text, str):
             raise TypeError(f"{name} must be a string, got {type(text).__name__}")
     present = [p for p in (*PATTERNS, "broad", "mixed") if any(p in row for row in labels)]
+    megabytes = f"{weights_size()[1] / 1e6:.0f}"
     return {
         "model": MODEL_NAME,
         "layers": L,
@@ -133,40 +138,115 @@ def box_spec(
         "callback": CALLBACK,
         "labels": [list(row) for row in labels],
         "patterns": [[p, PATTERN_NAMES[p]] for p in present],
-        "messages": dict(MESSAGES),
+        "messages": {key: text.replace("{mb}", megabytes) for key, text in MESSAGES.items()},
         "sentence": sentence,
         "other": other,
     }
 
 
 def box_html(labels: Sequence[Sequence[str]], **kwargs: str) -> str:
-    """The box's root element, ``<div class="mha-minilm">``, with :func:`box_spec` inline."""
-    return root_html(CLASS_NAME, box_spec(labels, **kwargs), fallback=FALLBACK)
+    """The box's root element, ``<div class="mha-minilm">``, with :func:`box_spec` inline.
 
-
-def minilm_box(labels: Sequence[Sequence[str]], **kwargs: str) -> HTML:
-    """The box for a chapter's output: an IPython HTML display of :func:`box_html`.
-
-    On the book's site ``minilm.js`` mounts it and runs the model in the reader's browser. In a live
-    kernel it shows its fallback text (the Python viewer is :class:`mha.widgets.realheads.EncoderExplorer`).
+    The :data:`FALLBACK` text is visible until ``minilm.js`` mounts the box (and removes it), so a notebook
+    front end that does not run the book's scripts shows what the box is instead of nothing.
     """
-    return HTML(box_html(labels, **kwargs))
+    spec = inline_json(box_spec(labels, **kwargs))
+    return (
+        f'<div class="{CLASS_NAME}"><script type="application/json">{spec}</script>'
+        f'<div class="mm-fallback">{FALLBACK}</div></div>'
+    )
+
+
+class MiniLMBox:
+    """The box as a chapter's output: ``text/html`` (:func:`box_html`) for the site, and, when made with an
+    encoder, ``image/png``: all heads on the first sentence, the static picture for the PDF.
+
+    Args:
+        labels: the census's head labels, as for :func:`box_spec`.
+        encoder: an encoder from :func:`mha.pretrained.load_minilm`, to draw the static picture with (none
+            without it).
+        sentence, other: as for :func:`box_spec`.
+    """
+
+    def __init__(
+        self,
+        labels: Sequence[Sequence[str]],
+        *,
+        encoder: MiniLMEncoder | None = None,
+        sentence: str = DEFAULT_SENTENCE,
+        other: str = DEFAULT_OTHER,
+    ) -> None:
+        self.html = box_html(labels, sentence=sentence, other=other)
+        self.sentence = sentence
+        self.png = _picture(encoder, sentence) if encoder is not None else None
+
+    def __repr__(self) -> str:
+        return f"MiniLMBox(sentence={self.sentence!r}): all-MiniLM-L6-v2 in the page, on the book's site"
+
+    def _repr_mimebundle_(self, **kwargs: object) -> dict:
+        bundle = {"text/plain": repr(self), "text/html": self.html}
+        if self.png is not None:
+            bundle["image/png"] = base64.b64encode(self.png).decode("ascii")
+        return bundle
+
+
+def _picture(encoder: MiniLMEncoder, sentence: str) -> bytes:
+    """PNG bytes of every head on ``sentence`` (:func:`mha.figures.pretrained.plot_head_grid`)."""
+    tokens, attentions = attend(encoder, sentence)  # (L, h, n, n)
+    fig = plot_head_grid(attentions, tokens, title=sentence)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=60)
+    from matplotlib import pyplot as plt  # imported by plot_head_grid already
+
+    plt.close(fig)  # shown as this box's picture, not again as a figure of the cell
+    return buffer.getvalue()
+
+
+def minilm_box(labels: Sequence[Sequence[str]], **kwargs: object) -> MiniLMBox:
+    """The box for a chapter's output (:class:`MiniLMBox`).
+
+    On the book's site ``minilm.js`` mounts it and runs the model in the reader's browser; the PDF shows its
+    static picture; a live kernel shows its fallback text (the Python viewer is
+    :class:`mha.widgets.realheads.EncoderExplorer`).
+    """
+    return MiniLMBox(labels, **kwargs)
 
 
 # -- the weights script, written at build time ---------------------------------------------------------------
 
 
+def _page_shapes(state: dict) -> dict:
+    """The shape of each tensor as the weights script stores it (positions and segments cut)."""
+    shapes = {name: tuple(t.shape) for name, t in state.items()}
+    shapes["position_embeddings.weight"] = (MAX_TOKENS, shapes["position_embeddings.weight"][1])
+    shapes["token_type_embeddings.weight"] = (1, shapes["token_type_embeddings.weight"][1])
+    return shapes
+
+
+@functools.cache
+def weights_size() -> tuple[int, int]:
+    """``(values, characters)``: how many weights the weights script holds, and the length of their base64.
+
+    Counted from :data:`mha.pretrained.MINILM`'s sizes, without loading the weights (a test checks it against
+    :func:`weights_payload`).
+    """
+    c = MINILM
+    d, d_ff = c.d_model, c.d_ff
+    per_layer = [(d, d), (d,)] * 4 + [(d,), (d,), (d_ff, d), (d_ff,), (d, d_ff), (d,), (d,), (d,)]
+    shapes = [(c.vocab_size, d), (MAX_TOKENS, d), (1, d), (d,), (d,)] + per_layer * c.n_layers
+    values = sum(math.prod(shape) for shape in shapes)
+    characters = sum(4 * math.ceil(2 * math.prod(shape) / 3) for shape in shapes)  # float16 in base64
+    return values, characters
+
+
 def weights_payload(encoder: MiniLMEncoder) -> dict:
     """The weights script's data (see the module docstring): float16 tensors in base64, the vocabulary."""
     state = encoder.state_dict()
-    cut = {
-        # (MAX_TOKENS, d_model): the positions a tokenized sentence can reach
-        "position_embeddings.weight": state["position_embeddings.weight"][:MAX_TOKENS],
-        "token_type_embeddings.weight": state["token_type_embeddings.weight"][:1],  # (1, d_model): segment A
-    }
+    shapes = _page_shapes(state)  # positions: (MAX_TOKENS, d_model), segments: (1, d_model), segment A
     tensors = {}
     for name, t in state.items():
-        values = cut.get(name, t).detach().to("cpu").numpy().astype("<f2")  # float16, little-endian
+        t = t[: shapes[name][0]] if shapes[name] != tuple(t.shape) else t
+        values = t.detach().to("cpu").numpy().astype("<f2")  # float16, little-endian
         data = base64.b64encode(values.tobytes()).decode("ascii")
         tensors[name] = {"shape": list(values.shape), "data": data}
     vocab = encoder.tokenizer.get_vocab()  # token -> id
@@ -227,11 +307,13 @@ __all__ = [
     "MAX_TOKENS",
     "MESSAGES",
     "WEIGHTS_FILE",
+    "MiniLMBox",
     "box_html",
     "box_spec",
     "decode_tensor",
     "minilm_box",
     "weights_payload",
     "weights_script",
+    "weights_size",
     "write_weights_script",
 ]

@@ -40,7 +40,7 @@
 
     // -- tokenizer: tokenizers' BertNormalizer (clean text, Chinese characters, strip accents, lower case),
     //    BertPreTokenizer (whitespace, punctuation) and WordPiece (greedy longest match, "##", [UNK])
-    const CONTROL = /\p{C}/u, SPACE = /\s/u, MARK = /\p{Mn}/u, PUNCT = /\p{P}/u;
+    const CONTROL = /[\p{Cc}\p{Cf}\p{Co}]/u, SPACE = /\s/u, MARK = /\p{Mn}/u, PUNCT = /\p{P}/u;
     const ASCII_PUNCT = new Set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~");
     function isChinese(cp) {
       return (cp >= 0x4e00 && cp <= 0x9fff) || (cp >= 0x3400 && cp <= 0x4dbf) || (cp >= 0x20000 && cp <= 0x2a6df)
@@ -362,6 +362,7 @@
     if (root.mha) return;
     const spec = JSON.parse(root.querySelector("script[type='application/json']").textContent);
     const L = spec.layers, H = spec.heads, M = spec.messages;
+    root.querySelectorAll(".mm-fallback").forEach((e) => e.remove()); // for pages that run no scripts
     if (!document.getElementById("mha-minilm-style")) {
       document.head.appendChild(el("style", { id: "mha-minilm-style", text: STYLE }));
     }
@@ -408,7 +409,7 @@
       el("div", { class: "mm-row" }, toggle, layerSelect, patternSelect, reset),
       readout, bigTitle, el("div", { class: "mm-big" }, big));
 
-    const state = { shown: [0, 0], off: new Set(), result: null, intact: null, busy: false };
+    const state = { shown: [0, 0], off: new Set(), result: null, loaded: false, ticket: 0 };
     const key = (l, hh) => l * H + hh;
     const offList = () => [...state.off].sort((a, b) => a - b).map((i) => [Math.floor(i / H), i % H]);
 
@@ -462,25 +463,24 @@
       big.setAttribute("aria-label", `Attention of layer ${l + 1}, head ${hh + 1} over ${n} tokens`);
     }
 
-    function readOut(values) {
-      const k = state.off.size;
-      if (!values) { readout.textContent = ""; return; }
-      readout.textContent = k === 0
-        ? `All ${L * H} heads on. Similarity of your two sentences: ${values.sim0.toFixed(3)}.`
+    function readOut(values, k) {
+      const pair = Number.isNaN(values.sim0) ? "" : k === 0
+        ? ` Similarity of your two sentences: ${values.sim0.toFixed(3)}.`
+        : ` Similarity of your two sentences: ${values.sim.toFixed(3)} (intact: ${values.sim0.toFixed(3)}).`;
+      readout.textContent = (k === 0 ? `All ${L * H} heads on.`
         : `${k} of ${L * H} heads off. Your sentence's embedding vs. the intact model's: cosine ` +
-          `${values.cos.toFixed(3)}. Similarity of your two sentences: ${values.sim.toFixed(3)} ` +
-          `(intact: ${values.sim0.toFixed(3)}).`;
+          `${values.cos.toFixed(3)}.`) + pair;
     }
 
     async function refresh() {
       let text = sentence.value, notes = [];
-      if (!text.trim()) { say(M.empty, "warning"); return; }
+      if (!text.trim()) { state.ticket++; say(M.empty, "warning"); return; }
       if (text.length > spec.max_chars) {
         notes.push(fill(M.too_long, { chars: spec.max_chars, cut: text.length - spec.max_chars }));
         text = text.slice(0, spec.max_chars);
       }
       const second = other.value.slice(0, spec.max_chars);
-      state.busy = true;
+      const ticket = ++state.ticket; // only the latest run draws: the reader may click while one runs
       try {
         if (!state.loaded) say(M.loading);
         const m = await loadModel(spec);
@@ -497,15 +497,14 @@
           const b = off.length ? await m.call({ type: "embed", sentence: second, off }) : b0;
           sim0 = dot(intact, b0.embedding); sim = dot(r.embedding, b.embedding);
         }
+        if (ticket !== state.ticket) return;
         state.result = r;
         say(notes.join(" ") || `${r.tokens.length} tokens. Click a head to see it large.`,
           notes.length ? "warning" : "");
         draw();
-        readOut({ cos: dot(intact, r.embedding), sim, sim0 });
+        readOut({ cos: dot(intact, r.embedding), sim, sim0 }, off.length);
       } catch (error) {
-        say(fill(M.failed, { error: error.message }), "error");
-      } finally {
-        state.busy = false;
+        if (ticket === state.ticket) say(fill(M.failed, { error: error.message }), "error");
       }
     }
 

@@ -1,0 +1,159 @@
+"""The Python side of chapter 1's in-page MiniLM box (mha/widgets/minilm_page.py, _ext/minilm_weights.py).
+
+The browser side (tokenizer, forward pass, box) is tested on the built site by tests/test_site_minilm.py.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import yaml
+
+from mha.pretrained import MINILM, load_minilm
+from mha.pretrained.heads import PATTERNS
+from mha.widgets import minilm_page
+from mha.widgets.frontend import SCRIPTS
+from mha.widgets.minilm_page import (
+    CLASS_NAME,
+    FORMAT,
+    MAX_TOKENS,
+    MESSAGES,
+    WEIGHTS_FILE,
+    box_html,
+    box_spec,
+    decode_tensor,
+    minilm_box,
+    weights_payload,
+    weights_size,
+    write_weights_script,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+LABELS = [["cls"] * 6 + ["broad"] * 3 + ["previous", "mixed", "sep"] for _ in range(MINILM.n_layers)]
+
+
+def _spec_of(page_html: str) -> dict:
+    found = re.search(r'<script type="application/json">(.*?)</script>', page_html, re.S)
+    return json.loads(found.group(1).replace("<\\/", "</"))
+
+
+def test_the_spec_carries_limits_messages_and_the_census_patterns():
+    spec = box_spec(LABELS)
+    assert (spec["layers"], spec["heads"], spec["d_model"]) == (MINILM.n_layers, MINILM.h, MINILM.d_model)
+    assert spec["max_tokens"] == MAX_TOKENS and spec["weights"] == WEIGHTS_FILE and spec["format"] == FORMAT
+    megabytes = f"{weights_size()[1] / 1e6:.0f}"
+    assert spec["messages"] == {k: v.replace("{mb}", megabytes) for k, v in MESSAGES.items()}
+    assert spec["labels"] == LABELS and "{mb}" in MESSAGES["loading"] and megabytes == "60"
+    assert [p for p, _ in spec["patterns"]] == ["cls", "sep", "previous", "broad", "mixed"]  # census order
+    assert set(PATTERNS) <= set(minilm_page.PATTERN_NAMES)
+
+
+def test_the_max_tokens_are_the_tokenizers_truncation():
+    truncation = load_minilm().tokenizer.truncation
+    assert truncation["max_length"] == MAX_TOKENS
+
+
+@pytest.mark.parametrize(
+    ("labels", "error"),
+    [
+        (LABELS[:5], ValueError),
+        ([row[:11] for row in LABELS], ValueError),
+        ([["cls"] * 11 + ["nonsense"]] * 6, ValueError),
+        ("cls", ValueError),
+    ],
+)
+def test_the_spec_rejects_labels_that_are_not_a_census(labels, error):
+    with pytest.raises(error, match="labels"):
+        box_spec(labels)
+
+
+def test_the_spec_rejects_a_sentence_that_is_not_a_string():
+    with pytest.raises(TypeError, match="sentence"):
+        box_spec(LABELS, sentence=3)
+
+
+def test_the_root_holds_the_spec_inline_and_a_visible_fallback():
+    page = box_html(LABELS, sentence="a </script> b")
+    assert page.startswith(f'<div class="{CLASS_NAME}">')
+    assert _spec_of(page)["sentence"] == "a </script> b"  # "</" cannot end the script early
+    assert 'class="mm-fallback"' in page and len(page) < 10_000
+
+
+def test_the_box_output_has_html_and_with_an_encoder_a_picture():
+    plain = minilm_box(LABELS)._repr_mimebundle_()
+    assert set(plain) == {"text/plain", "text/html"}
+    assert _spec_of(plain["text/html"])["labels"] == LABELS
+    pictured = minilm_box(LABELS, encoder=load_minilm())._repr_mimebundle_()
+    assert pictured["image/png"].startswith("iVBORw0KGgo")  # base64 of the PNG signature
+
+
+def test_the_weights_payload_is_the_encoder_in_float16():
+    encoder = load_minilm()
+    payload = weights_payload(encoder)
+    state = encoder.state_dict()
+    assert payload["format"] == FORMAT and set(payload["tensors"]) == set(state)
+    values = sum(int(np.prod(t["shape"])) for t in payload["tensors"].values())
+    assert weights_size() == (values, sum(len(t["data"]) for t in payload["tensors"].values()))
+    vocab = encoder.tokenizer.get_vocab()
+    assert len(payload["vocab"]) == len(vocab) and all(vocab[t] == i for i, t in enumerate(payload["vocab"]))
+    for name, entry in payload["tensors"].items():
+        expected = state[name].numpy()
+        if name == "position_embeddings.weight":
+            expected = expected[:MAX_TOKENS]
+        if name == "token_type_embeddings.weight":
+            expected = expected[:1]
+        got = decode_tensor(entry)
+        assert got.shape == expected.shape, name
+        np.testing.assert_allclose(got, expected, rtol=2**-11, atol=2**-24, err_msg=name)  # float16 rounding
+
+
+def test_the_weights_script_is_written_once_then_copied(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(minilm_page, "weights_script", lambda: calls.append(1) or "globalThis.x({});\n")
+    first = write_weights_script(tmp_path / "a" / WEIGHTS_FILE, cache=tmp_path / "cache")
+    second = write_weights_script(tmp_path / "b" / WEIGHTS_FILE, cache=tmp_path / "cache")
+    assert first.read_text() == second.read_text() == "globalThis.x({});\n" and calls == [1]
+
+
+def test_the_sphinx_extension_writes_the_weights_after_an_html_build(tmp_path, monkeypatch):
+    sys.path.insert(0, str(ROOT / "_ext"))
+    try:
+        import minilm_weights
+    finally:
+        sys.path.remove(str(ROOT / "_ext"))
+    written = []
+
+    def fake_write(target: Path) -> Path:
+        written.append(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("globalThis.x({});\n")
+        return target
+
+    monkeypatch.setattr(minilm_page, "write_weights_script", fake_write)
+    html_app = SimpleNamespace(builder=SimpleNamespace(format="html"), outdir=str(tmp_path))
+    minilm_weights.write_weights(html_app, None)
+    minilm_weights.write_weights(html_app, RuntimeError("failed build"))
+    minilm_weights.write_weights(SimpleNamespace(builder=SimpleNamespace(format="latex"), outdir="x"), None)
+    assert written == [tmp_path / "_static" / WEIGHTS_FILE]
+
+
+def test_the_book_names_the_extension_and_loads_the_script():
+    sphinx = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]
+    assert sphinx["local_extensions"]["minilm_weights"] == "_ext"
+    assert "minilm_weights" in sphinx["config"]["extensions"]  # this list replaces Jupyter Book's
+    assert "minilm.js" in sphinx["config"]["html_js_files"] and "minilm.js" in SCRIPTS
+
+
+def test_the_chapter_shows_the_box():
+    notebook = json.loads((ROOT / "chapters" / "why_multiple_heads.ipynb").read_text())
+    outputs = [o for c in notebook["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+    boxes = [o for o in outputs if f'class="{CLASS_NAME}"' in "".join(o.get("data", {}).get("text/html", ""))]
+    assert len(boxes) == 1 and "image/png" in boxes[0]["data"]
+    assert html.unescape("".join(boxes[0]["data"]["text/plain"])).startswith("MiniLMBox(")
