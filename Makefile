@@ -83,10 +83,12 @@ clean:
 slides: $(STAMP)
 	$(BIN)/python scripts/build_slides.py --out _build/slides
 
-# The same sources without the exercise solutions, into _build/students/html.
+# The student edition: no solution in its pages, sources, notebooks or PDF, and no launch button. The site goes
+# to _build/students/html, the notebooks to _build/students/notebooks, the PDF to _build/students/*.pdf.
 book-students: $(STAMP)
-	$(BIN)/python scripts/student_edition.py --out _build/students
+	$(BIN)/python scripts/student_edition.py --out _build/students --pdf
 
-# The book as one PDF, printed by headless Chromium from the built site: _build/pdf/multi-head-attention.pdf.
+# The book as one PDF, printed by headless Chromium from the built site: _build/pdf/multi-head-attention.pdf,
+# with a title page, one page numbering and the solutions gathered at the end of each chapter.
 pdf: book
-	$(BIN)/python scripts/build_pdf.py --site _build/html --out _build/pdf/multi-head-attention.pdf
+	$(BIN)/python scripts/build_pdf.py --site _build/html --out _build/pdf/multi-head-attention.pdf --edition full

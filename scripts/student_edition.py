@@ -1,30 +1,117 @@
-"""The student edition: the same sources built without the exercise solutions (`make book-students`).
+"""The student edition: the book with no solution, as a site, notebooks and a PDF (`make book-students`).
 
-Run as a script, it writes a copy of _config.yml with sphinx-exercise's ``hide_solutions: True`` (every
-``{solution}`` directive is left out), a title that says "student edition", and this module as a Sphinx
-extension, then builds the book with Jupyter Book's own warnings-as-errors flags into ``<out>/html``
-(default _build/students/html; Jupyter Book's work files stay in ``<out>/_build``).
+A course hands out this edition while its exercises are open. Nothing in it holds a solution:
 
-As a Sphinx extension it leaves out the folded code cells that check a solution, which the chapters start
-with the comment ``# Check of the solution`` (CONTRIBUTING.md): they print what a solution would say.
+* **the sources**: the site is built from copies of the chapters (``<out>/source``, the committed notebooks
+  are never changed) from which every ``{solution}`` directive and every folded cell that checks a solution
+  (it starts with ``# Check of the solution``, CONTRIBUTING.md) is removed, so the pages, the search index,
+  the ``_sources`` behind the "Download .ipynb" and ".md" buttons and the notebook set hold none;
+* **the buttons**: no launch buttons (Colab and Binder would open the repository's notebooks, which have
+  the solutions) and no repository or edit buttons; students run the notebook set instead;
+* **the notebook set**: the same copies, into ``<out>/notebooks/``, to hand out or upload (Colab, an LMS);
+* **the PDF**: printed from the student site by scripts/build_pdf.py into
+  ``<out>/multi-head-attention-students.pdf`` (``--pdf``, as `make book-students` does).
 
-Usage: python scripts/student_edition.py [--out _build/students]
+The set-up cell of every copy installs ``mha`` at the tag of the book's version (:func:`pinned_setup`),
+with Colab's custom widget manager on, so a notebook handed out mid-semester runs the code it was written
+for. sphinx-exercise's ``hide_solutions`` stays on as a second guard. The site goes to ``<out>/html``
+(Jupyter Book's work files to ``<out>/_build``); the stored outputs are reused, nothing is executed.
+
+Usage: python scripts/student_edition.py [--out _build/students] [--pdf]
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
+import tomllib
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECK_PREFIX = "# Check of the solution"
 BOOK_FLAGS = ["-W", "-n", "--keep-going"]
+PDF_NAME = "multi-head-attention-students.pdf"
+# Top-level entries of the repository that the book's build does not read (or that are the copies' own).
+NOT_LINKED = {".git", ".venv", "_build", "chapters", ".pytest_cache", ".ruff_cache", ".hypothesis"}
+
+_SOLUTION = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution\}.*?\n.*?^(?P=fence)[ \t]*\n?", re.M | re.S)
+_PREAMBLE = re.compile(r"Each solution is folded;[^\n]*?runs the check\.")
+STUDENT_PREAMBLE = "This edition leaves the solutions out: your lecturer hands them out after the exercises."
+
+
+def version() -> str:
+    """The book's version: ``project.version`` of pyproject.toml."""
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+def repository() -> str:
+    return yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
+
+
+def setup_block(url: str | None = None, tag: str | None = None) -> str:
+    """The first lines of every chapter's set-up cell: ``mha`` at the book's version, widgets on Colab.
+
+    Colab shows third-party widgets (the book's explorer, stepper and calculator are anywidgets) only with its
+    custom widget manager on: Colab's ``google.colab.output.enable_custom_widget_manager()``, which
+    anywidget's own Colab check also calls; the cell calls it so that any widget of the chapter shows.
+    """
+    url, tag = url or repository(), tag or f"v{version()}"
+    return (
+        "# Set-up: on Colab or Binder, install the book's package `mha` at this book's version (nothing\n"
+        "# happens where it is installed), and on Colab turn on the widget manager its figures need.\n"
+        "try:\n"
+        "    import mha\n"
+        "except ModuleNotFoundError:\n"
+        f'    %pip install --quiet "mha @ git+{url}@{tag}"\n'
+        "    import mha\n"
+        "try:\n"
+        "    from google.colab import output\n"
+        "\n"
+        "    output.enable_custom_widget_manager()\n"
+        "except ImportError:  # not on Colab\n"
+        "    pass"
+    )
+
+
+_OLD_SETUP = re.compile(
+    r"\A# Set-up: on Colab or Binder.*?\n(?:#.*\n)*try:\n    import mha\nexcept ModuleNotFoundError:\n"
+    r"    %pip install [^\n]*\n    import mha(?:\ntry:\n    from google\.colab import output\n\n"
+    r"    output\.enable_custom_widget_manager\(\)\nexcept ImportError:[^\n]*\n    pass)?",
+    re.S,
+)
+
+
+def pinned_setup(source: str, url: str | None = None, tag: str | None = None) -> str:
+    """A chapter's set-up cell with its first block replaced by :func:`setup_block` (the rest kept)."""
+    if not _OLD_SETUP.match(source):
+        raise ValueError(f"source: not a chapter's set-up cell (CONTRIBUTING.md): {source[:80]!r}")
+    return _OLD_SETUP.sub(lambda _: setup_block(url, tag), source, count=1)
+
+
+def student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of a chapter without its solutions and solution checks, its set-up cell pinned."""
+    nb = copy.deepcopy(nb)
+    cells, setup_done = [], False
+    for cell in nb.cells:
+        if cell.cell_type == "code" and cell.source.lstrip().startswith(CHECK_PREFIX):
+            continue
+        if cell.cell_type == "code" and not setup_done:
+            cell.source, setup_done = pinned_setup(cell.source), True
+        if cell.cell_type == "markdown":
+            cell.source = _PREAMBLE.sub(STUDENT_PREAMBLE, _SOLUTION.sub("", cell.source)).rstrip("\n")
+            if not cell.source.strip():
+                continue
+        cells.append(cell)
+    nb.cells = cells
+    return nb
 
 
 def _drop_solution_checks(app, doctree) -> None:
@@ -39,6 +126,7 @@ def _drop_solution_checks(app, doctree) -> None:
 
 
 def setup(app):
+    """As a Sphinx extension: a second guard that drops any folded check of a solution."""
     app.connect("doctree-read", _drop_solution_checks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
@@ -46,13 +134,19 @@ def setup(app):
 def write_config(out: Path) -> Path:
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     config["title"] = f"{config['title']} (student edition)"
+    # No button leads to the repository's notebooks, which hold the solutions; Download keeps the copies.
+    config["launch_buttons"] = {"binderhub_url": "", "colab_url": "", "thebe": False}
+    html = config.setdefault("html", {})
+    html.update(use_repository_button=False, use_edit_page_button=False, use_download_button=True)
     sphinx = config.setdefault("sphinx", {})
     sphinx_config = sphinx.setdefault("config", {})
     sphinx_config["hide_solutions"] = True
     # _config.yml lists every extension (sphinx.config.extensions), which takes precedence over
     # local_extensions' own list: add this module to both, local_extensions puts its folder on sys.path.
     sphinx_config["extensions"] = [*sphinx_config.get("extensions", []), "student_edition"]
-    sphinx.setdefault("local_extensions", {})["student_edition"] = str(Path(__file__).resolve().parent)
+    local = sphinx.setdefault("local_extensions", {})
+    local.update({name: str(ROOT / path) for name, path in local.items()})  # relative to the repository
+    local["student_edition"] = str(Path(__file__).resolve().parent)
     path = out / "_config.yml"
     path.write_text(
         "# Written by scripts/student_edition.py from _config.yml: edit that file, not this one.\n"
@@ -61,29 +155,62 @@ def write_config(out: Path) -> Path:
     return path
 
 
-def build(out: Path) -> Path:
-    """Build the student edition into ``out / "html"``; return that folder."""
+def write_sources(out: Path) -> Path:
+    """``out/source``: the repository's book files (linked) with student copies of the chapters."""
+    source = out / "source"
+    if source.exists():
+        shutil.rmtree(source)
+    (source / "chapters").mkdir(parents=True)
+    for entry in ROOT.iterdir():
+        if entry.name not in NOT_LINKED:
+            (source / entry.name).symlink_to(entry)
+    for entry in (ROOT / "chapters").iterdir():
+        target = source / "chapters" / entry.name
+        if entry.suffix == ".ipynb":
+            nbformat.write(student_notebook(nbformat.read(entry, as_version=4)), target)
+        elif not entry.name.startswith("."):
+            target.symlink_to(entry)
+    notebooks = out / "notebooks"
+    if notebooks.exists():
+        shutil.rmtree(notebooks)
+    notebooks.mkdir()
+    for nb in sorted((source / "chapters").glob("*.ipynb")):
+        shutil.copy(nb, notebooks / nb.name)
+    return source
+
+
+def build(out: Path, *, pdf: bool = False, browser=None) -> Path:
+    """Build the student edition into ``out / "html"`` (and its notebooks, and with ``pdf`` its PDF)."""
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
+    source = write_sources(out)
     config = write_config(out)
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
-    command = [str(jupyter_book), "build", str(ROOT), "--config", str(config), "--path-output", str(out)]
+    command = [str(jupyter_book), "build", str(source), "--config", str(config), "--path-output", str(out)]
     subprocess.run([*command, *BOOK_FLAGS], check=True)
     html = out / "html"
     if html.exists():
         shutil.rmtree(html)
     os.replace(out / "_build" / "html", html)
+    if pdf:
+        import build_pdf
+
+        build_pdf.print_book(html, out / PDF_NAME, edition="students", browser=browser)
     return html
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "students")
+    parser.add_argument("--pdf", action="store_true", help=f"print <out>/{PDF_NAME} too")
     args = parser.parse_args(argv)
-    html = build(args.out)
-    print(f"Open the student edition: {html}/index.html")
+    html = build(args.out, pdf=args.pdf)
+    print(f"Open the student edition: {html}/index.html; notebooks in {args.out / 'notebooks'}")
+    if args.pdf:
+        print(f"The student PDF: {args.out / PDF_NAME}")
     return 0
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     sys.exit(main())

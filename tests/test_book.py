@@ -62,7 +62,14 @@ def test_licences_are_present():
 def test_first_code_cell_installs_mha_from_the_configured_repository(path):
     first = code_cells(path)[0].source
     assert "import mha" in first
-    assert f'"mha @ git+{CONFIG["repository"]["url"]}"' in first, (
+    url = CONFIG["repository"]["url"]
+    # The set-up cell installs mha at the book's version and turns on Colab's widget manager: exactly
+    # scripts/student_edition.py's setup_block(), followed by the chapter's own lines. Until the chapters get
+    # it, the unpinned cell (from the repository's main) is accepted too.
+    import student_edition
+
+    pinned = first.startswith(student_edition.setup_block())
+    assert pinned or f'"mha @ git+{url}"' in first, (
         "the set-up cell must install from the repository named in _config.yml (see CONTRIBUTING.md)"
     )
 

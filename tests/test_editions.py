@@ -1,10 +1,11 @@
 """The other editions of the book: the student edition (`make book-students`), the PDF (`make pdf`), Binder.
 
 The student edition is built once per run into a temporary folder (scripts/student_edition.py; about 10 s,
-since the site never executes a notebook), so these tests never read a stale build. Its pages must keep
-every exercise and show no solution: no element of class `solution`, no sentence of a solution, no folded
-check of a solution. A chapter of it is then printed to PDF by scripts/build_pdf.py, as `make pdf` prints
-every page, and the PDF must hold the chapter's text, its Chinese terms and its exercises.
+since the site never executes a notebook) and printed once to PDF (about 25 s), so these tests never read a
+stale build. Nothing of it may hold a solution: not its pages, its search index, the sources behind its
+download buttons, its notebook set or its PDF, and no launch button leads to the repository's notebooks.
+The PDF must have a title page and one page numbering through the book. The set-up cell that the copies
+get (and that the committed chapters are to get) installs `mha` at the book's version.
 """
 
 from __future__ import annotations
@@ -34,6 +35,23 @@ FULL_SITE = Path(os.environ.get("MHA_SITE", ROOT / "_build" / "html"))  # as in 
 @pytest.fixture(scope="module")
 def students(tmp_path_factory) -> Path:
     return student_edition.build(tmp_path_factory.mktemp("students"))
+
+
+@pytest.fixture(scope="module")
+def student_pdf(students, browser) -> tuple[Path, dict]:
+    out = students.parent / student_edition.PDF_NAME
+    return out, build_pdf.print_book(students, out, edition="students", browser=browser)
+
+
+def all_solution_sentences() -> dict[str, list[str]]:
+    return {chapter.stem: solution_sentences(chapter) for chapter in CHAPTERS}
+
+
+def pdf_text(path: Path) -> list[str]:
+    from pypdf import PdfReader
+
+    # NFKC: Chromium's PDF maps some CJK glyphs to look-alike code points, and ligatures (fi) to one glyph
+    return [" ".join(unicodedata.normalize("NFKC", p.extract_text()).split()) for p in PdfReader(path).pages]
 
 
 class _Page(HTMLParser):
@@ -132,6 +150,84 @@ def test_pdf_prints_a_chapter_with_its_equations_and_chinese_terms(students, tmp
     assert "Exercise 2.1" in text and "Solution to" not in text
     assert [item.title for item in reader.outline] == ["2. The math"]
     assert "Contents" in text and "Launch" not in text  # the navigation is hidden
+
+
+@pytest.mark.site
+def test_nothing_of_the_student_edition_holds_a_solution(students):
+    """Pages, search index, downloadable sources (.ipynb, .md) and the notebook set: no solution, no check."""
+    sentences = [s for found in all_solution_sentences().values() for s in found]
+    files = [p for p in students.rglob("*") if p.suffix in (".html", ".ipynb", ".md", ".js", ".txt")]
+    files = [p for p in files if "_static" not in p.parts]
+    notebooks = sorted((students.parent / "notebooks").glob("*.ipynb"))
+    assert {p.stem for p in notebooks} == {p.stem for p in CHAPTERS}, "the notebook set is incomplete"
+    sources = sorted((students / "_sources" / "chapters").glob("*.ipynb"))
+    assert {p.stem for p in sources} == {p.stem for p in CHAPTERS}, "the download buttons' notebooks"
+    for path in [*files, *notebooks]:
+        raw = path.read_text(errors="replace")
+        text = " ".join(raw.replace("\\n", " ").replace('\\"', '"').split())
+        if path.suffix == ".html":
+            text = read(path)[0]
+        for marker in ("{solution}", "Check of the solution", "Solution to"):
+            assert marker not in raw, f"{path.relative_to(students.parent)}: {marker!r}"
+        for sentence in sentences:
+            assert sentence not in text, f"{path.relative_to(students.parent)} holds a solution: {sentence!r}"
+        for launcher in ("colab.research.google.com", "mybinder.org", "/edit/"):
+            assert launcher not in raw, f"{path.relative_to(students.parent)}: a button leads to {launcher}"
+
+
+@pytest.mark.site
+def test_student_notebooks_keep_the_exercises_and_install_this_version(students):
+    for chapter in CHAPTERS:
+        nb = nbformat.read(students.parent / "notebooks" / chapter.name, as_version=4)
+        text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        assert len(_directives(text, "exercise")) == exercise_count(chapter), chapter.stem
+        first = next(c for c in nb.cells if c.cell_type == "code").source
+        assert first.startswith(student_edition.setup_block()), chapter.stem
+
+
+@pytest.mark.site
+@pytest.mark.slow
+def test_student_pdf_has_a_title_page_one_numbering_and_no_solution(student_pdf):
+    path, result = student_pdf
+    pages = pdf_text(path)
+    assert result["pages"] == len(pages) > 100 and result["solutions"] == 0
+    title = pages[0]
+    for fact in ("Multi-Head Attention, interactively", "authors", f"Version {VERSION}", "student edition",
+                 "CC BY 4.0", "MIT"):  # fmt: skip
+        assert fact in title, f"the title page lacks {fact!r}: {title[:300]}"
+    assert re.search(r"\b\d{1,2} \w+ 20\d\d\b", title), "the title page has no date"
+    for number, text in enumerate(pages[1:], start=2):
+        # the stamped number is the last text of a sheet: one numbering, no "2 / 21" per chapter
+        assert text.endswith(f" {number} / {len(pages)}"), f"sheet {number} ends {text[-40:]!r}"
+    everything = " ".join(pages)
+    assert "Exercise 2.1" in everything and "Solution to" not in everything
+    for chapter, sentences in all_solution_sentences().items():
+        for sentence in sentences:
+            assert sentence not in everything, f"the student PDF holds a solution of {chapter}: {sentence!r}"
+
+
+@pytest.mark.site
+@pytest.mark.skipif(not (FULL_SITE / "chapters" / "the_math.html").exists(), reason="the book is not built")
+def test_full_pdf_gathers_the_solutions_after_the_chapter(tmp_path, browser):
+    out = tmp_path / "the_math.pdf"
+    result = build_pdf.print_pages(FULL_SITE, ["chapters/the_math"], out, browser=browser, edition="full")
+    text = " ".join(pdf_text(out))
+    assert result["solutions"] == exercise_count(CHAPTERS[1]) and "Solutions to the exercises" in text
+    last_exercise = max(text.find(f"Exercise 2.{i}") for i in range(1, result["solutions"] + 1))
+    assert text.find("Solution to") > last_exercise, "a solution is printed beside its exercise"
+    assert text.find("Solutions to the exercises") < text.find("Solution to")
+
+
+def test_pinned_setup_cell_installs_this_version_and_turns_on_colabs_widget_manager():
+    block = student_edition.setup_block()
+    url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
+    assert f'%pip install --quiet "mha @ git+{url}@v{VERSION}"' in block
+    assert "output.enable_custom_widget_manager()" in block and "except ImportError" in block
+    for chapter in CHAPTERS:
+        first = next(c for c in nbformat.read(chapter, as_version=4).cells if c.cell_type == "code").source
+        pinned = student_edition.pinned_setup(first)
+        assert pinned.startswith(block) and student_edition.pinned_setup(pinned) == pinned, chapter.stem
+        assert first.splitlines()[6:] == pinned.splitlines()[13:] or first.startswith(block), chapter.stem
 
 
 def test_binder_takes_the_cpu_wheel_of_the_pinned_torch():
