@@ -299,28 +299,31 @@
   }
 
   // ---- the box -------------------------------------------------------------------------------------------
+  // Colours come from the page (currentColor, translucent greys), as in mha.css, so that the theme's light
+  // and dark modes (and a notebook output's own background) both read well.
   const STYLE = `
-.mha-minilm { border: 1px solid var(--pst-color-border, #ccc); border-radius: 6px; padding: .75em; margin: 1em 0;
+.mha-minilm { border: 1px solid rgba(128,128,128,.45); border-radius: 6px; padding: .75em; margin: 1em 0;
   font-size: .9rem; }
 .mha-minilm .mm-row { display: flex; flex-wrap: wrap; gap: .5em; align-items: center; margin: .35em 0; }
 .mha-minilm textarea, .mha-minilm input[type=text] { flex: 1 1 16em; min-width: 0; font: inherit; padding: .3em;
-  color: inherit; background: var(--pst-color-background, #fff); border: 1px solid var(--pst-color-border, #999);
-  border-radius: 4px; }
+  color: inherit; background: rgba(128,128,128,.12); border: 1px solid rgba(128,128,128,.45); border-radius: 4px; }
 .mha-minilm button, .mha-minilm select { font: inherit; color: inherit; padding: .2em .5em; border-radius: 4px;
-  background: var(--pst-color-surface, #f3f3f3); border: 1px solid var(--pst-color-border, #999); max-width: 100%; }
+  background: rgba(128,128,128,.12); border: 1px solid rgba(128,128,128,.45); max-width: 100%; cursor: pointer; }
+.mha-minilm select option { color: initial; background: initial; }
+.mha-minilm :focus-visible { outline: 2px solid var(--pst-color-primary, #1a73e8); }
 .mha-minilm .mm-status { min-height: 1.4em; }
-.mha-minilm .mm-status[data-level=warning] { color: var(--pst-color-warning, #a15c00); }
-.mha-minilm .mm-status[data-level=error] { color: var(--pst-color-danger, #b00020); }
+.mha-minilm .mm-status[data-level=warning] { color: #9a5b00; }
+.mha-minilm .mm-status[data-level=error] { color: #c62828; }
 .mha-minilm .mm-grid { display: grid; grid-template-columns: 3.2em repeat(12, minmax(0, 1fr)); gap: 2px;
   max-width: 36em; }
 .mha-minilm .mm-grid canvas { width: 100%; aspect-ratio: 1; cursor: pointer; display: block;
-  border: 2px solid transparent; box-sizing: border-box; }
-.mha-minilm .mm-grid canvas.mm-shown { border-color: var(--pst-color-primary, #2563eb); }
-.mha-minilm .mm-grid canvas.mm-off { opacity: .35; }
+  border: 2px solid rgba(128,128,128,.2); box-sizing: border-box; }
+.mha-minilm .mm-grid canvas.mm-shown { border-color: var(--pst-color-primary, #1a73e8); }
+.mha-minilm .mm-grid canvas.mm-off { opacity: .45; }
 .mha-minilm .mm-grid span { font-size: .75em; align-self: center; }
 .mha-minilm .mm-big { max-width: 100%; overflow-x: auto; }
 .mha-minilm .mm-big canvas { display: block; }
-.mha-minilm .mm-readout { font-variant-numeric: tabular-nums; }
+.mha-minilm .mm-readout { font-variant-numeric: tabular-nums; font-weight: 600; }
 `;
 
   function el(tag, attrs, ...children) {
@@ -432,7 +435,8 @@
       const r = state.result, tokens = r.tokens, n = tokens.length;
       bigTitle.textContent = `Layer ${l + 1}, head ${hh + 1} (${spec.labels[l][hh]})` +
         (state.off.has(key(l, hh)) ? ", switched off: its weights are computed but its output is zeroed" : "") +
-        ": row i shows where token i looks.";
+        ": row i shows where token i looks" +
+        (state.off.size ? `, in the model with ${state.off.size} heads off (later layers' weights change too).` : ".");
       const ctx = big.getContext("2d");
       const font = "12px sans-serif";
       ctx.font = font;
