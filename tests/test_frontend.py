@@ -40,7 +40,8 @@ from mha.widgets.frontend import (
     model_payload,
     stepper_config,
 )
-from mha.widgets.spec import explorer_spec
+from mha.widgets.spec import explorer_spec, merge_settings, windows_spec
+from mha.widgets.windows import windows_config
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 from chromium import CHROMIUM  # noqa: E402 (scripts/ is on sys.path: tests/conftest.py)
@@ -131,6 +132,7 @@ def site(tmp_path_factory):
             ),
             ("mha-stepper", "stepper", stepper_config(stages, tokens, "x")),
             ("mha-calculator", "calculator", calculator_config({"model": "Llama 3.1 8B", "context": 4096})),
+            ("mha-windows", "windows", windows_config(n=12, window=3, layers=4, global_period=2)),
         ],
     )
     handler = functools.partial(_QuietHandler, directory=str(directory))
@@ -600,3 +602,107 @@ def test_the_book_loads_the_same_scripts_in_the_same_order():
     config = yaml.safe_load((STATIC.parents[2] / "_config.yml").read_text())
     assert tuple(config["sphinx"]["config"]["html_js_files"]) == SCRIPTS
     assert config["sphinx"]["config"]["html_css_files"][0] == "mha.css"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The one controller: its pure state functions equal mha.widgets.spec's, and the window explorer's port
+# ---------------------------------------------------------------------------------------------------------
+
+
+def merge_cases() -> list[tuple[dict, dict, dict, dict | None]]:
+    """(spec, state, changes, fixed): valid and invalid changes of the explorer and the window explorer."""
+    explorer = explorer_spec()
+    trained = explorer_spec(trained=True)
+    windows = windows_spec()
+    start = {**explorer["defaults"], "valid_length": 8}
+    wstart = {**windows["defaults"]}
+    cases = [
+        *[(explorer, start, {"d_model": d}, None) for d in (8, 12, 16, 24, 48, 64, 10)],
+        *[(explorer, start, {"h": h}, None) for h in (1, 3, 5, 8, 16, 32)],
+        *[(explorer, {**start, "h": 16, "d_model": 64}, {"d_model": d}, None) for d in (8, 12, 24, 48)],
+        *[(explorer, start, {"mask": m}, None) for m in (*MASKS, "future", 3)],
+        (explorer, start, {"sentence": "a b"}, None),
+        (explorer, start, {"sentence": ""}, None),
+        (explorer, start, {"sentence": 3}, None),
+        (explorer, start, {"valid_length": None}, None),
+        (explorer, start, {"valid_length": 11}, None),
+        (explorer, start, {"valid_length": 0}, None),
+        (explorer, start, {"seed": -1}, None),
+        (explorer, start, {"seed": 2**31}, None),
+        (explorer, start, {"seed": 7, "mask": "padding", "valid_length": 2}, None),
+        (explorer, start, {"source": "trained"}, None),
+        (explorer, start, {"heads": 3}, None),
+        (trained, {**start, "source": "trained"}, {"d_model": 16}, {"d_model": 24, "h": 3}),
+        (trained, {**start, "source": "trained"}, {"d_model": 24, "mask": "causal"}, {"d_model": 24, "h": 3}),
+        (trained, {**start, "source": "trained"}, {"source": "fresh"}, None),
+        *[(windows, wstart, {"layers": k}, None) for k in (1, 3, 8, 9, 0)],
+        *[(windows, wstart, {"layer": k}, None) for k in (1, 6, 7)],
+        *[(windows, wstart, {"global_period": p}, None) for p in (0, 2, 5)],
+        (windows, wstart, {"n": 1}, None),
+        (windows, wstart, {"window": 32, "n": 32}, None),
+    ]
+    return cases
+
+
+def python_merge(spec, state, changes, fixed):
+    try:
+        return {"state": merge_settings(spec, state, changes, fixed=fixed)}
+    except (ValueError, TypeError) as error:
+        return {"error": str(error)}
+    except KeyError:
+        return {"error": "unknown"}
+
+
+def test_merge_settings_in_the_page_equals_python(page):
+    """mergeSettings (controller.js) is a port of mha.widgets.spec.merge_settings: the same new settings, or
+    the same message, for every case."""
+    cases = merge_cases()
+    got = page.evaluate(
+        """cases => cases.map(([spec, state, changes, fixed]) => {
+            try { return {state: mhaFrontEnd.mergeSettings(spec, state, changes, fixed)}; }
+            catch (e) { return {error: e.message.startsWith("unknown settings") ? "unknown" : e.message}; }
+        })""",
+        [list(c) for c in cases],
+    )
+    expected = [python_merge(*c) for c in cases]
+    assert got == expected
+    assert sum("error" in e for e in expected) >= 15 and sum("state" in e for e in expected) >= 15
+
+
+def test_next_valid_and_choices_equal_python(page):
+    from mha.widgets.spec import choices, next_valid
+
+    spec = explorer_spec()
+    h = spec["controls"][2]
+    got = page.evaluate(
+        "([h, ds]) => ds.map(d => mhaFrontEnd.choicesOf(h, {d_model: d}))", [h, [8, 12, 24, 64, 7]]
+    )
+    assert got == [choices(spec, h, {"d_model": d}) for d in (8, 12, 24, 64, 7)]
+    got = page.evaluate("() => [[1, 2, 4], [3, 6]].map(v => mhaFrontEnd.nextValid(v, 5))")
+    assert got == [next_valid([1, 2, 4], 5), next_valid([3, 6], 5)] == [4, 3]
+
+
+def test_the_window_explorer_equals_python_and_its_controls_follow_the_spec(page):
+    from mha.compute.since_2017 import layer_masks, receptive_fields
+
+    for s in (
+        {"n": 16, "window": 4, "layers": 6, "global_period": 3},
+        {"n": 9, "window": 1, "layers": 3, "global_period": 0},
+    ):
+        drawn = update(page, "windows", s)
+        masks = layer_masks(
+            s["n"], window=s["window"], layers=s["layers"], global_period=s["global_period"] or None
+        )
+        assert torch.equal(torch.tensor(drawn["masks"]), masks) and torch.equal(
+            torch.tensor(drawn["seen"]), receptive_fields(masks)
+        )
+    root = page.locator("#windows")
+    assert root.locator("select[name=layer] option").count() == 3  # 1 .. layers
+    root.locator("input[name=layers]").fill("5")
+    assert root.locator("select[name=layer] option").count() == 5
+    root.locator("input[name=n]").fill("99")
+    spec = windows_spec()
+    assert root.locator(".mha-status").text_content() == (
+        "The tokens must be a whole number from 2 to 32." + spec["messages"]["still"]
+    )
+    assert settings_of(page, "windows")["n"] == 9

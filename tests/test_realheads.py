@@ -33,6 +33,7 @@ from mha.widgets.realheads import (
     dequantise,
     viewer_config,
 )
+from mha.widgets.spec import realheads_spec
 
 CORPUS_TEXTS = ("The cat sat on the mat.", "Birds sing.")
 TIRED = "The animal didn't cross the street because it was too tired."
@@ -94,6 +95,7 @@ def test_update_draws_the_encoder_head_that_attend_gives():
         "heads": MINILM.h,
         "max_tokens": MAX_TOKENS,
         "examples": [],
+        "spec": realheads_spec(),
     }
     for changes, (text, layer, head) in [
         ({"layer": 3, "head": 1}, (CORPUS_TEXTS[0], 3, 1)),

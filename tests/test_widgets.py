@@ -581,3 +581,79 @@ def test_calculator_from_the_page_with_a_bad_value_goes_back():
     with pytest.raises(ValueError, match="context must be an int"):
         calc.settings = {**before, "context": 0}
     assert calc.settings == before
+
+
+# -- one spec: constants, rules and messages live in Python only -------------------------------------------
+
+
+def _all_specs() -> list[dict]:
+    from mha.costs.report import calculator_data
+    from mha.widgets.spec import calculator_spec, windows_spec
+
+    return [
+        explorer_spec(),
+        explorer_spec(trained=True),
+        windows_spec(),
+        calculator_spec([c["name"] for c in calculator_data()]),
+    ]
+
+
+def _messages(spec: dict) -> list[str]:
+    out = []
+    for value in spec["messages"].values():
+        out.extend(value.values() if isinstance(value, dict) else [value])
+    return out
+
+
+def test_no_script_declares_a_mask_name_or_a_message_of_python():
+    """Every mask name and every message template (each literal piece between its {fields}) is defined in
+    Python only: no script of mha/widgets/static/ spells one, comments included."""
+    import re
+    from pathlib import Path
+
+    static = Path(mha.__file__).parent / "widgets" / "static"
+    scripts = {p.name: p.read_text(encoding="utf-8") for p in sorted(static.glob("*.js"))}
+    assert {"core.js", "controller.js", "explorer.js", "windows.js", "calculator.js"} <= set(scripts)
+    pieces = set()
+    for spec in _all_specs():
+        for template in _messages(spec):
+            pieces.update(p.strip() for p in re.split(r"\{\w+\}", template) if len(p.strip()) >= 12)
+    found = []
+    for name, text in scripts.items():
+        for mask in MASKS:  # as a word, not a CSS property such as `padding:` nor part of a longer name
+            if re.search(rf"(?<![\w-]){re.escape(mask)}(?![\w-]|\s*:)", text):
+                found.append((name, mask))
+        found.extend((name, piece) for piece in pieces if piece in text)
+    assert found == []
+
+
+def test_the_spec_holds_the_constants_python_uses():
+    from mha.compute.explorer import MAX_SEED, PARAMETERS
+    from mha.costs.report import DTYPES
+    from mha.widgets.spec import PERIODS, WINDOW_BOUNDS
+
+    explorer, trained, windows, calculator = _all_specs()
+    controls = {c["name"]: c for c in explorer["controls"]}
+    assert [v for v, _ in controls["d_model"]["choices"]] == list(D_MODELS)
+    assert [v for v, _ in controls["mask"]["choices"]] == list(MASKS)
+    assert controls["seed"]["hi"] == MAX_SEED and explorer["parameters"] == list(PARAMETERS)
+    assert explorer["max_tokens"] == MAX_TOKENS and explorer["defaults"]["source"] == "fresh"
+    assert trained["defaults"]["source"] == "trained"
+    assert [m["name"] for m in explorer["masks"]] == list(MASKS)
+    for m in explorer["masks"]:  # what each mask hides equals build_mask's
+        mask = build_mask(m["name"], 5, 3)
+        full = torch.ones(5, 5, dtype=torch.bool) if mask is None else torch.broadcast_to(mask, (1, 1, 5, 5))[0, 0]
+        assert bool(m["no_later"]) == (not full[0, 1].item()) and bool(m["cut"]) == (not full[4, 3].item())
+    bounds = {c["name"]: (c["lo"], c["hi"]) for c in windows["controls"] if c["kind"] == "number"}
+    assert bounds == WINDOW_BOUNDS
+    assert [v for v, _ in windows["controls"][3]["choices"]] == list(PERIODS)
+    assert calculator["dtypes"] == {k: torch.empty((), dtype=v).element_size() for k, v in DTYPES.items()}
+    json.dumps(_all_specs())  # JSON as it is
+
+
+def test_explorer_and_page_share_one_message_per_case():
+    from mha.widgets.spec import STILL
+
+    explorer = HeadExplorer()
+    explorer.update(sentence="")
+    assert explorer.message == explorer.spec["messages"]["no_tokens"] + STILL

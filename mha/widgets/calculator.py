@@ -21,10 +21,10 @@ from mha.costs.configs import MODEL_CONFIGS, get_config
 from mha.costs.counts import ModelCosts, model_costs
 from mha.costs.report import DTYPES, cost_report
 from mha.widgets.frontend import ComputedWidget, calculator_config, root_html, widget_css, widget_esm
+from mha.widgets.spec import BUG, MAX_BATCH, MAX_CONTEXT, calculator_spec, fill, merge_settings
 
-MAX_CONTEXT = 2**24  # the largest context the control accepts (Llama 4 Scout was trained for 10,485,760)
-MAX_BATCH = 2**12  # and the largest batch
 SETTINGS = ("model", "context", "batch", "dtype")
+__all__ = ["MAX_BATCH", "MAX_CONTEXT", "SETTINGS", "CostCalculator", "cost_calculator"]
 
 
 class CostCalculator(ComputedWidget):
@@ -61,17 +61,19 @@ class CostCalculator(ComputedWidget):
 
     @staticmethod
     def _check(settings: dict) -> None:
+        """Raise for settings no control offers: the spec's rules (:func:`mha.widgets.spec.merge_settings`,
+        which the page applies too); an encoder or unknown model is named by :func:`get_config`."""
         unknown = sorted(set(settings) - set(SETTINGS))
         if unknown:
             raise KeyError(f"unknown settings {unknown}; the settings are {list(SETTINGS)}")
         if "model" in settings:
             get_config(settings["model"], decoder_only=True)
-        if "dtype" in settings and settings["dtype"] not in DTYPES:
-            raise ValueError(f"dtype must be one of {list(DTYPES)}, got {settings['dtype']!r}")
-        for key, largest in (("context", MAX_CONTEXT), ("batch", MAX_BATCH)):
-            value = settings.get(key, 1)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= largest:
-                raise ValueError(f"{key} must be an int in 1..{largest}, got {value!r}")
+        spec = calculator_spec([m for m, c in MODEL_CONFIGS.items() if c.kind == "decoder"])
+        merge_settings(
+            spec,
+            {"model": settings.get("model", "Llama 3.1 8B"), "context": 1, "batch": 1, "dtype": "bfloat16"},
+            settings,
+        )
 
     def update(self, **changes: object) -> None:
         """Change some settings (``model``, ``context``, ``batch``, ``dtype``) and recompute the rows."""
@@ -103,7 +105,8 @@ class CostCalculator(ComputedWidget):
             }
         except Exception as error:
             self.last_error = error
-            self.drawn = {**self.drawn, "message": f"Something went wrong: {type(error).__name__}: {error}"}
+            message = fill(BUG, figure="calculator", error=f"{type(error).__name__}: {error}")
+            self.drawn = {**self.drawn, "message": message}
             raise
         self._state = s
         self._publish(s, drawn)

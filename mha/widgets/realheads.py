@@ -52,6 +52,7 @@ from mha.widgets.frontend import (
     widget_css,
     widget_esm,
 )
+from mha.widgets.spec import STILL_SENTENCE, fill, realheads_spec
 
 SCALE = 255  # a weight w is stored as round(w * SCALE), one byte
 ENCODING = "uint8-zlib-base64"
@@ -61,7 +62,7 @@ MAX_TOKENS = 40  # EncoderExplorer: the longest sentence drawn, in tokens, [CLS]
 CACHE_SIZE = 32  # EncoderExplorer: sentences whose attentions are kept, the most recent ones
 SETTINGS = ("sentence", "layer", "head")
 DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired."
-STILL = " (The picture still shows the last valid sentence.)"
+STILL = STILL_SENTENCE
 
 
 def quantise(weights: torch.Tensor) -> bytes:
@@ -118,6 +119,7 @@ def viewer_config(
         "sentences": [{"text": t, "tokens": list(toks)} for t, toks in zip(texts, tokens, strict=True)],
         "data": base64.b64encode(zlib.compress(b"".join(chunks), 9)).decode("ascii"),
         "settings": {"sentence": sentence, "layer": layer, "head": head},
+        "spec": realheads_spec(),
     }
 
 
@@ -267,6 +269,7 @@ class EncoderExplorer(ComputedWidget):
             "heads": h,
             "max_tokens": max_tokens,
             "examples": [] if corpus is None else [s["text"] for s in corpus["sentences"]],
+            "spec": realheads_spec(),
         }
         self._publish(self._state, self.payload())
 
@@ -352,15 +355,13 @@ class EncoderExplorer(ComputedWidget):
             self._cache.move_to_end(text)
             return (text, *self._cache[text])
         if not text.strip():
-            raise ReaderInputError("Type a sentence: the explorer needs at least one word.")
+            raise ReaderInputError(realheads_spec()["messages"]["no_tokens"])
         encoding = self.encoder.tokenizer.encode(text)  # truncated at the tokenizer's limit
         n = len(encoding.ids)  # [CLS] and [SEP] included
         if encoding.overflowing or n > self.max_tokens:
             size = f"more than {n}" if encoding.overflowing else str(n)
-            raise ReaderInputError(
-                f"That sentence makes {size} tokens ([CLS] and [SEP] included); the explorer shows at most "
-                f"{self.max_tokens}. Please shorten it."
-            )
+            template = realheads_spec()["messages"]["too_long"]
+            raise ReaderInputError(fill(template, size=size, limit=self.max_tokens))
         with one_thread():  # a second thread only costs at this size, most of all on a busy machine
             tokens, attentions = attend(self.encoder, text)  # (L, h, n, n)
         self._cache[text] = (tokens, attentions)

@@ -28,7 +28,11 @@ from mha.costs.report import DTYPES
 STILL = " (The picture still shows the last valid input.)"  # after a message about the reader's input
 STILL_NUMBERS = " (The numbers below are for the last valid input.)"  # the same, under a table
 BUG = "Something went wrong inside the {figure}: {error}. Please report it."
-WHOLE = "The {label} must be a whole number from {lo} to {hi}."  # a number box the reader is typing in
+WHOLE = "The {label} must be a whole number from {lo} to {hi}."
+HELP = (
+    "Hover over, tap or focus the picture, then use the arrow keys to read each weight "
+    "(Page Up/Down: other head)."
+)  # under a picture of attention weights  # a number box the reader is typing in
 # What a value no control offers raises (ValueError in Python, RangeError in the page), by kind of control.
 INVALID = {
     "choice": "{name} must be one of {choices}, got {value}",
@@ -137,16 +141,37 @@ def explorer_spec(*, trained: bool = False) -> dict:
             "fresh_note": (
                 "Fresh layer: random weights, PyTorch's default initialisation, drawn from the seed."
             ),
-            "help": (
-                "Hover over, tap or focus the picture, then use the arrow keys to read each weight "
-                "(Page Up/Down: other head)."
-            ),
+            "help": HELP,
             "same_parameters": "The same for every h: heads split d_model, they do not add weights.",
         },
     }
 
 
 SOURCE_TEXTS = {"trained": "trained model", "fresh": "fresh (random init)"}
+
+# -- the real heads ------------------------------------------------------------------------------------------
+
+STILL_SENTENCE = " (The picture still shows the last valid sentence.)"
+
+
+def realheads_spec() -> dict:
+    """The real-heads viewer's messages (its controls are its sentence, layer and head: set by its data)."""
+    return {
+        "figure": "explorer",
+        "controls": [],
+        "defaults": {},
+        "messages": {
+            "still": STILL_SENTENCE,
+            "bug": BUG,
+            "help": HELP,
+            "no_tokens": "Type a sentence: the explorer needs at least one word.",
+            "too_long": (
+                "That sentence makes {size} tokens ([CLS] and [SEP] included); the explorer shows at most "
+                "{limit}. Please shorten it."
+            ),
+        },
+    }
+
 
 # -- the window explorer -------------------------------------------------------------------------------------
 
@@ -272,7 +297,7 @@ def merge_settings(spec: dict, state: dict, changes: dict, *, fixed: dict | None
         value = changes.get(name, out.get(name))
         if control["kind"] == "text":
             if not isinstance(value, str):
-                raise TypeError(invalid(spec, "text", name=name, value=type(value).__name__))
+                raise TypeError(invalid(spec, "text", name=name, value=quoted(value)))
         elif control["rule"] == "tokens":
             n = len(split_tokens(out[control["of"]]))
             if name in changes:

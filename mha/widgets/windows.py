@@ -3,7 +3,8 @@ what each position has seen after it, and how many tokens the stack caches.
 
 The page computes it (``mha/widgets/static/windows.js``, a port of
 :func:`mha.compute.since_2017.layer_masks` and :func:`mha.compute.since_2017.receptive_fields`); this module
-holds its choices, bounds and defaults and writes its root element (:func:`windows_config`,
+writes its root element, with the spec that holds its choices, bounds, defaults and messages
+(:func:`mha.widgets.spec.windows_spec`) (:func:`windows_config`,
 :class:`WindowExplorer`). In a live kernel the same script is the widget's front end, and it still computes
 in the page: the numbers are small integers, the same in both languages.
 """
@@ -11,45 +12,30 @@ in the page: the numbers are small integers, the same in both languages.
 from __future__ import annotations
 
 from mha.widgets.frontend import FrontEndWidget, root_html, widget_css, widget_esm
+from mha.widgets.spec import PERIODS, WINDOW_BOUNDS, WINDOW_DEFAULTS, merge_settings, windows_spec
 
-BOUNDS = {"n": (2, 32), "window": (1, 32), "layers": (1, 8)}  # inclusive bounds of the number inputs
-PERIODS = (0, 2, 3, 4, 6)  # one global layer in every this many (0: none); gpt-oss 2, Gemma 3 6
+BOUNDS = WINDOW_BOUNDS  # inclusive bounds of the number inputs (mha.widgets.spec)
 SETTINGS = ("n", "window", "layers", "global_period", "layer")
+__all__ = ["BOUNDS", "PERIODS", "SETTINGS", "WindowExplorer", "check_window_settings", "window_explorer"]
 
 
 def check_window_settings(settings: dict) -> dict:
-    """Return ``settings`` complete (``layer`` defaults to the last), or raise naming the bad one.
+    """Return ``settings`` complete (``layer`` defaults to the last), or raise naming the bad one: the rules
+    of :func:`mha.widgets.spec.merge_settings`, which the page's controls apply too.
 
     Raises:
         KeyError: an unknown setting. TypeError: a value that is not an int. ValueError: out of bounds.
     """
-    unknown = sorted(set(settings) - set(SETTINGS))
-    if unknown:
-        raise KeyError(f"unknown settings {unknown}; the settings are {list(SETTINGS)}")
-    s = {"n": 16, "window": 4, "layers": 6, "global_period": 3, **settings}
-    s.setdefault("layer", s["layers"])
-    for key, value in s.items():
-        if isinstance(value, bool) or not isinstance(value, int):
+    for key, value in settings.items():
+        if key in SETTINGS and (isinstance(value, bool) or not isinstance(value, int)):
             raise TypeError(f"{key} must be an int, got {type(value).__name__}")
-    for key, (lo, hi) in BOUNDS.items():
-        if not lo <= s[key] <= hi:
-            raise ValueError(f"{key} must be in {lo}..{hi}, got {s[key]}")
-    if s["global_period"] not in PERIODS:
-        raise ValueError(
-            f"global_period must be one of {PERIODS} (0: no global layer), got {s['global_period']}"
-        )
-    if not 1 <= s["layer"] <= s["layers"]:
-        raise ValueError(f"layer must be in 1..layers={s['layers']}, got {s['layer']}")
-    return s
+    start = {**WINDOW_DEFAULTS, "layer": settings.get("layers", WINDOW_DEFAULTS["layers"])}
+    return merge_settings(windows_spec(), start, settings)
 
 
 def windows_config(**settings: int) -> dict:
-    """The explorer's data: its first settings, the bounds of its inputs and the periods it offers."""
-    return {
-        "settings": check_window_settings(settings),
-        "bounds": {k: list(v) for k, v in BOUNDS.items()},
-        "periods": list(PERIODS),
-    }
+    """The explorer's data: its spec (:func:`mha.widgets.spec.windows_spec`) and first settings."""
+    return {"spec": windows_spec(), "settings": check_window_settings(settings)}
 
 
 class WindowExplorer(FrontEndWidget):

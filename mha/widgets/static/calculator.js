@@ -14,13 +14,13 @@
  * (or a data-mha-config attribute; "</" written "<\/" in the JSON). The JSON:
  *
  *   {
+ *     "spec": {...},     mha.widgets.spec.calculator_spec(): the controls, their bounds, the dtypes' bytes, messages
  *     "configs": [{"name": "Gemma 3 27B", "kind": "decoder", "context": 131072, "description": "...",
  *                  "layers": "52 local (window 1024) + 10 global: ..." or null, "n_layers": 62,
  *                  "params": "4095737856", "token_macs": "...", "key_macs": "...", "sequence_macs": "...",
  *                  "pair_macs": "...", "windows": [[52, 1024], [10, null]], "cache_width": 4096,
  *                  "mha_width": 8192}, ...],     mha.costs.calculator_data(); non-decoders are skipped
- *     "settings": {"model": "Llama 3.1 8B", "context": 4096, "batch": 1, "dtype": "bfloat16"},
- *     "dtypes": {"float32": 4, "bfloat16": 2, "float16": 2, "float8_e4m3fn": 1}    optional: bytes per element
+ *     "settings": {"model": "Llama 3.1 8B", "context": 4096, "batch": 1, "dtype": "bfloat16"}
  *   }
  *
  * el.mha = {settings, update(settings) -> {params, macs_per_token, macs_per_sequence, kv_cache_bytes,
@@ -34,9 +34,7 @@
 (function (root) {
   "use strict";
   const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
-  const { make, field, select, setOptions } = ns;
-  const DTYPES = { float32: 4, bfloat16: 2, float16: 2, float8_e4m3fn: 1 };
-  const MAX_CONTEXT = 2 ** 24, MAX_BATCH = 2 ** 12; // the bounds of the Python widget's inputs
+  const { make } = ns;
   const B = BigInt;
 
   /** The double nearest to n / d (BigInts), ties to even, as Python's int / int gives. */
@@ -113,35 +111,24 @@
   function mountCalculator(el, config, options) {
     options = options || {};
     const live = Boolean(options.live);
+    const spec = config.spec, dtypes = spec.dtypes;
     const configs = config.configs.filter((m) => (m.kind || "decoder") === "decoder");
     const byName = new Map(configs.map((m) => [m.name, m]));
-    const dtypes = config.dtypes || DTYPES;
-    const state = Object.assign({ model: configs[0].name, context: 4096, batch: 1, dtype: "bfloat16" });
+    let state = Object.assign({}, spec.defaults);
     let result = null;
 
     el.classList.add("mha-calculator");
     el.replaceChildren();
-    const c = {
-      model: select("model", configs.map((m) => m.name), state.model),
-      dtype: select("dtype", Object.keys(dtypes), state.dtype),
-      context: make("input", { type: "number", name: "context", min: 1, max: MAX_CONTEXT, step: 1 }),
-      batch: make("input", { type: "number", name: "batch", min: 1, max: MAX_BATCH, step: 1 }),
-    };
-    const status = make("p", { className: "mha-status", role: "status", "aria-live": "polite" });
+    const c = ns.buildControls(spec);
+    const f = (name) => ns.labelled(spec, c, name);
+    const status = ns.statusLine();
     const report = make("table", { className: "mha-cost-report" });
     el.append(
-      make("div", { className: "mha-controls" }, field("model", c.model), field("dtype", c.dtype)),
-      make("div", { className: "mha-controls" }, field("context", c.context), field("batch", c.batch)),
+      make("div", { className: "mha-controls" }, f("model"), f("dtype")),
+      make("div", { className: "mha-controls" }, f("context"), f("batch")),
       status, report);
 
-    function merge(s) {
-      if ("model" in s && !byName.has(s.model)) throw new RangeError(`unknown model ${s.model}; decoder-only models: ${[...byName.keys()].join(", ")}`);
-      if ("dtype" in s && !(s.dtype in dtypes)) throw new RangeError(`dtype must be one of ${Object.keys(dtypes).join(", ")}, got ${s.dtype}`);
-      for (const [k, max] of [["context", MAX_CONTEXT], ["batch", MAX_BATCH]]) {
-        if (k in s && (!Number.isInteger(s[k]) || s[k] < 1 || s[k] > max)) throw new RangeError(`${k} must be an int in 1..${max}, got ${s[k]}`);
-      }
-      Object.assign(state, s);
-    }
+    function merge(s) { state = ns.mergeSettings(spec, state, s); }
 
     function drawRows(rows) {
       report.replaceChildren(make("tbody", {}, rows.map(([k, v]) => make("tr", {}, make("th", { scope: "row" }, k), make("td", {}, v)))));
@@ -152,7 +139,7 @@
       if (!drawn || !drawn.rows) return null;
       result = Object.assign({}, drawn.numbers || {}, { rows: drawn.rows });
       drawRows(drawn.rows);
-      status.textContent = drawn.message || "";
+      ns.setStatus(status, drawn.message || "", "error");
       syncControls();
       return Object.assign({}, result);
     }
@@ -161,32 +148,19 @@
       if (live) { syncControls(); return result && Object.assign({}, result); }
       result = costs(byName.get(state.model), state.context, state.batch, state.dtype, dtypes);
       drawRows(result.rows);
-      status.textContent = "";
+      ns.setStatus(status, "", "");
       syncControls();
       return Object.assign({}, result);
     }
 
-    function syncControls() {
-      c.model.value = state.model;
-      setOptions(c.dtype, Object.keys(dtypes), state.dtype);
-      if (Number(c.context.value) !== state.context) c.context.value = String(state.context);
-      if (Number(c.batch.value) !== state.batch) c.batch.value = String(state.batch);
-    }
+    function syncControls() { ns.syncControls(spec, c, state); }
 
-    function fromReader(name, value, max) {
-      if (max && (!Number.isInteger(value) || value < 1 || value > max)) {
-        status.textContent = `The ${name} must be a whole number from 1 to ${max}. (The numbers below are for the last valid input.)`;
-        return;
-      }
-      merge({ [name]: value });
+    function fromReader(partial) {
+      merge(partial);
       refresh();
       if (options.onChange) options.onChange(api.settings);
     }
-    c.model.addEventListener("change", () => fromReader("model", c.model.value));
-    c.dtype.addEventListener("change", () => fromReader("dtype", c.dtype.value));
-    for (const [k, max] of [["context", MAX_CONTEXT], ["batch", MAX_BATCH]]) {
-      c[k].addEventListener("input", () => fromReader(k, c[k].value.trim() === "" ? NaN : Number(c[k].value), max));
-    }
+    ns.listen(spec, c, status, fromReader);
 
     const api = {
       get settings() { return Object.assign({}, state); },

@@ -2,7 +2,7 @@
  *
  * Needs core.js first. A figure's spec comes from Python with its data ("spec" in the inline JSON of a
  * static root, or in the config traitlet of a live widget): its controls (name, kind, label, choices,
- * bounds, rule), defaults and message templates. This file declares none of them. It holds
+ * bounds, rule), defaults and message templates. This file declares not one of them. It holds
  *
  *   - the pure state functions, a port of mha/widgets/spec.py that tests/test_frontend.py keeps equal to
  *     the Python: format (spec.fill), choicesOf (spec.choices), nextValid, mergeSettings;
@@ -85,7 +85,7 @@
       }
       let value = given ? changes[name] : out[name];
       if (control.kind === "text") {
-        if (typeof value !== "string") throw new TypeError(format(spec.messages.invalid.text, { name, value: typeof value }));
+        if (typeof value !== "string") throw new TypeError(format(spec.messages.invalid.text, { name, value: JSON.stringify(value) }));
       } else if (control.rule === "tokens") {
         const n = ns.splitTokens(out[control.of]).length;
         if (given) {
@@ -176,7 +176,7 @@
     return make("p", { className: "mha-status", role: "status", "aria-live": "polite" });
   }
 
-  /** Show a message: level "" (none), "warning" (the reader's input) or "error" (a bug). */
+  /** Show a message: level "" (all is well), "warning" (the reader's input) or "error" (a bug). */
   function setStatus(node, message, level) {
     node.textContent = message || "";
     node.className = !message ? "mha-status" : level === "error" ? "mha-status mha-error" : "mha-status mha-warning";

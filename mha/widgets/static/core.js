@@ -141,10 +141,7 @@
    * attend): a query sees no later key if no_later, no key at or after validLength (null = n) if cut. */
   function buildMask(kind, n, validLength) {
     if (!kind.no_later && !kind.cut) return null;
-    const valid = kind.cut ? (validLength == null ? n : validLength) : n;
-    if (!Number.isInteger(valid) || valid < 1 || valid > n) {
-      throw new RangeError(`valid_length must lie in 1..n=${n} (the number of tokens), got ${validLength}`);
-    }
+    const valid = kind.cut ? (validLength == null ? n : validLength) : n; // checked by mergeSettings
     const mask = [];
     for (let i = 0; i < n; i++) {
       const row = [];

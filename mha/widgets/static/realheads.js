@@ -86,7 +86,7 @@
     const status = make("p", { className: "mha-status", role: "status", "aria-live": "polite" },
       live ? `Waiting for ${config.model} in the kernel\u2026` : `Loading the weights of ${config.model}\u2026`);
     const help = make("p", { className: "mha-help", id: ns.uniqueId("mha-help") },
-      "Hover over, tap or focus the picture, then use the arrow keys to read each weight (Page Up/Down: other head).");
+      config.spec ? config.spec.messages.help : ""); // the spec: mha.widgets.spec.realheads_spec()
     const canvas = make("canvas", { className: "mha-canvas", tabIndex: 0, role: "img", "aria-describedby": help.id });
     const readout = make("p", { className: "mha-readout", "aria-live": "polite" }, "\u00a0");
     el.append(

@@ -2,13 +2,13 @@
  *
  * Needs core.js and heatmaps.js first. The page computes everything, in integers: a port of
  * mha/compute/since_2017.py (layer_masks, receptive_fields), which tests/test_site_since_2017.py keeps
- * equal to the Python. The choices, bounds and defaults come from Python (mha/widgets/windows.py):
+ * equal to the Python. The controls, bounds, defaults and messages come from Python with the settings
+ * (mha/widgets/windows.py, mha.widgets.spec.windows_spec), and controller.js mounts them:
  *
  *   <div class="mha-windows">
  *     <script type="application/json">{
- *       "settings": {"n": 16, "window": 4, "layers": 6, "global_period": 3, "layer": 6},
- *       "bounds": {"n": [2, 32], "window": [1, 32], "layers": [1, 8]},
- *       "periods": [0, 2, 3, 4, 6]                      (0: no global layer)
+ *       "spec": {...},                                  mha.widgets.spec.windows_spec()
+ *       "settings": {"n": 16, "window": 4, "layers": 6, "global_period": 3, "layer": 6}
  *     }</script>
  *   </div>
  *
@@ -18,12 +18,12 @@
  *
  * el.mha = {settings, update(settings) -> {masks (L, n, n), seen (L, n, n): booleans, cached, full}}, where
  * cached = sum over layers of the tokens a layer keeps after n tokens (min(n, window) local, n global) and
- * full = n L, what the cache would hold if every layer were global.
+ * full = n L, what the cache would hold with global layers only.
  */
 (function (root) {
   "use strict";
   const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
-  const { make, field, select, setOptions } = ns;
+  const { make } = ns;
 
   /** The masks of a stack: L arrays of n rows of n booleans (mha.compute.since_2017.layer_masks). */
   function layerMasks(n, window, layers, period) {
@@ -66,40 +66,25 @@
 
   function mountWindows(el, config, options) {
     options = options || {};
-    const bounds = config.bounds, periods = config.periods;
-    const state = Object.assign({}, config.settings);
+    const spec = config.spec, m = spec.messages;
+    let state = ns.mergeSettings(spec, spec.defaults, config.settings || {});
     let result = null;
 
     el.classList.add("mha-windows");
     el.replaceChildren();
-    const number = (name) => make("input", { type: "number", name, min: bounds[name][0], max: bounds[name][1], step: 1 });
-    const c = {
-      n: number("n"), window: number("window"), layers: number("layers"),
-      global_period: select("global_period", periods.map((p) => [p, p ? `1 in ${p} layers` : "none"]), state.global_period),
-      layer: select("layer", [], state.layer),
-    };
-    const status = make("p", { className: "mha-status", role: "status", "aria-live": "polite" });
+    const c = ns.buildControls(spec);
+    const status = ns.statusLine();
     const canvas = make("canvas", { className: "mha-canvas", role: "img" });
     el.append(
-      make("div", { className: "mha-controls" }, field("tokens", c.n), field("window", c.window),
-        field("layers", c.layers), field("global layer", c.global_period), field("show layer", c.layer)),
+      make("div", { className: "mha-controls" }, spec.controls.map((k) => ns.labelled(spec, c, k.name))),
       status, make("div", { className: "mha-figure" }, canvas));
-
-    function check(s) {
-      for (const k of ["n", "window", "layers"]) {
-        const [lo, hi] = bounds[k];
-        if (!Number.isInteger(s[k]) || s[k] < lo || s[k] > hi) throw new RangeError(`${k} must be a whole number from ${lo} to ${hi}, got ${s[k]}`);
-      }
-      if (!periods.includes(s.global_period)) throw new RangeError(`global_period must be one of ${periods.join(", ")}, got ${s.global_period}`);
-      if (!Number.isInteger(s.layer) || s.layer < 1 || s.layer > s.layers) throw new RangeError(`layer must be a whole number from 1 to ${s.layers}, got ${s.layer}`);
-    }
 
     function draw() {
       const l = state.layer - 1, n = state.n;
       const labels = Array.from({ length: n }, (_, i) => String(i + 1));
       const ones = Array.from({ length: n }, () => new Array(n).fill(1));
       const global = state.global_period > 0 && state.layer % state.global_period === 0;
-      const kind = global ? "global" : `local, window ${state.window}`;
+      const kind = global ? m.kind_global : ns.format(m.kind_local, { window: state.window });
       const cell = Math.max(8, Math.min(22, Math.floor(300 / n)));
       ns.drawHeatmaps(canvas, {
         panels: [
@@ -113,41 +98,30 @@
       const last = result.seen[l][n - 1];
       const first = last.indexOf(true) + 1;
       canvas.setAttribute("aria-label", `Layer ${state.layer}, ${kind}: its mask and what each of ${n} tokens has seen`);
-      status.textContent = `After layer ${state.layer}, token ${n} has seen inputs ${first} to ${n}. ` +
-        `With ${n} tokens, these ${state.layers} layers cache ${result.cached} token entries per sequence, ` +
-        `against ${result.full} if every layer were global.`;
+      ns.setStatus(status, "", "");
+      status.textContent = ns.format(m.summary, { layer: state.layer, n, first, layers: state.layers, cached: result.cached, full: result.full });
     }
 
     function refresh() {
       result = windowsCompute(state);
-      for (const k of ["n", "window", "layers"]) if (Number(c[k].value) !== state[k]) c[k].value = String(state[k]);
-      setOptions(c.global_period, periods.map((p) => [p, p ? `1 in ${p} layers` : "none"]), state.global_period);
-      setOptions(c.layer, Array.from({ length: state.layers }, (_, i) => i + 1), state.layer);
+      ns.syncControls(spec, c, state);
       draw();
       return { masks: result.masks, seen: result.seen, cached: result.cached, full: result.full };
     }
 
-    function merge(s) {
-      const next = Object.assign({}, state, s);
-      if (!("layer" in s) && "layers" in s) next.layer = Math.min(next.layer, next.layers);
-      check(next);
-      Object.assign(state, next);
-    }
+    function merge(s) { state = ns.mergeSettings(spec, state, s); }
 
-    function fromReader(name, value) {
+    function fromReader(partial) {
       try {
-        merge({ [name]: value });
+        merge(partial);
       } catch (error) {
-        status.textContent = `${error.message}. (The picture still shows the last valid input.)`;
+        ns.setStatus(status, `${error.message}.${m.still}`, "warning");
         return;
       }
       refresh();
       if (options.onChange) options.onChange(api.settings);
     }
-    for (const k of ["n", "window", "layers"]) {
-      c[k].addEventListener("input", () => fromReader(k, c[k].value.trim() === "" ? NaN : Number(c[k].value)));
-    }
-    for (const k of ["global_period", "layer"]) c[k].addEventListener("change", () => fromReader(k, Number(c[k].value)));
+    ns.listen(spec, c, status, fromReader);
 
     const api = {
       get settings() { return Object.assign({}, state); },
@@ -156,7 +130,6 @@
       canvas,
     };
     el.mha = api;
-    check(state);
     ns.onThemeChange(draw);
     refresh();
     return api;
