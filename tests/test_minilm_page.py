@@ -86,12 +86,13 @@ def test_the_root_holds_the_spec_inline_and_a_visible_fallback():
     assert 'class="mm-fallback"' in page and len(page) < 10_000
 
 
-def test_the_box_output_has_html_and_with_an_encoder_a_picture():
+def test_the_box_output_is_html_and_with_an_encoder_holds_a_picture_for_print():
     plain = minilm_box(LABELS)._repr_mimebundle_()
-    assert set(plain) == {"text/plain", "text/html"}
+    assert set(plain) == {"text/plain", "text/html"} and "<img" not in plain["text/html"]
     assert _spec_of(plain["text/html"])["labels"] == LABELS
     pictured = minilm_box(LABELS, encoder=load_minilm())._repr_mimebundle_()
-    assert pictured["image/png"].startswith("iVBORw0KGgo")  # base64 of the PNG signature
+    assert '<img class="mm-print" alt="Every head of all-MiniLM-L6-v2' in pictured["text/html"]
+    assert "data:image/png;base64,iVBORw0KGgo" in pictured["text/html"]  # the PNG signature
 
 
 def test_the_weights_payload_is_the_encoder_in_float16():
@@ -155,5 +156,5 @@ def test_the_chapter_shows_the_box():
     notebook = json.loads((ROOT / "chapters" / "why_multiple_heads.ipynb").read_text())
     outputs = [o for c in notebook["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
     boxes = [o for o in outputs if f'class="{CLASS_NAME}"' in "".join(o.get("data", {}).get("text/html", ""))]
-    assert len(boxes) == 1 and "image/png" in boxes[0]["data"]
+    assert len(boxes) == 1 and 'class="mm-print"' in "".join(boxes[0]["data"]["text/html"])
     assert html.unescape("".join(boxes[0]["data"]["text/plain"])).startswith("MiniLMBox(")

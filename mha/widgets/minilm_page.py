@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import html
 import io
 import json
 import math
@@ -144,22 +145,36 @@ def box_spec(
     }
 
 
-def box_html(labels: Sequence[Sequence[str]], **kwargs: str) -> str:
+def box_html(
+    labels: Sequence[Sequence[str]],
+    *,
+    picture: bytes | None = None,
+    sentence: str = DEFAULT_SENTENCE,
+    other: str = DEFAULT_OTHER,
+) -> str:
     """The box's root element, ``<div class="mha-minilm">``, with :func:`box_spec` inline.
 
     The :data:`FALLBACK` text is visible until ``minilm.js`` mounts the box (and removes it), so a notebook
-    front end that does not run the book's scripts shows what the box is instead of nothing.
+    front end that does not run the book's scripts shows what the box is instead of nothing. ``picture``, PNG
+    bytes, goes in as an image (``mm-print``) that such a front end shows too; on the site, ``minilm.js``
+    hides it on screen and shows it, instead of the controls, in print (the book's PDF is printed from the
+    site).
     """
-    spec = inline_json(box_spec(labels, **kwargs))
+    spec = inline_json(box_spec(labels, sentence=sentence, other=other))
+    image = ""
+    if picture is not None:
+        alt = html.escape(f"Every head of {MODEL_NAME} on the sentence: {sentence}", quote=True)
+        src = "data:image/png;base64," + base64.b64encode(picture).decode("ascii")
+        image = f'<img class="mm-print" alt="{alt}" style="max-width:100%" src="{src}">'
     return (
         f'<div class="{CLASS_NAME}"><script type="application/json">{spec}</script>'
-        f'<div class="mm-fallback">{FALLBACK}</div></div>'
+        f'<div class="mm-fallback">{FALLBACK}</div>{image}</div>'
     )
 
 
 class MiniLMBox:
-    """The box as a chapter's output: ``text/html`` (:func:`box_html`) for the site, and, when made with an
-    encoder, ``image/png``: all heads on the first sentence, the static picture for the PDF.
+    """The box as a chapter's output: ``text/html`` (:func:`box_html`), with, when made with an encoder, a
+    static picture of all heads on the first sentence, for print and for notebooks.
 
     Args:
         labels: the census's head labels, as for :func:`box_spec`.
@@ -176,18 +191,15 @@ class MiniLMBox:
         sentence: str = DEFAULT_SENTENCE,
         other: str = DEFAULT_OTHER,
     ) -> None:
-        self.html = box_html(labels, sentence=sentence, other=other)
         self.sentence = sentence
-        self.png = _picture(encoder, sentence) if encoder is not None else None
+        picture = _picture(encoder, sentence) if encoder is not None else None
+        self.html = box_html(labels, picture=picture, sentence=sentence, other=other)
 
     def __repr__(self) -> str:
         return f"MiniLMBox(sentence={self.sentence!r}): all-MiniLM-L6-v2 in the page, on the book's site"
 
     def _repr_mimebundle_(self, **kwargs: object) -> dict:
-        bundle = {"text/plain": repr(self), "text/html": self.html}
-        if self.png is not None:
-            bundle["image/png"] = base64.b64encode(self.png).decode("ascii")
-        return bundle
+        return {"text/plain": repr(self), "text/html": self.html}
 
 
 def _picture(encoder: MiniLMEncoder, sentence: str) -> bytes:

@@ -324,6 +324,11 @@
 .mha-minilm .mm-big { max-width: 100%; overflow-x: auto; }
 .mha-minilm .mm-big canvas { display: block; }
 .mha-minilm .mm-readout { font-variant-numeric: tabular-nums; font-weight: 600; }
+.mha-minilm .mm-print { display: none; }
+@media print {
+  .mha-minilm > :not(.mm-print) { display: none; }
+  .mha-minilm .mm-print { display: block; max-width: 100%; }
+}
 `;
 
   function el(tag, attrs, ...children) {
