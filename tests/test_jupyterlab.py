@@ -177,10 +177,12 @@ def kernel(page, code: str) -> str:
     )
 
 
-# In the page: change a control as a reader does and wait for the redraw; return the milliseconds.
+# In the page: change a control as a reader does and wait for the redraw; return the milliseconds. The
+# explorer draws twice: at once from the port in the page, then Python's arrays; this returns both times
+# ([first picture, Python's picture]) for it, one time for a figure that draws once.
 TIMED_CHANGE = """async ([selector, name, value]) => {
     const el = document.querySelector(selector), control = el.querySelector(`[name=${name}]`);
-    const before = el.mha.draws, t0 = performance.now();
+    const before = el.mha.draws, received = el.mha.received, t0 = performance.now();
     const tick = () => new Promise((r) => { const c = new MessageChannel(); c.port1.onmessage = r;
                                             c.port2.postMessage(0); });
     control.value = String(value);
@@ -189,7 +191,13 @@ TIMED_CHANGE = """async ([selector, name, value]) => {
         if (performance.now() - t0 > 10000) throw new Error(`no redraw after ${name} = ${value}`);
         await tick();
     }
-    return performance.now() - t0;
+    const first = performance.now() - t0;
+    if (received === undefined) return first;
+    while (el.mha.received === received) {
+        if (performance.now() - t0 > 10000) throw new Error(`no answer from Python after ${name} = ${value}`);
+        await tick();
+    }
+    return [first, performance.now() - t0];
 }"""
 
 EXPLORER = ".jp-OutputArea .mha-explorer"
@@ -199,8 +207,10 @@ def test_h_from_4_to_8_draws_eight_panels_of_python_weights(page):
     settings = page.evaluate(f"() => document.querySelector('{EXPLORER}').mha.settings")
     assert (settings["d_model"], settings["h"]) == (32, 4)
     assert page.evaluate(f"() => document.querySelector('{EXPLORER}').mha.weights.length") == 4
+    received = page.evaluate(f"() => document.querySelector('{EXPLORER}').mha.received")
     page.locator(f"{EXPLORER} select[name=h]").select_option("8")
-    page.wait_for_function(f"() => document.querySelector('{EXPLORER}').mha.weights.length === 8")
+    assert page.evaluate(f"() => document.querySelector('{EXPLORER}').mha.weights.length") == 8  # at once
+    page.wait_for_function(f"() => document.querySelector('{EXPLORER}').mha.received > {received}")
     drawn = page.evaluate(
         f"""() => {{ const m = document.querySelector('{EXPLORER}').mha;
                     return {{weights: m.weights, panels: m.layout.rects.length, live: m.live,
@@ -250,12 +260,14 @@ def test_explorer_latency_from_a_control_change_to_the_redraw(page):
     weights = page.evaluate(f"() => document.querySelector('{EXPLORER}').mha.weights")
     last = {"h": heads[(CHANGES - 1) % 2], "mask": masks[(CHANGES - 1) % 4], "seed": seed + CHANGES - 1}
     expected = explorer_weights(SENTENCE, d_model=32, **last)
-    torch.testing.assert_close(torch.tensor(weights), expected, atol=1e-7, rtol=0)
-    medians = {k: statistics.median(v) for k, v in times.items()}
+    torch.testing.assert_close(torch.tensor(weights), expected, atol=1e-7, rtol=0)  # Python's own arrays
+    first = {k: statistics.median(t[0] for t in v) for k, v in times.items()}
+    python = {k: statistics.median(t[1] for t in v) for k, v in times.items()}
     print(
-        "\nJupyterLab explorer, control change -> redrawn canvas (Python computes), median over "
-        f"{CHANGES}: " + ", ".join(f"{k} {m:.1f} ms" for k, m in medians.items())
+        f"\nJupyterLab explorer, control change -> picture, median over {CHANGES}: "
+        + ", ".join(f"{k} {first[k]:.1f} ms (Python's arrays {python[k]:.1f} ms)" for k in times)
     )
+    assert all(m <= 50 for m in first.values()), first  # the goal: a picture within 50 ms
     assert page.errors == [], page.errors
 
 

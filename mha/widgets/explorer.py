@@ -53,7 +53,6 @@ from mha.compute.explorer import (
     D_MODELS,
     MASKS,
     MAX_HEADS,
-    MAX_SEED,
     MAX_TOKENS,
     build_mask,
     embed_tokens,
@@ -162,41 +161,23 @@ class HeadExplorer(ComputedWidget):
             raise TypeError(
                 f"embed must be a callable tokens -> (n, d_model) tensor, got {type(embed).__name__}"
             )
-        if not isinstance(sentence, str):
-            raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
-        if d_model not in D_MODELS:
-            raise ValueError(f"d_model must be one of {D_MODELS}, got {d_model!r}")
-        if h not in head_choices(d_model):
-            raise ValueError(
-                f"h must be one of {head_choices(d_model)} (divisors of d_model={d_model}), got {h!r}"
-            )
-        if mask not in MASKS:
-            raise ValueError(f"mask must be one of {MASKS}, got {mask!r}")
-        if not _is_int(seed) or not 0 <= seed <= MAX_SEED:
-            raise ValueError(f"seed must be an int in 0..{MAX_SEED}, got {seed!r}")
         if not _is_int(max_tokens) or not 1 <= max_tokens <= MAX_TOKENS:
             raise ValueError(f"max_tokens must be an int in 1..{MAX_TOKENS}, got {max_tokens!r}")
-        n = max(1, min(len(split_tokens(sentence)), MAX_TOKENS))
-        valid_length = max(1, n - 2) if valid_length is None else valid_length
-        if not _is_int(valid_length) or not 1 <= valid_length <= n:
-            raise ValueError(
-                f"valid_length must be an int in 1..{n} (the number of tokens), got {valid_length!r}"
-            )
+        spec = explorer_spec(trained=model is not None)
+        first = {"d_model": d_model, "h": h, "mask": mask, "sentence": sentence, "seed": seed}
+        if valid_length is None and isinstance(sentence, str):  # all but the last two tokens
+            valid_length = max(1, min(len(split_tokens(sentence)), MAX_TOKENS) - 2)
+        # the controls' rules check the first settings (a trained model's source is set below)
+        state = merge_settings(
+            spec, {**EXPLORER_DEFAULTS, "source": "fresh"}, {**first, "valid_length": valid_length}
+        )
         super().__init__()
         self.trained = model
         self._embed = embed
         self._vocabulary = None if vocabulary is None else list(vocabulary)
         self._max_tokens = max_tokens
         # The state: a fresh layer's d_model, h and seed are kept while a trained model is shown.
-        self._state = {
-            "source": "fresh" if model is None else "trained",
-            "d_model": d_model,
-            "h": h,
-            "mask": mask,
-            "valid_length": valid_length,
-            "sentence": sentence,
-            "seed": seed,
-        }
+        self._state = {**state, "source": "fresh" if model is None else "trained"}
         self.tokens: list[str] = []
         self.weights: torch.Tensor | None = None  # (h, n, n)
         self.mask: torch.Tensor | None = None
@@ -204,7 +185,7 @@ class HeadExplorer(ComputedWidget):
         self.message = ""
         self._level = ""  # of the message: "", "warning" or "error"
         trained = None if model is None else {"name": "trained model", "d_model": model.d_model, "h": model.h}
-        self.spec = explorer_spec(trained=model is not None)  # the page's controls, rules and messages
+        self.spec = spec  # the page's controls, rules and messages
         self.config = {"trained": trained, "spec": self.spec}
         self._react({})
 

@@ -144,6 +144,7 @@
     }
 
     let draws = 0;
+    let received = 0; // live: how many payloads Python sent
     function draw() {
       if (!shown) return;
       draws += 1;
@@ -174,6 +175,7 @@
     /** Live mode: draw what Python computed (see the header for `drawn`). */
     function show(drawn) {
       if (!drawn) return null;
+      received += 1;
       if (drawn.tokens && drawn.weights) {
         const [h, n] = drawn.shape, values = ns.float32s(drawn.weights), flags = ns.bytesOf(drawn.mask);
         if (values.length !== h * n * n || drawn.tokens.length !== n) throw new RangeError(`drawn: shape (${drawn.shape}) does not match ${values.length} weights and ${drawn.tokens.length} tokens`);
@@ -322,6 +324,8 @@
       show,
       /** How many times the picture was drawn (a test waits for it to change). */
       get draws() { return draws; },
+      /** Live: how many payloads from Python were shown (a test waits for Python's arrays). */
+      get received() { return received; },
       live,
       canvas,
     };
