@@ -6,13 +6,13 @@
  *
  *   - the pure state functions, a port of mha/widgets/spec.py that tests/test_frontend.py keeps equal to
  *     the Python: format (spec.fill), choicesOf (spec.choices), nextValid, mergeSettings;
- *   - the page: controls built from the spec (buildControls), kept equal to the state (syncControls), a
- *     status line (setStatus), and mountFigure, which wires them to a figure's own compute and draw, in
- *     static mode (the page computes) or live mode (a kernel computes; see core.js's anywidget adapter).
+ *   - the page: controls built from the spec (buildControls, labelled), kept equal to the state
+ *     (syncControls), read back as settings (readControl, listen: a number box that does not yet hold a
+ *     valid value shows the spec's message instead), and a status line (statusLine, setStatus, bugMessage).
  *
- * A figure keeps only its drawing and its computation: it passes mountFigure
- *   {spec, settings, live, drawn, onChange, fixed(state), compute(state) -> result, draw(result),
- *    show(drawn) -> result (live), extra(node) (figure-specific nodes), sync(state)}.
+ * A figure (explorer.js, windows.js, calculator.js) keeps only its drawing and its computation: it builds
+ * its controls with buildControls, merges every change with mergeSettings (a reader's, el.mha.update's or,
+ * live, Python's) and redraws; live or static is the anywidget adapter's business (core.js).
  */
 (function (root) {
   "use strict";

@@ -6,6 +6,7 @@
  *
  *   <link rel="stylesheet" href="mha.css">
  *   <script src="core.js"></script>         this file: numbers, DOM helpers, auto-mount, anywidget adapter
+ *   <script src="controller.js"></script>   the one controller: controls, status, rules from a figure's spec
  *   <script src="heatmaps.js"></script>     the canvas heatmap grid (explorer and stepper)
  *   <script src="explorer.js"></script>     and/or stepper.js, calculator.js
  *
@@ -422,15 +423,15 @@
    * anywidget's module for a mount function: `export default mhaFrontEnd.anywidget("mountExplorer")`.
    *
    * The live protocol (mha/widgets/*.py are the Python side), three traitlets:
-   *   config    Python -> page, once: what the static page has inline (for the explorer only the trained
-   *             model's name, d_model, h and parameter count; for the stepper its stages).
-   *   settings  both ways: the controls' values. A reader's change is merged here (so the controls at once
-   *             offer only valid choices), then set and saved; Python checks it, computes, and may correct
-   *             it (a change from Python updates the controls).
+   *   config    Python -> page, once: what the static page has inline, the figure's spec included (for the
+   *             explorer's trained model only its name, d_model and h; for the stepper its stages).
+   *   settings  both ways: the controls' values. A reader's change is merged here (mergeSettings, so the
+   *             controls at once offer only valid choices), then set and saved; Python checks it with the
+   *             same rules, computes, and may correct it (a change from Python updates the controls).
    *   drawn     Python -> page: what to draw, computed by Python with the real mha. The explorer's is
    *             {tokens, shape: [h, n, n], weights: float32 bytes, mask: uint8 bytes (n * n) or null,
    *             d_model, h, d_k, parameters, message, level}; bytes arrive as binary buffers (DataView).
-   *             The page draws it and computes nothing itself.
+   *             The explorer has drawn the change at once from the port; this replaces its picture.
    * The mount function gets options {live: true, onChange}; its el.mha.show(drawn) draws a payload.
    */
   function anywidget(mountName) {
