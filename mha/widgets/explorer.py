@@ -6,9 +6,12 @@ kernel (JupyterLab 4, Notebook 7, VS Code, Colab) Python is the authority: a rea
 arrives as the ``settings`` traitlet, Python computes the weights with the real :mod:`mha`
 (:func:`mha.compute.explorer.explorer_weights` for a fresh layer, :func:`mha.compute.explorer.head_weights`
 for a trained one) and sends them back as ``drawn``, float32 bytes that ipywidgets carries as a binary
-buffer; the page draws them on a canvas and computes nothing itself. The traitlets:
+buffer, which replace the picture. For a fresh layer the page has already drawn the change from the tested
+port (within a few milliseconds, without waiting for the kernel); a trained model's weights stay in Python,
+which alone draws it. The traitlets:
 
-- ``config`` (Python to page, once): ``{"trained": {"name", "d_model", "h"} or None}``.
+- ``config`` (Python to page, once): ``{"trained": {"name", "d_model", "h"} or None, "spec": ...}``, the
+  spec being :func:`mha.widgets.spec.explorer_spec` (controls, masks, defaults, messages).
 - ``settings`` (both ways): ``{"d_model", "h", "mask", "valid_length", "sentence", "seed", "source"}``,
   the controls' values, with the meaning they have for :func:`explorer_weights`; ``source`` is
   ``"fresh"`` or ``"trained"``.

@@ -14,11 +14,14 @@ those root elements (the JSON formats are documented at the top of each script).
 
 In a live kernel the same files are the widgets' front end: :func:`widget_esm` concatenates them into the
 ES module that anywidget loads (one source, read from the package, no copies), ending in
-``export default globalThis.mhaFrontEnd.anywidget("mountExplorer")``; Python then computes and the page
-only draws what it is sent (see ``anywidget`` in ``core.js``). The widgets share their Python side here:
-:class:`FrontEndWidget` (the ``config`` and ``settings`` traitlets, and a display bundle that carries the
-static front end too) and :class:`ComputedWidget` (``settings`` checked and merged by Python, which sends
-back ``drawn``), with :class:`ReaderInputError` and :func:`one_thread` for the widgets that run a model.
+``export default globalThis.mhaFrontEnd.anywidget("mountExplorer")``; Python then computes, and the page
+draws what it is sent (see ``anywidget`` in ``core.js``); the explorer also draws a change at once from its
+port, which Python's arrays replace when they arrive. Each figure's controls, rules and messages are its spec
+(:mod:`mha.widgets.spec`), in its root's data and in its ``config`` traitlet. The widgets share their Python
+side here: :class:`FrontEndWidget` (the ``config`` and ``settings`` traitlets, and a display bundle that
+carries the static front end too) and :class:`ComputedWidget` (``settings`` checked and merged by Python,
+which sends back ``drawn``), with :class:`ReaderInputError` and :func:`one_thread` for the widgets that run
+a model.
 
 Shape legend:
     n        number of tokens
