@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import yaml
 
-from mha.pretrained import MINILM, load_minilm
+from mha.pretrained import MINILM, ablate_encoder_heads, ablated_embeddings, attend, load_minilm
 from mha.pretrained.heads import PATTERNS
 from mha.widgets import minilm_page
 from mha.widgets.frontend import SCRIPTS
@@ -26,6 +26,7 @@ from mha.widgets.minilm_page import (
     MAX_TOKENS,
     MESSAGES,
     WEIGHTS_FILE,
+    MiniLMWidget,
     box_html,
     box_spec,
     decode_tensor,
@@ -157,4 +158,71 @@ def test_the_chapter_shows_the_box():
     outputs = [o for c in notebook["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
     boxes = [o for o in outputs if f'class="{CLASS_NAME}"' in "".join(o.get("data", {}).get("text/html", ""))]
     assert len(boxes) == 1 and 'class="mm-print"' in "".join(boxes[0]["data"]["text/html"])
-    assert html.unescape("".join(boxes[0]["data"]["text/plain"])).startswith("MiniLMBox(")
+    assert html.unescape("".join(boxes[0]["data"]["text/plain"])).startswith("MiniLMWidget(")
+
+
+def test_the_live_widget_computes_with_python_as_the_page_would():
+    widget = MiniLMWidget(LABELS, encoder=load_minilm())
+    result, buffers = widget.compute({"type": "attend", "sentence": "Héllo qzxjkwv world", "off": [[0, 1]]})
+    encoder = load_minilm()
+    assert result["tokens"] == encoder.tokenizer.encode("Héllo qzxjkwv world").tokens
+    attention = np.frombuffer(buffers[0], dtype="<f4").reshape(result["attention_shape"])
+    with ablate_encoder_heads(encoder, [(0, 1)]):
+        expected = attend(encoder, "Héllo qzxjkwv world")[1].numpy()
+    np.testing.assert_allclose(attention, expected, atol=1e-6, rtol=0)
+    expected = ablated_embeddings(encoder, ["Héllo qzxjkwv world"], [(0, 1)])[0].numpy()
+    np.testing.assert_allclose(result["embedding"], expected, atol=1e-6, rtol=0)
+    long, _ = widget.compute({"type": "tokenize", "sentence": "word " * 200})
+    assert len(long["tokens"]) == MAX_TOKENS and long["truncated"] and long["total"] == 202
+    for bad, error in (({"type": "run", "sentence": "a"}, ValueError), ({"type": "embed"}, TypeError)):
+        with pytest.raises(error):
+            widget.compute(bad)
+    bundle, _ = widget._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle and 'class="mm-print"' in bundle["text/html"]
+
+
+# The widget's ES module on a stand-in Jupyter model: model.send reaches Python (an exposed function that
+# calls MiniLMWidget.compute) and the reply comes back as a custom message, its bytes as DataViews.
+RENDER = """async ([esm, spec]) => {
+    const url = URL.createObjectURL(new Blob([esm], {type: 'text/javascript'}));
+    const widget = (await import(url)).default;
+    const handlers = {};
+    const model = {
+        get: (k) => ({spec})[k],
+        on: (e, f) => { handlers[e] = f; }, off: (e) => { delete handlers[e]; },
+        send: (content) => window.python(content).then(([reply, bytes]) =>
+            handlers['msg:custom'](reply, bytes.map((b) => new DataView(Uint8Array.from(b).buffer)))),
+    };
+    const el = document.createElement('div');
+    document.body.append(el);
+    widget.render({model, el});
+    return el.querySelectorAll('.mha-minilm .mm-grid canvas').length;
+}"""
+
+
+def test_the_live_widget_front_end_shows_what_python_computes(browser):
+    widget = MiniLMWidget(LABELS, encoder=load_minilm())
+
+    def python(content: dict) -> list:
+        try:
+            result, buffers = widget.compute(content)
+        except (TypeError, ValueError) as error:
+            return [{"id": content["id"], "error": str(error)}, []]
+        return [{"id": content["id"], "result": result}, [list(b) for b in buffers]]
+
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.expose_function("python", python)
+    page.set_content("<!doctype html><html><body></body></html>")
+    assert page.evaluate(RENDER, [widget._esm, widget.spec]) == 72
+    got = page.evaluate("s => document.querySelector('.mha-minilm').mha.attend(s)", "The cat sat.")
+    tokens, expected = attend(load_minilm(), "The cat sat.")
+    assert got["tokens"] == tokens
+    np.testing.assert_allclose(np.array(got["attention"]), expected.numpy(), atol=1e-6, rtol=0)
+    page.locator("button[name=run]").click()
+    page.locator(".mm-readout").filter(has_text="All 72 heads on").wait_for()
+    page.locator("select[name=layer_off]").select_option("5")
+    page.locator(".mm-readout").filter(has_text="12 of 72 heads off").wait_for()
+    page.close()
+    assert not errors, errors

@@ -19,6 +19,11 @@ The weights script's format (:data:`FORMAT`), one call::
 cut to the :data:`MAX_TOKENS` positions the tokenizer can give, and the segment embeddings to segment A
 (``token_type_embeddings.weight`` of shape ``(1, d_model)``), the only one a single sentence uses.
 
+In a live kernel, :class:`MiniLMWidget` is the same front end (``minilm.js`` as an anywidget) with Python
+computing instead of the worker: :func:`mha.pretrained.attend` and
+:func:`mha.pretrained.ablated_embeddings`, heads switched off with
+:func:`mha.pretrained.ablate_encoder_heads`.
+
 The page's contract (tests and other checks rely on it): the root element ``.mha-minilm`` carries a
 property ``mha`` with ``attend(sentence)``, resolving to ``{tokens, attention}`` (``attention[layer][head]
 [query][key]``, as :func:`mha.pretrained.attend`), ``embed(sentence, {off})``, resolving to the 384 values of
@@ -45,12 +50,16 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+import anywidget
 import numpy as np
+import torch
+import traitlets
+from tokenizers import Tokenizer
 
 from mha.figures.pretrained import plot_head_grid
-from mha.pretrained.heads import PATTERNS
+from mha.pretrained.heads import PATTERNS, ablate_encoder_heads, ablated_embeddings
 from mha.pretrained.minilm import MINILM, MiniLMEncoder, attend, load_minilm, model_version
-from mha.widgets.frontend import inline_json
+from mha.widgets.frontend import inline_json, one_thread, static_file
 
 CLASS_NAME = "mha-minilm"  # the root element's class, which minilm.js mounts
 WEIGHTS_FILE = "minilm-weights.js"  # written beside minilm.js in the built site's _static/
@@ -91,8 +100,8 @@ MESSAGES = {
 }
 FALLBACK = (
     "<p>This box runs all-MiniLM-L6-v2 in your browser, on the book's site (online or opened from disk). "
-    "It needs JavaScript; in a notebook, <code>mha.widgets.realheads.EncoderExplorer</code> shows the "
-    "heads of any sentence, computed by Python.</p>"
+    "It needs JavaScript; in a live notebook, <code>mha.widgets.minilm_page.MiniLMWidget</code> is the same "
+    "box, computed by Python.</p>"
 )
 
 
@@ -218,10 +227,101 @@ def minilm_box(labels: Sequence[Sequence[str]], **kwargs: object) -> MiniLMBox:
     """The box for a chapter's output (:class:`MiniLMBox`).
 
     On the book's site ``minilm.js`` mounts it and runs the model in the reader's browser; the PDF shows its
-    static picture; a live kernel shows its fallback text (the Python viewer is
-    :class:`mha.widgets.realheads.EncoderExplorer`).
+    static picture; a notebook shows its fallback text and picture (in a live kernel, :class:`MiniLMWidget` is
+    the same box, computed by Python).
     """
     return MiniLMBox(labels, **kwargs)
+
+
+# -- in a live kernel: the same box, computed by Python ----------------------------------------------------
+
+
+class MiniLMWidget(anywidget.AnyWidget):
+    """The box in a live kernel: ``minilm.js`` as an anywidget, with Python computing what the worker would.
+
+    The page sends each request as a custom message ``{"id", "type", "sentence", "off"}`` (``type``: one of
+    ``"tokenize"``, ``"attend"``, ``"embed"``); :meth:`compute` answers it with :mod:`mha.pretrained`
+    (heads switched off with :func:`mha.pretrained.ablate_encoder_heads`), and the reply goes back as
+    ``{"id", "result"}``, the attention as float32 bytes, or ``{"id", "error"}``. Its display bundle also
+    holds the static box (:func:`box_html`, with its picture) as ``text/html``, which the book's site ranks
+    above the widget view.
+
+    Args:
+        labels: the census's head labels, as for :func:`box_spec`.
+        encoder: an encoder from :func:`mha.pretrained.load_minilm` (default: that one).
+        sentence, other: as for :func:`box_spec`.
+    """
+
+    _esm = static_file("minilm.js") + "\nexport default globalThis.mhaMiniLM.anywidget;\n"
+    spec = traitlets.Dict().tag(sync=True)  # box_spec(), sent to the page once
+
+    def __init__(
+        self,
+        labels: Sequence[Sequence[str]],
+        *,
+        encoder: MiniLMEncoder | None = None,
+        sentence: str = DEFAULT_SENTENCE,
+        other: str = DEFAULT_OTHER,
+    ) -> None:
+        super().__init__(spec=box_spec(labels, sentence=sentence, other=other))
+        self.encoder = encoder if encoder is not None else load_minilm()
+        self._static = MiniLMBox(labels, encoder=self.encoder, sentence=sentence, other=other).html
+        self._untruncated = Tokenizer.from_str(self.encoder.tokenizer.to_str())
+        self._untruncated.no_truncation()
+        self.on_msg(self._on_message)
+
+    def compute(self, message: dict) -> tuple[dict, list[bytes]]:
+        """Answer one request of the page: ``(result, buffers)``, as the page's worker would.
+
+        Raises:
+            TypeError: ``sentence`` is not a string.
+            ValueError: ``type`` is unknown, or ``off`` holds a pair that is not a head.
+        """
+        kind, sentence, off = message.get("type"), message.get("sentence"), message.get("off") or []
+        if kind not in ("tokenize", "attend", "embed"):
+            raise ValueError(f"type must be 'tokenize', 'attend' or 'embed', got {kind!r}")
+        if not isinstance(sentence, str):
+            raise TypeError(f"sentence must be a string, got {type(sentence).__name__}")
+        encoding = self.encoder.tokenizer.encode(sentence)
+        total = len(self._untruncated.encode(sentence).ids)
+        unknown = [
+            sentence[a:b] for t, (a, b) in zip(encoding.tokens, encoding.offsets, strict=True) if t == "[UNK]"
+        ]
+        result = {
+            "tokens": encoding.tokens,
+            "truncated": total > MAX_TOKENS,
+            "total": total,
+            "unknown": unknown,
+        }
+        if kind == "tokenize":
+            return {**result, "ids": encoding.ids}, []
+        heads = [tuple(pair) for pair in off]
+        result["embedding"] = ablated_embeddings(self.encoder, [sentence], heads)[0].tolist()  # (d_model,)
+        if kind == "embed":
+            return result, []
+        with ablate_encoder_heads(self.encoder, heads):
+            _, attention = attend(self.encoder, sentence)  # (L, h, n, n)
+        data = attention.to(torch.float32).contiguous().numpy().astype("<f4").tobytes()
+        return {**result, "attention_shape": list(attention.shape)}, [data]
+
+    def _on_message(self, widget: object, content: dict, buffers: list) -> None:
+        """A request from the page: compute it and reply; a reader's bad input becomes the reply's error."""
+        if not isinstance(content, dict) or "id" not in content:
+            return
+        try:
+            with one_thread():
+                result, data = self.compute(content)
+        except (TypeError, ValueError) as error:
+            self.send({"id": content["id"], "error": str(error)})
+            return
+        self.send({"id": content["id"], "result": result}, data)
+
+    def _repr_mimebundle_(self, **kwargs: object) -> tuple[dict, dict]:
+        """The widget for live front ends, plus the static box for renderers without a kernel."""
+        data, metadata = super()._repr_mimebundle_(**kwargs)
+        data["text/plain"] = f"MiniLMWidget(sentence={self.spec['sentence']!r})"
+        data["text/html"] = self._static
+        return data, metadata
 
 
 # -- the weights script, written at build time ---------------------------------------------------------------
@@ -320,6 +420,7 @@ __all__ = [
     "MESSAGES",
     "WEIGHTS_FILE",
     "MiniLMBox",
+    "MiniLMWidget",
     "box_html",
     "box_spec",
     "decode_tensor",

@@ -16,6 +16,9 @@
  * mha.pretrained.MiniLMEncoder: embeddings + LayerNorm, then 6 post-LayerNorm layers of 12-head attention
  * and an erf-GELU feed-forward block; mean pooling over the tokens and L2 normalisation.
  *
+ * In a live kernel the same box is an anywidget (mha.widgets.minilm_page.MiniLMWidget): `export default
+ * globalThis.mhaMiniLM.anywidget`, and Python answers the requests the worker would (see `anywidget` below).
+ *
  * Shape legend: n tokens, d_model 384, h 12 heads, d_k 32, d_ff 1536, L 6 layers.
  */
 (function () {
@@ -366,9 +369,12 @@
     }
   }
 
-  function mount(root) {
+  // backend: {call(message) -> Promise<result>} that computes instead of the worker (a live kernel's Python,
+  // see `anywidget` below); spec: the box's spec, if not inline in `root`.
+  function mount(root, backend, givenSpec) {
     if (root.mha) return;
-    const spec = JSON.parse(root.querySelector("script[type='application/json']").textContent);
+    const spec = givenSpec || JSON.parse(root.querySelector("script[type='application/json']").textContent);
+    const getModel = () => (backend ? Promise.resolve(backend) : loadModel(spec));
     const L = spec.layers, H = spec.heads, M = spec.messages;
     root.querySelectorAll(".mm-fallback").forEach((e) => e.remove()); // for pages that run no scripts
     if (!document.getElementById("mha-minilm-style")) {
@@ -417,7 +423,7 @@
       el("div", { class: "mm-row" }, toggle, layerSelect, patternSelect, reset),
       readout, bigTitle, el("div", { class: "mm-big" }, big));
 
-    const state = { shown: [0, 0], off: new Set(), result: null, loaded: false, ticket: 0 };
+    const state = { shown: [0, 0], off: new Set(), result: null, loaded: Boolean(backend), ticket: 0 };
     const key = (l, hh) => l * H + hh;
     const offList = () => [...state.off].sort((a, b) => a - b).map((i) => [Math.floor(i / H), i % H]);
 
@@ -492,7 +498,7 @@
       const ticket = ++state.ticket; // only the latest run draws: the reader may click while one runs
       try {
         if (!state.loaded) say(M.loading);
-        const m = await loadModel(spec);
+        const m = await getModel();
         state.loaded = true;
         say(M.running);
         const off = offList();
@@ -539,13 +545,13 @@
 
     const api = (type) => async (text, options) => {
       if (typeof text !== "string") throw new TypeError("sentence must be a string");
-      const m = await loadModel(spec);
+      const m = await getModel();
       state.loaded = true;
       return m.call({ type, sentence: text, off: (options && options.off) || [] });
     };
     root.mha = {
       spec,
-      load: async () => { const m = await loadModel(spec); state.loaded = true; return { loadMs: m.loadMs }; },
+      load: async () => { const m = await getModel(); state.loaded = true; return { loadMs: m.loadMs }; },
       tokenize: api("tokenize"),
       attend: async (text) => { const r = await api("attend")(text); return { tokens: r.tokens, attention: r.attention }; },
       embed: async (text, options) => (await api("embed")(text, options)).embedding,
@@ -555,8 +561,54 @@
     };
   }
 
-  function mountAll() { document.querySelectorAll(".mha-minilm").forEach(mount); }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll);
-  else mountAll();
-  globalThis.mhaMiniLM = { mount, mountAll };
+  function mountAll() { document.querySelectorAll(".mha-minilm").forEach((root) => mount(root)); }
+
+  // In a live kernel (mha.widgets.minilm_page.MiniLMWidget): the same box, computed by Python. Each request
+  // goes to Python as a custom message {id, type, sentence, off}; the reply is {id, result} (the attention as
+  // float32 bytes in buffers[0], of shape result.attention_shape) or {id, error}.
+  function toNested(view, shape) { // float32 little-endian bytes -> nested arrays of `shape`
+    const flat = new Float32Array(view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength));
+    const build = (axis, offset) => {
+      if (axis === shape.length - 1) return Array.from(flat.subarray(offset, offset + shape[axis]));
+      const stride = shape.slice(axis + 1).reduce((a, b) => a * b, 1), out = [];
+      for (let i = 0; i < shape[axis]; i++) out.push(build(axis + 1, offset + i * stride));
+      return out;
+    };
+    return build(0, 0);
+  }
+  const anywidget = {
+    render({ model, el }) {
+      const root = document.createElement("div");
+      root.className = "mha-minilm";
+      el.appendChild(root);
+      const pending = new Map();
+      let next = 0;
+      const onMessage = (message, buffers) => {
+        const p = pending.get(message && message.id);
+        if (!p) return;
+        pending.delete(message.id);
+        if (message.error !== undefined) return p.fail(new Error(message.error));
+        const result = message.result;
+        if (result.attention_shape) result.attention = toNested(buffers[0], result.attention_shape);
+        p.ok(result);
+      };
+      model.on("msg:custom", onMessage);
+      const backend = {
+        loadMs: 0,
+        call: (message) => new Promise((ok, fail) => {
+          const id = next++;
+          pending.set(id, { ok, fail });
+          model.send({ ...message, id });
+        }),
+      };
+      mount(root, backend, model.get("spec"));
+      return () => model.off("msg:custom", onMessage);
+    },
+  };
+
+  if (document.currentScript) { // a classic script of the site: mount the page's boxes (not as a module)
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll);
+    else mountAll();
+  }
+  globalThis.mhaMiniLM = { mount, mountAll, anywidget };
 })();
