@@ -19,7 +19,7 @@ import yaml
 from mha.pretrained import MINILM, ablate_encoder_heads, ablated_embeddings, attend, load_minilm
 from mha.pretrained.heads import PATTERNS
 from mha.widgets import minilm_page
-from mha.widgets.frontend import SCRIPTS
+from mha.widgets.frontend import SCRIPTS, static_file
 from mha.widgets.minilm_page import (
     CLASS_NAME,
     FORMAT,
@@ -224,5 +224,26 @@ def test_the_live_widget_front_end_shows_what_python_computes(browser):
     page.locator(".mm-readout").filter(has_text="All 72 heads on").wait_for()
     page.locator("select[name=layer_off]").select_option("5")
     page.locator(".mm-readout").filter(has_text="12 of 72 heads off").wait_for()
+    page.close()
+    assert not errors, errors
+
+
+def test_where_the_weights_are_missing_the_box_says_so_and_shows_its_picture(browser, tmp_path):
+    """A page without minilm-weights.js beside minilm.js (a slide deck, say): a message, then the picture."""
+    (tmp_path / "minilm.js").write_text(static_file("minilm.js"))
+    box = minilm_box(LABELS, encoder=load_minilm()).html
+    (tmp_path / "index.html").write_text(
+        f'<!doctype html><html><head><meta charset="utf-8"><script src="minilm.js"></script></head>'
+        f"<body>{box}</body></html>"
+    )
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto((tmp_path / "index.html").as_uri())
+    assert not page.locator(".mm-print").is_visible()
+    page.locator("button[name=run]").click()
+    status = page.locator(".mm-status[data-level=error]")
+    status.wait_for()
+    assert WEIGHTS_FILE in status.text_content() and page.locator(".mm-print").is_visible()
     page.close()
     assert not errors, errors

@@ -328,6 +328,8 @@
 .mha-minilm .mm-big canvas { display: block; }
 .mha-minilm .mm-readout { font-variant-numeric: tabular-nums; font-weight: 600; }
 .mha-minilm .mm-print { display: none; }
+.mha-minilm.mm-failed .mm-print { display: block; max-width: 100%; }
+.mha-minilm.mm-failed .mm-grid, .mha-minilm.mm-failed .mm-big { display: none; }
 @media print {
   .mha-minilm > :not(.mm-print) { display: none; }
   .mha-minilm .mm-print { display: block; max-width: 100%; }
@@ -422,6 +424,8 @@
       status, grid,
       el("div", { class: "mm-row" }, toggle, layerSelect, patternSelect, reset),
       readout, bigTitle, el("div", { class: "mm-big" }, big));
+    const picture = root.querySelector(".mm-print"); // the static picture, for print: after the controls
+    if (picture) root.appendChild(picture);
 
     const state = { shown: [0, 0], off: new Set(), result: null, loaded: Boolean(backend), ticket: 0 };
     const key = (l, hh) => l * H + hh;
@@ -520,6 +524,7 @@
         readOut({ cos: dot(intact, r.embedding), sim, sim0 }, off.length);
       } catch (error) {
         if (ticket === state.ticket) say(fill(M.failed, { error: error.message }), "error");
+        if (!state.loaded) root.classList.add("mm-failed"); // no model here (a deck, say): the static picture
       }
     }
 
