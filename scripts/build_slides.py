@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import tomllib
 import yaml
 from nbconvert import SlidesExporter
 
@@ -73,8 +74,13 @@ def build(out: Path, notebooks: list[Path] | None = None) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     copy_assets(out)
     refs, exp, decks = References(ROOT), exporter(), {}
+    numbers = {p.resolve(): i for i, p in enumerate(chapters(), start=1)}
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    book = f"{config['title']}, version {version}"
     for path in notebooks or chapters():
-        nb = slide_notebook(nbformat.read(path, as_version=4), refs, path.parent)
+        nb = nbformat.read(path, as_version=4)
+        nb = slide_notebook(nb, refs, path.parent, number=numbers.get(path.resolve()), book=book)
         resources = {"metadata": {"name": path.stem}, "mha_assets": ASSETS, "mha_scripts": SCRIPTS}
         body, _ = exp.from_notebook_node(nb, resources=resources)
         deck = out / f"{path.stem}.slides.html"

@@ -17,6 +17,14 @@ notebook's structure, by these rules:
   ``remove-cell`` (the folded checks of exercise solutions), and every ``{solution}`` directive.
 * Each exercise gets a sub-slide of its own, without its solution (and without the section's preamble,
   which speaks of the book's folded solutions).
+* Code: comments for the test harness (``# nbval-...`` and the comment lines that continue them) are left
+  out; a cell of more than 8 lines of code shows only its output on the slide, its code goes to the speaker
+  notes (a cell without output goes to the notes whole).
+* Each figure (a picture, or an interactive figure) starts a sub-slide of its own, so that it can be
+  drawn large: the deck's template scales a picture up to 1.3 times (10 pt labels at 100 dpi become about
+  18 px) within the slide.
+* The title slide holds the chapter's number and title, the book's title and version, the chapter's first
+  sentence(s) and its sections.
 * Text outputs longer than 14 lines are cut to their first 10 lines plus a line saying how many were left
   out; ``hide-output``/``remove-output`` cells show no output, ``hide-input``/``remove-input`` cells no code.
 * MyST that nbconvert cannot render becomes Markdown: ``{cite}`` and ``{cite:t}`` become author-year text
@@ -43,8 +51,9 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SLIDE_LINES = 26  # lines of 20 px text that fit on a 1280 x 800 slide under its heading
-FIGURE_LINES = 14  # a matplotlib figure or an interactive figure takes most of a slide
+SLIDE_LINES = 22  # lines of text that fit on a 1280 x 800 slide under its heading
+FIGURE_LINES = 22  # a matplotlib figure or an interactive figure takes a slide of its own
+CODE_MAX_LINES = 8  # longer cells show their output only; the code goes to the speaker notes
 NOTES_WORDS = 70  # prose paragraphs longer than this go to the speaker notes
 OUTPUT_MAX_LINES, OUTPUT_KEEP_LINES = 14, 10
 SKIP_TAGS = {"hide-cell", "remove-cell"}
@@ -247,13 +256,45 @@ def _cut_output(text: str) -> str:
     return f"{kept}\n… ({len(lines) - OUTPUT_KEEP_LINES} more lines in the book)\n"
 
 
+def strip_harness_comments(source: str) -> str:
+    """The code without the test harness's comments: a ``# nbval...`` line and the comment lines under it."""
+    lines, kept, skipping = source.splitlines(), [], False
+    for line in lines:
+        if re.match(r"^\s*#\s*nbval", line):
+            skipping = True
+            continue
+        if skipping and line.lstrip().startswith("#"):
+            continue
+        skipping = False
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def _is_figure(out) -> bool:
+    return out.output_type in ("display_data", "execute_result") and bool(
+        {"image/png", "image/svg+xml", "text/html"} & set(out.get("data", {}))
+    )
+
+
+def has_figure(cell) -> bool:
+    """Whether a code cell's outputs hold a picture or an HTML (interactive) figure."""
+    return any(
+        {"image/png", "image/svg+xml", "text/html"} & set(out.get("data", {}))
+        for out in cell.get("outputs", [])
+        if out.output_type in ("display_data", "execute_result")
+    )
+
+
 def _prepare_code(cell) -> int:
-    """Trim a code cell's outputs for a slide, in place; return its height in lines."""
+    """Trim a code cell for a slide, in place; return its height in lines."""
     tags = set(cell.metadata.get("tags", []))
     if tags & NO_OUTPUT_TAGS:
         cell.outputs = []
     if tags & NO_INPUT_TAGS:
         cell.source = ""
+    cell.source = strip_harness_comments(cell.source)
+    if not cell.source.strip():
+        cell.metadata["transient"] = {"remove_source": True}  # nbconvert's templates then show no input
     height = _text_lines(cell.source, 100) if cell.source else 0
     text = ""
     for out in cell.outputs:
@@ -276,11 +317,42 @@ def _prepare_code(cell) -> int:
     return height + min(_text_lines(text, 110), OUTPUT_KEEP_LINES + 1)
 
 
-def slide_notebook(nb: nbformat.NotebookNode, refs: References, base: Path) -> nbformat.NotebookNode:
-    """A copy of a chapter shaped into a deck (see the module docstring for the rules)."""
+def title_slide(nb: nbformat.NotebookNode, refs: References, *, number: int | None, book: str) -> list[str]:
+    """Markdown blocks under the H1: the book and chapter, the chapter's first sentences, its sections."""
+    sections, lead = [], ""
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for line in cell.source.splitlines():
+            if line.startswith("## ") and line[3:].strip().lower() != "exercises":
+                sections.append(refs.inline(line[3:].strip()))
+        if not lead:
+            blocks = [b for b in split_markdown(cell.source, refs, Path(".")) if _is_prose(b)]
+            if blocks:
+                sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z*(`])", " ".join(blocks[0].split()))
+                lead = sentences[0]
+                if len(sentences) > 1 and len(lead) + len(sentences[1]) < 260:
+                    lead += " " + sentences[1]
+    chapter = f"Chapter {number} of " if number else ""
+    out = [f"*{chapter}{book}*"]
+    if lead:
+        out.append(lead)
+    if sections:
+        out.append("**In this chapter:** " + " · ".join(sections[:8]))
+    return out
+
+
+def slide_notebook(
+    nb: nbformat.NotebookNode, refs: References, base: Path, *, number: int | None = None, book: str = ""
+) -> nbformat.NotebookNode:
+    """A copy of a chapter shaped into a deck (see the module docstring for the rules).
+
+    ``number`` and ``book`` (the chapter's number, the book's title and version) go on the title slide.
+    """
     out = nbformat.v4.new_notebook(metadata=copy.deepcopy(nb.metadata))
     used = 0  # lines used on the current (sub-)slide
     seen_h2 = in_exercises = False
+    title = title_slide(nb, refs, number=number, book=book or "Multi-Head Attention, interactively")
 
     def add(cell, slide_type: str, height: int):
         nonlocal used
@@ -297,10 +369,37 @@ def slide_notebook(nb: nbformat.NotebookNode, refs: References, base: Path) -> n
         if cell.cell_type == "code":
             code = copy.deepcopy(cell)
             tags = set(code.metadata.get("tags", []))
+            if tags:  # nbconvert writes tags into class names: the harness's are left out too
+                code.metadata["tags"] = [t for t in code.metadata["tags"] if not t.startswith("nbval")]
             if not seen_h2 or tags & SKIP_TAGS or in_exercises:
                 add(code, "skip", 0)
-            else:
-                add(code, "-", _prepare_code(code))
+                continue
+            figure = None
+            shown = not (tags & NO_INPUT_TAGS) and strip_harness_comments(code.source).strip()
+            if has_figure(code) and (shown or any(not _is_figure(o) for o in code.outputs)):
+                figure = copy.deepcopy(code)  # the figure on a sub-slide of its own, below the code and text
+                figure.source, figure.metadata["transient"] = "", {"remove_source": True}
+                figure["id"] = f"{code.get('id', 'cell')}-figure"[-64:]
+                figure.outputs = [o for o in code.outputs if _is_figure(o)]
+                code.outputs = [o for o in code.outputs if not _is_figure(o)]
+            height = _prepare_code(code)
+            if code.source.count("\n") + 1 > CODE_MAX_LINES:  # the code to the notes, the output on the slide
+                notes = nbformat.v4.new_markdown_cell(f"```python\n{code.source}\n```")
+                height -= _text_lines(code.source, 100)
+                code.source, code.metadata["transient"] = "", {"remove_source": True}
+                if not code.outputs:
+                    add(notes, "notes", 0)
+                    if figure is not None:
+                        add(figure, "subslide", FIGURE_LINES)
+                    continue
+                add(code, "subslide" if has_figure(code) and used > 3 else "-", height)
+                add(notes, "notes", 0)
+                if figure is not None:
+                    add(figure, "subslide", FIGURE_LINES)
+                continue
+            add(code, "subslide" if has_figure(code) and used > 3 else "-", height)
+            if figure is not None:
+                add(figure, "subslide", FIGURE_LINES)
             continue
         if cell.cell_type != "markdown":
             continue
@@ -309,12 +408,25 @@ def slide_notebook(nb: nbformat.NotebookNode, refs: References, base: Path) -> n
             words = len(block.split())
             if block.startswith("# "):
                 add(md, "slide", 2)
+                for line in title:
+                    add(nbformat.v4.new_markdown_cell(line), "-", 2)
+                title = []
             elif block.startswith("## "):
                 seen_h2 = True
                 in_exercises = block[3:].strip().lower() == "exercises"
                 add(md, "slide", 2)
             elif block.startswith(("### ", "**Exercise: ")):
                 add(md, "subslide", 2)
+            elif block.startswith(("```", "~~~")) and block.count("\n") - 1 > CODE_MAX_LINES:
+                lines = block.count("\n") - 1
+                add(
+                    nbformat.v4.new_markdown_cell(f"*The code ({lines} lines) is in the speaker notes.*"),
+                    "-",
+                    2,
+                )
+                add(md, "notes", 0)
+            elif not seen_h2 and _is_prose(block):
+                add(md, "notes", 0)  # the introduction: its first sentences are on the title slide
             elif in_exercises and _is_prose(block) and out.cells[-1].source.startswith("## "):
                 add(md, "skip", 0)  # the exercises' preamble is about the book's folded solutions
             elif _is_prose(block) and words > NOTES_WORDS:

@@ -2,8 +2,12 @@
 
 The decks are built once into a temporary folder, then each is opened from disk (file://) in headless
 Chromium with every request to another host blocked, as a lecturer offline would open it: no error, at least
-8 slides, paging works, equations typeset, the interactive figures mount. The rules that shape a chapter into
-a deck are checked on a small notebook made here.
+8 slides, paging works, equations typeset, the interactive figures mount. Then each deck is read as a
+lecture hall sees it, at 1280 x 800 in Chromium: every slide fits (also with an interactive figure at its
+largest settings), no slide shows more than 8 lines of code or a test-harness comment, figure and widget text
+is at least about 18 px (a picture that fills its slide may be smaller, as drawn: listed in the failure), and
+a focused figure keeps its arrow keys. The rules that shape a chapter into a deck are checked on a small
+notebook made here.
 """
 
 from __future__ import annotations
@@ -117,7 +121,9 @@ def test_tagging_rules():
     nb = _shaped()
     kinds = [(c.metadata["slideshow"]["slide_type"], c.source.split("\n")[0][:20]) for c in nb.cells]
     assert kinds[0] == ("slide", "# Title")
-    assert "Vaswani et al., 2017" in nb.cells[1].source
+    title = [c.source for c in nb.cells[1:4]]  # the title slide: the book, the first sentence, the sections
+    assert title[0].startswith("*") and "Vaswani et al., 2017" in title[1] and "…" not in title[1]
+    assert title[2] == "**In this chapter:** A section"
     assert ("skip", "# Set-up") in kinds
     assert ("slide", "## A section") in kinds and ("subslide", "### A subsection") in kinds
     assert ("notes", "Words of prose. Word") in kinds  # the long paragraph, in full
@@ -131,6 +137,29 @@ def test_tagging_rules():
     assert "30 more lines" in printed.outputs[0].text
 
 
+def test_code_on_a_slide_is_short_and_free_of_harness_comments():
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    png = nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"})
+    long = "\n".join(f"x{i} = {i}" for i in range(12))
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        md("# T"),
+        md("## S"),
+        code("# nbval-ignore-output: ids change\n# on every run.\nwidget", outputs=[png]),
+        code(long, outputs=[nbformat.v4.new_output("stream", text="done\n")]),
+        md(f"```python\n{long}\n```"),
+    ]
+    shaped = tag_slides.slide_notebook(nb, tag_slides.References(ROOT), ROOT / "chapters")
+    shown = [c for c in shaped.cells if c.metadata["slideshow"]["slide_type"] not in ("notes", "skip")]
+    assert not any("nbval" in c.source for c in shaped.cells)
+    assert all(c.source.count("\n") < tag_slides.CODE_MAX_LINES for c in shown), [c.source for c in shown]
+    figure = next(c for c in shown if any("image/png" in o.get("data", {}) for o in c.get("outputs", [])))
+    assert figure.metadata["slideshow"]["slide_type"] == "subslide" and figure.source == ""
+    assert "```python\nx0 = 0" in "".join(
+        c.source for c in shaped.cells if c.metadata["slideshow"]["slide_type"] == "notes"
+    )
+
+
 def test_chapters_become_lecture_shaped_decks():
     refs = tag_slides.References(ROOT)
     for path in CHAPTERS:
@@ -142,3 +171,142 @@ def test_chapters_become_lecture_shaped_decks():
         assert not any("{solution}" in c.source or "{cite" in c.source for c in nb.cells), path.stem
         first_code = next(c for c in nb.cells if c.cell_type == "code")
         assert first_code.metadata["slideshow"]["slide_type"] == "skip", "the set-up cell is shown"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# In a lecture hall: 1280 x 800
+# ---------------------------------------------------------------------------------------------------------
+
+W, H = 1280, 800
+FIGURES = ".mha-explorer, .mha-stepper, .mha-calculator, .mha-windows, .mha-realheads"
+
+# Every slide of the deck, shown in turn: how far its content reaches (zoom included), its code lines, its
+# harness comments, the size of figure text (matplotlib's 10 pt labels at the picture's 100 dpi, as drawn)
+# and of the interactive figures' text.
+_MEASURE = r"""async (largest) => {
+  await MathJax.startup.promise;
+  await document.fonts.ready;
+  await window.mhaFitted;
+  Reveal.configure({transition: "none"});
+  const W = Reveal.getConfig().width, H = Reveal.getConfig().height, out = [];
+  const frame = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  for (const s of Reveal.getSlides()) {
+    const idx = Reveal.getIndices(s);
+    Reveal.slide(idx.h, idx.v);
+    await frame();
+    if (largest && s.querySelector("select")) {  // every control of a figure at its last (largest) choice
+      for (const select of s.querySelectorAll("select")) {
+        select.selectedIndex = select.options.length - 1;
+        select.dispatchEvent(new Event("change", {bubbles: true}));
+      }
+      await new Promise(r => setTimeout(r, 1200));  // the deck fits the slide again 0, 250 and 1000 ms later
+    }
+    const scale = Reveal.getScale(), {top, left} = s.getBoundingClientRect();
+    const problems = [];
+    let bottom = 0, right = 0;
+    for (const e of s.querySelectorAll("*")) {
+      if (e.closest("aside.notes, mjx-assistive-mml")) continue;
+      const b = e.getBoundingClientRect();
+      if (!b.height) continue;
+      bottom = Math.max(bottom, (b.bottom - top) / scale);
+      right = Math.max(right, (b.right - left) / scale);
+    }
+    if (bottom > H + 1) problems.push(`runs ${Math.round(bottom - H)} px below the slide`);
+    if (right > W + 1) problems.push(`runs ${Math.round(right - W)} px past its right edge`);
+    for (const pre of s.querySelectorAll(".jp-InputArea pre, .jp-RenderedMarkdown pre")) {
+      if (pre.closest("aside.notes")) continue;
+      const n = pre.textContent.replace(/\n$/, "").split("\n").length;
+      if (n > 8) problems.push(`${n} lines of code`);
+    }
+    const shownText = [...s.childNodes].filter(n => !(n.matches && n.matches("aside.notes")))
+      .map(n => n.textContent).join(" ");
+    if (/nbval/.test(shownText)) problems.push("a test-harness comment");
+    const figures = [];
+    for (const img of s.querySelectorAll(".jp-OutputArea-output img")) {
+      const b = img.getBoundingClientRect();
+      if (!img.naturalWidth || !b.width) continue;
+      const px = 10 / 72 * 100 * (b.width / scale) / img.naturalWidth;
+      const fills = b.width / scale >= 0.95 * (W - 40) * (parseFloat(s.style.zoom) || 1)
+        || (b.bottom - top) / scale >= 0.95 * (H - 40);
+      figures.push({px: Math.round(px * 10) / 10, fills});
+      if (px < 17.5 && !fills) problems.push(`figure text ${px.toFixed(1)} px, the picture not filling it`);
+    }
+    for (const e of s.querySelectorAll("FIGURES".split(", ").map(f => f + " *").join(", "))) {
+      if (![...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+      const px = parseFloat(getComputedStyle(e).fontSize) * (parseFloat(s.style.zoom) || 1);
+      if (px >= 17.5) continue;
+      problems.push(`figure text ${px.toFixed(1)} px: ${e.textContent.trim().slice(0, 30)}`);
+      break;
+    }
+    out.push({index: [idx.h, idx.v], problems, figures, text: s.textContent.trim().slice(0, 60)});
+  }
+  return out;
+}""".replace("FIGURES", FIGURES)
+
+
+def _open(deck, browser):
+    tab = browser.new_page(viewport={"width": W, "height": H})
+    tab.goto(deck.as_uri(), wait_until="load")
+    return tab
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", [p.stem for p in CHAPTERS])
+def test_every_slide_fits_1280_by_800_and_reads_in_a_hall(chapter, decks, browser):
+    tab = _open(decks[chapter], browser)
+    slides = tab.evaluate(_MEASURE, False)
+    tab.close()
+    bad = [
+        f"slide {s['index']} ({s['text'][:40]!r}): {'; '.join(s['problems'])}"
+        for s in slides
+        if s["problems"]
+    ]
+    assert not bad, f"{chapter}: {len(bad)} of {len(slides)} slides\n" + "\n".join(bad)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", [p.stem for p in CHAPTERS])
+def test_interactive_figures_at_their_largest_settings_still_fit(chapter, decks, browser):
+    tab = _open(decks[chapter], browser)
+    slides = tab.evaluate(_MEASURE, True)
+    tab.close()
+    bad = [f"slide {s['index']}: {'; '.join(p for p in s['problems'] if 'runs' in p)}" for s in slides]
+    bad = [b for b in bad if not b.endswith(": ")]
+    assert not bad, f"{chapter}: with every select at its last choice\n" + "\n".join(bad)
+
+
+_KEYS = r"""async (selector) => {
+  await window.mhaFitted;
+  Reveal.configure({transition: "none"});
+  const figure = document.querySelector(selector);
+  const slide = figure.closest("section:not(.stack)");
+  const i = Reveal.getIndices(slide);
+  Reveal.slide(i.h, i.v);
+  const target = figure.querySelector("canvas, [tabindex]") || figure;
+  if (!target.hasAttribute("tabindex") && target.tabIndex < 0) target.setAttribute("tabindex", "0");
+  target.focus();
+  return {focused: figure.contains(document.activeElement), at: Reveal.getIndices()};
+}"""
+
+
+@pytest.mark.parametrize("chapter", ["the_math", "appendix_toy_heads"])
+def test_a_focused_explorer_keeps_its_arrow_keys(chapter, decks, browser):
+    tab = _open(decks[chapter], browser)
+    before = tab.evaluate(_KEYS, ".mha-explorer")
+    assert before["focused"]
+    for key in ("ArrowRight", "ArrowDown", "ArrowLeft", "PageDown", " "):
+        tab.keyboard.press(key)
+    assert tab.evaluate("Reveal.getIndices()") == before["at"], "a key for the explorer changed the slide"
+    tab.evaluate("document.activeElement.blur()")
+    tab.keyboard.press("ArrowRight")
+    assert tab.evaluate("Reveal.getIndices()") != before["at"], "away from the figure, the keys page again"
+    tab.close()
+
+
+def test_decks_show_no_harness_comment_and_open_on_a_title_slide(decks):
+    for stem, deck in decks.items():
+        html = deck.read_text()
+        assert "nbval" not in html, f"{stem}: a test-harness comment is in the deck"
+        number = [p.stem for p in CHAPTERS].index(stem) + 1
+        assert f"Chapter {number} of Multi-Head Attention, interactively, version" in html, stem
+        assert "In this chapter:" in html, stem
