@@ -83,7 +83,7 @@ def setup_block(url: str | None = None, tag: str | None = None) -> str:
 
 _OLD_SETUP = re.compile(
     r"\A# Set-up: on Colab or Binder.*?\n(?:#.*\n)*try:\n    import mha\nexcept ModuleNotFoundError:\n"
-    r"    %pip install [^\n]*\n    import mha(?:\ntry:\n    from google\.colab import output\n\n"
+    r"    %pip install [^\n]*(?:\n    import mha)?(?:\ntry:\n    from google\.colab import output\n\n"
     r"    output\.enable_custom_widget_manager\(\)\nexcept ImportError:[^\n]*\n    pass)?",
     re.S,
 )
