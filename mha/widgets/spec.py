@@ -115,6 +115,7 @@ def explorer_spec(*, trained: bool = False) -> dict:
         Control("valid_length", "range", "valid length", lo=1, rule="tokens", of="sentence"),
         Control("seed", "number", "seed", lo=0, hi=MAX_SEED),
         Control("show_numbers", "checkbox", "show numbers", setting=False),
+        Control("scale", "select", "colours", _pairs(SCALES, SCALE_TEXTS), setting=False),
     ]
     return {
         "figure": "explorer",
@@ -148,6 +149,10 @@ def explorer_spec(*, trained: bool = False) -> dict:
 
 
 SOURCE_TEXTS = {"trained": "trained model", "fresh": "fresh (random init)"}
+# The colour scale of the explorer's panels (a view option): one 0-1 scale for all heads, or each head
+# against its own largest weight, which shows how heads differ when every weight is small (h = 16, n = 16).
+SCALES = ("shared", "per head")
+SCALE_TEXTS = {"shared": "0 to 1, all heads", "per head": "each head to its largest"}
 
 # -- the real heads ------------------------------------------------------------------------------------------
 
@@ -168,6 +173,11 @@ def realheads_spec() -> dict:
             "too_long": (
                 "That sentence makes {size} tokens ([CLS] and [SEP] included); the explorer shows at most "
                 "{limit}. Please shorten it."
+            ),
+            "numbers_too_small": (
+                "Numbers are printed in the cells only when a cell is at least {min} px wide; with {n} "
+                "tokens on this screen a cell is {cell} px. Point at or tap a cell to read its weight, or "
+                "choose a shorter sentence."
             ),
         },
     }

@@ -119,7 +119,10 @@
     const c = {};
     for (const control of spec.controls) {
       const { name, kind } = control;
-      if (kind === "select") c[name] = make("select", { name });
+      if (kind === "select") {
+        c[name] = make("select", { name });
+        if (control.choices.length) setOptions(c[name], control.choices, control.choices[0][0]); // a view option
+      }
       else if (kind === "number") c[name] = make("input", { type: "number", name, min: control.lo, max: control.hi, step: 1 });
       else if (kind === "range") c[name] = make("input", { type: "range", name, min: control.lo, max: control.lo, step: 1 });
       else if (kind === "text") c[name] = make("input", { type: "text", name, size: 44, spellcheck: "false", autocomplete: "off" });

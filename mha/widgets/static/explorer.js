@@ -78,13 +78,14 @@
     const status = ns.statusLine();
     const help = make("p", { className: "mha-help", id: ns.uniqueId("mha-help") }, m.help);
     const canvas = make("canvas", { className: "mha-canvas", tabIndex: 0, role: "img", "aria-describedby": help.id });
-    const readout = make("p", { className: "mha-readout", "aria-live": "polite" }, "\u00a0");
+    const readout = make("p", { className: "mha-readout", "aria-live": "polite" });
     const shapes = make("div", { className: "mha-shapes" });
     const numbers = make("div", { className: "mha-numbers", hidden: true });
     el.append(
       make("div", { className: "mha-controls" },
         model ? f("source") : null, f("d_model"), f("h"), f("mask"), f("valid_length")),
-      make("div", { className: "mha-controls" }, f("sentence"), f("seed"), f("show_numbers")),
+      make("div", { className: "mha-controls" }, f("sentence"), f("seed"), f("show_numbers"),
+        c.scale ? f("scale") : null), // a spec written before the per-head scale has no such control
       note, status,
       make("div", { className: "mha-figure" }, canvas),
       readout, help, shapes, numbers);
@@ -149,27 +150,48 @@
       if (!shown) return;
       draws += 1;
       const n = shown.tokens.length;
-      const maxWidth = Math.max(320, el.clientWidth || 860);
+      const maxWidth = Math.max(300, canvas.parentElement.clientWidth || el.clientWidth || 860); // the picture's own box
       const perLine = Math.min(shown.h, 4);
       const cell = Math.max(12, Math.min(36, Math.floor((maxWidth - 210 - 18 * (perLine - 1)) / (perLine * n))));
+      const own = perHead(); // each head against its own largest weight
       layout = ns.drawHeatmaps(canvas, {
-        panels: shown.weights.map((values, i) => ({ title: `head ${i + 1} (d_k = ${shown.d_k})`, values, mask: shown.mask })),
+        panels: shown.weights.map((values, i) => {
+          const top = own ? largest(values) : null;
+          const name = `head ${i + 1}`, of = top === null ? "" : ` max ${top.toFixed(2)}`;
+          return {
+            title: own ? `${name},${of}` : `${name} (d_k = ${shown.d_k})`,
+            shortTitles: own ? [`h${i + 1}${of}`, `${i + 1}:${of}`, `${i + 1}`] : [name, `${i + 1}`],
+            values, mask: shown.mask, lo: 0, hi: own ? top || 1 : 1,
+          };
+        }),
         rowLabels: shown.tokens, colLabels: shown.tokens, rowName: "query", colName: "key",
         lo: 0, hi: 1, cell: [cell, cell], maxWidth, format: null, selected,
-        scaleLabel: "weight", maskKey: true,
+        scaleLabel: own ? "of max" : "weight", maskKey: true,
+        tickFormat: own ? (v) => `${Math.round(v * 100)}%` : null,
       });
       canvas.setAttribute("aria-label",
         `Attention weights of ${shown.h} head${shown.h > 1 ? "s" : ""}, one ${n} by ${n} panel each (queries on rows, keys on columns), for the tokens: ${shown.tokens.join(" ")}`);
       say(selected);
     }
 
+    /** True when the panels are coloured each against its own largest weight. */
+    const perHead = () => Boolean(c.scale) && c.scale.value === "per head";
+
+    /** The largest weight a reader can see in one head (masked cells left out). */
+    function largest(values) {
+      let top = 0;
+      values.forEach((row, i) => row.forEach((w, j) => { if ((!shown.mask || shown.mask[i][j]) && w > top) top = w; }));
+      return top;
+    }
+
     /** The read-out of one cell: head, query token, key token and the exact weight. */
     function say(cell) {
-      if (!cell || !shown) { readout.textContent = "\u00a0"; return; }
+      if (!cell || !shown) { readout.textContent = ""; return; }
       const { panel, row, col } = cell, t = shown.tokens;
       const masked = shown.mask && !shown.mask[row][col];
       readout.textContent = `head ${panel + 1} (d_k = ${shown.d_k}): query \u201c${t[row]}\u201d (row ${row + 1}) \u2192 key \u201c${t[col]}\u201d (column ${col + 1}): `
-        + (masked ? "masked (weight 0)" : `weight ${shown.weights[panel][row][col].toFixed(4)}`);
+        + (masked ? "masked (weight 0)" : `weight ${shown.weights[panel][row][col].toFixed(4)}`)
+        + (!masked && perHead() ? ` (the head's largest: ${largest(shown.weights[panel]).toFixed(4)})` : "");
     }
 
     /** Live mode: draw what Python computed (see the header for `drawn`). */
@@ -266,6 +288,7 @@
     }
     ns.listen(spec, c, status, fromReader);
     c.show_numbers.addEventListener("change", () => { if (shown) drawNumbers(); });
+    if (c.scale) c.scale.addEventListener("change", () => { if (shown) draw(); });
 
     // The read-out follows the pointer, a tap, or the keyboard on the focused picture.
     const cellAt = (event) => {
@@ -319,7 +342,12 @@
       get tokens() { return shown ? shown.tokens.slice() : null; },
       get message() { return message; },
       /** Where the panels are, in CSS pixels of the canvas: {rects: [{x, y}], cw, ch, width, height}. */
-      get layout() { return layout && { rects: layout.rects, cw: layout.cw, ch: layout.ch, width: layout.width, height: layout.height }; },
+      get layout() {
+        return layout && { rects: layout.rects, cw: layout.cw, ch: layout.ch, width: layout.width, height: layout.height,
+          boxes: layout.boxes, perLine: layout.perLine, angle: layout.angle };
+      },
+      /** The colour scale of the panels: "shared" or "per head" (the spec's view option), or null. */
+      get scale() { return c.scale ? c.scale.value : null; },
       /** Live mode: draw a payload computed by Python; returns the drawn weights [h][n][n]. */
       show,
       /** How many times the picture was drawn (a test waits for it to change). */

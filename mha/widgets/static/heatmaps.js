@@ -63,35 +63,65 @@
   function drawHeatmaps(canvas, spec) {
     const ctx = canvas.getContext("2d");
     const ink = getComputedStyle(canvas).color || "#222";
-    const [cw, ch] = spec.cell;
     const rows = spec.panels[0].values.length, cols = spec.panels[0].values[0].length;
-    const pw = cols * cw, ph = rows * ch; // one panel in CSS pixels
     const rowLabels = spec.rowLabels.map(label), colLabels = spec.colLabels.map(label);
     ctx.font = `12px ${FONT}`;
     const widest = (labels) => Math.max(0, ...labels.map((t) => ctx.measureText(t).width));
     const rowLabelW = Math.ceil(widest(rowLabels)) + 8;
+    const gapX = 18, gapY = 10, axisW = 18;
+    const left = axisW + rowLabelW;
+    // The colour bar's column: wide enough for its tick labels, its name and the key of masked cells.
+    const tickText = spec.tickFormat || ((v, step) => formatNumber(v, step));
+    ctx.font = `11px ${FONT}`;
+    const probe = [spec.lo, spec.hi, (spec.lo + spec.hi) / 2].map((v) => tickText(v, niceStep((spec.hi - spec.lo || 1) / 4)));
+    const barW = Math.ceil(Math.max(16 + 12 + 5 + widest(probe), 14 + widest([spec.scaleLabel || ""]),
+      16 + 19 + (spec.maskKey ? widest(["masked"]) : 0))) + 6;
+    // Cells: the size asked for, smaller (down to 12 px) when one panel would not fit the width.
+    const room = spec.maxWidth - left - barW;
+    const shrink = Math.min(1, Math.max(12 / Math.min(...spec.cell), room / (cols * spec.cell[0])));
+    const cw = Math.floor(spec.cell[0] * shrink), ch = Math.floor(spec.cell[1] * shrink);
+    const pw = cols * cw, ph = rows * ch; // one panel in CSS pixels
+    ctx.font = `12px ${FONT}`;
     // Column labels wider than a cell are turned: 45 degrees if the cells leave room, else upright.
     const angle = widest(colLabels) <= cw - 2 ? 0 : cw >= 24 ? Math.PI / 4 : Math.PI / 2;
-    const colLabelH = Math.ceil(widest(colLabels) * Math.sin(angle) + 6 * Math.cos(angle)) + 16;
-    const titled = spec.panels.some((p) => p.title), titleH = spec.groups && titled ? 38 : 22, gapX = 18, gapY = 10, axisW = 18, barW = 86;
+    const colLabelH = Math.ceil(widest(colLabels) * Math.sin(angle) + 14 * Math.cos(angle)) + 12;
+    const titled = spec.panels.some((p) => p.title), titleH = spec.groups && titled ? 38 : 22;
 
-    // The grid of panels: as many per line as fit (at most 4), labels only at the left and bottom edges.
-    const fit = Math.floor((spec.maxWidth - axisW - rowLabelW - barW + gapX) / (pw + gapX));
+    // The grid of panels: as many per line as fit (at most 4); row labels at the left of each line, key
+    // labels under every panel (on a phone the panels stack, and each must say which column is which).
+    const fit = Math.floor((spec.maxWidth - left - barW + gapX) / (pw + gapX));
     const perLine = Math.max(1, Math.min(spec.panels.length, spec.maxColumns || 4, fit));
     const lines = Math.ceil(spec.panels.length / perLine);
-    const lowest = (c) => Math.floor((spec.panels.length - 1 - c) / perLine); // last line with a panel in column c
     const lineTop = [];
     let y = 0;
     for (let l = 0; l < lines; l++) {
       if (l) y += gapY;
       lineTop.push(y + titleH);
-      const labelsBelow = [...Array(perLine).keys()].some((c) => l * perLine + c < spec.panels.length && lowest(c) === l);
-      y += titleH + ph + (labelsBelow ? colLabelH : 0);
+      y += titleH + ph + colLabelH;
     }
-    const left = axisW + rowLabelW;
     const gridW = perLine * pw + (perLine - 1) * gapX;
-    const width = left + gridW + barW, height = Math.max(y + 18, titleH + (spec.maskKey ? 210 : 170));
+    // The colour bar: at least 96 px tall whatever the panels' height, ticks at least 18 px apart.
+    const bh = Math.max(96, Math.min(ph, 160));
+    const width = left + gridW + barW;
+    const height = Math.max(y + 18, lineTop[0] + bh + (spec.maskKey ? 40 : 8));
     const rects = spec.panels.map((_, p) => ({ x: left + (p % perLine) * (pw + gapX), y: lineTop[Math.floor(p / perLine)] }));
+    const boxes = []; // every text drawn: {kind, text, x, y, w, h} in CSS pixels (tests check none overlap)
+    const box = (kind, text, x, y, w, h) => boxes.push({ kind, text, x, y, w, h });
+
+    // Titles: the longest of the panel's titles that fits its width, at 13 px, else 11 px.
+    const titleSlot = pw + gapX - 4;
+    const titles = spec.panels.map((panel) => {
+      const options = [panel.title, ...(panel.shortTitles || [])].filter(Boolean);
+      for (const size of [13, 11]) {
+        ctx.font = `600 ${size}px ${FONT}`;
+        const t = options.find((o) => ctx.measureText(o).width <= titleSlot);
+        if (t) return { text: t, size, w: ctx.measureText(t).width };
+      }
+      if (!options.length) return null;
+      let t = Array.from(options[options.length - 1]);
+      while (t.length > 1 && ctx.measureText(t.join("") + "\u2026").width > titleSlot) t = t.slice(0, -1);
+      return { text: t.join("") + "\u2026", size: 11, w: ctx.measureText(t.join("") + "\u2026").width };
+    });
 
     const dpr = root.devicePixelRatio || 1; // draw at device resolution, so text stays sharp
     canvas.width = Math.round(width * dpr);
@@ -107,11 +137,12 @@
     spec.panels.forEach((panel, p) => {
       const { x: x0, y: y0 } = rects[p];
       // cells: one pixel each (transparent where masked), scaled up without smoothing
+      const lo = panel.lo ?? spec.lo, pspan = (panel.hi ?? spec.hi) - lo || 1; // a panel may have its own scale
       const image = new ImageData(cols, rows);
       for (let i = 0; i < rows; i++) {
         for (let j = 0; j < cols; j++) {
           if (panel.mask && !panel.mask[i][j]) continue;
-          image.data.set(colour((panel.values[i][j] - spec.lo) / span).rgb, 4 * (i * cols + j));
+          image.data.set(colour((panel.values[i][j] - lo) / pspan).rgb, 4 * (i * cols + j));
           image.data[4 * (i * cols + j) + 3] = 255;
         }
       }
@@ -129,7 +160,7 @@
           for (let j = 0; j < cols; j++) {
             if (panel.mask && !panel.mask[i][j]) continue;
             const v = panel.values[i][j];
-            ctx.fillStyle = colour((v - spec.lo) / span).dark ? "#fff" : "#111";
+            ctx.fillStyle = colour((v - lo) / pspan).dark ? "#fff" : "#111";
             ctx.fillText(spec.format(v), x0 + (j + 0.5) * cw, y0 + (i + 0.5) * ch);
           }
         }
@@ -141,6 +172,8 @@
           if (g) { ctx.fillStyle = "#fff"; ctx.fillRect(x0 + g * spec.groups.size * cw - 1.5, y0, 3, ph); }
           ctx.fillStyle = ink;
           ctx.fillText(name, x0 + (g + 0.5) * spec.groups.size * cw, y0 - 9);
+          const nw = ctx.measureText(name).width;
+          box("group", name, x0 + (g + 0.5) * spec.groups.size * cw - nw / 2, y0 - 15, nw, 12);
         });
       }
       ctx.strokeStyle = "rgba(128,128,128,0.6)";
@@ -148,20 +181,27 @@
       ctx.strokeRect(x0 - 0.5, y0 - 0.5, pw + 1, ph + 1);
       // title
       ctx.fillStyle = ink;
-      ctx.font = `600 13px ${FONT}`;
+      const title = titles[p];
       ctx.textAlign = "center";
-      if (panel.title) ctx.fillText(panel.title, x0 + pw / 2, y0 - (spec.groups ? 27 : 11));
-      // row labels at the left edge, column labels under the lowest panel of each column
+      if (title) {
+        ctx.font = `600 ${title.size}px ${FONT}`;
+        const ty = y0 - (spec.groups ? 27 : 11);
+        ctx.fillText(title.text, x0 + pw / 2, ty);
+        box("title", title.text, x0 + pw / 2 - title.w / 2, ty - title.size / 2 - 1, title.w, title.size + 2);
+      }
+      // row labels at the left of each line, column labels under every panel
       ctx.font = `12px ${FONT}`;
       if (p % perLine === 0) {
         ctx.textAlign = "right";
         rowLabels.forEach((t, i) => {
           if (sel && sel.row === i) ctx.font = `700 12px ${FONT}`; // the selected cell's row in bold
           ctx.fillText(t, x0 - 5, y0 + (i + 0.5) * ch);
+          const tw = ctx.measureText(t).width;
+          box("query", t, x0 - 5 - tw, y0 + (i + 0.5) * ch - Math.min(6, ch / 2), tw, Math.min(12, ch));
           if (sel && sel.row === i) ctx.font = `12px ${FONT}`;
         });
       }
-      if (lowest(p % perLine) === Math.floor(p / perLine)) {
+      {
         colLabels.forEach((t, j) => {
           ctx.font = `${sel && sel.col === j ? "700 " : ""}12px ${FONT}`; // font strings are cached by the canvas
           ctx.save();
@@ -169,6 +209,10 @@
           if (angle) { ctx.rotate(-angle); ctx.textAlign = "right"; } else { ctx.textAlign = "center"; }
           ctx.fillText(t, angle ? 0 : 0, angle ? 0 : 5);
           ctx.restore();
+          const tw = ctx.measureText(t).width, cx = x0 + (j + 0.5) * cw, top = y0 + ph + 7;
+          if (!angle) box("key", t, cx - tw / 2, top - 1, tw, 12);
+          else box("key", t, cx - tw * Math.cos(angle) - 6 * Math.sin(angle), top - 6 * Math.cos(angle),
+            tw * Math.cos(angle) + 12 * Math.sin(angle), tw * Math.sin(angle) + 12 * Math.cos(angle));
         });
       }
     });
@@ -188,15 +232,20 @@
     ctx.fillStyle = ink;
     ctx.font = `italic 12px ${FONT}`;
     ctx.textAlign = "center";
+    const rowName = `${spec.rowName} \u2192`, colName = `${spec.colName} \u2192`;
+    const rnw = ctx.measureText(rowName).width, cnw = ctx.measureText(colName).width;
+    const ry = Math.max(lineTop[0] + ph / 2, rnw / 2 + 2);
     ctx.save();
-    ctx.translate(8, lineTop[0] + Math.min(ph, (lines > 1 ? y - titleH : ph)) / 2);
+    ctx.translate(8, ry);
     ctx.rotate(-Math.PI / 2);
-    ctx.fillText(`${spec.rowName} \u2192`, 0, 0);
+    ctx.fillText(rowName, 0, 0);
     ctx.restore();
-    ctx.fillText(`${spec.colName} \u2192`, left + gridW / 2, y + 8);
+    box("axis", rowName, 2, ry - rnw / 2, 12, rnw);
+    ctx.fillText(colName, left + gridW / 2, y + 8);
+    box("axis", colName, left + gridW / 2 - cnw / 2, y + 2, cnw, 12);
 
     // colour bar with ticks, then the key of masked cells
-    const bx = left + gridW + 16, by = lineTop[0], bh = Math.min(ph, 160), bw = 12;
+    const bx = left + gridW + 16, by = lineTop[0], bw = 12;
     for (let k = 0; k < bh; k++) {
       ctx.fillStyle = colour(1 - k / (bh - 1)).css;
       ctx.fillRect(bx, by + k, bw, 1.5);
@@ -206,23 +255,33 @@
     ctx.font = `11px ${FONT}`;
     ctx.textAlign = "left";
     ctx.fillStyle = ink;
-    const step = niceStep(span / 4);
+    let step = niceStep(span / 4);
+    while ((step / span) * (bh - 1) < 18 && step < span) step = niceStep(step * 2.1); // ticks 18 px apart or more
     for (let v = Math.ceil(spec.lo / step - 1e-9) * step; v <= spec.hi + 1e-9 * span; v += step) {
-      const ty = by + (1 - (v - spec.lo) / span) * (bh - 1);
+      const ty = by + (1 - (v - spec.lo) / span) * (bh - 1), t = tickText(v, step);
       ctx.fillRect(bx + bw, ty - 0.5, 3, 1);
-      ctx.fillText(formatNumber(v, step), bx + bw + 5, ty);
+      ctx.fillText(t, bx + bw + 5, ty);
+      box("tick", t, bx + bw + 5, ty - 6, ctx.measureText(t).width, 12);
     }
-    if (spec.scaleLabel) ctx.fillText(spec.scaleLabel, bx - 2, by - 11);
+    if (spec.scaleLabel) {
+      ctx.fillText(spec.scaleLabel, bx - 2, by - 14); // above the top tick's label (centred on by)
+      box("scale", spec.scaleLabel, bx - 2, by - 20, ctx.measureText(spec.scaleLabel).width, 12);
+    }
     if (spec.maskKey) {
       const ky = by + bh + 16;
       hatch(ctx, bx, ky, [[false]], 14, 14);
       ctx.strokeRect(bx - 0.5, ky - 0.5, 15, 15);
       ctx.fillStyle = ink;
       ctx.fillText("masked", bx + 19, ky + 7);
+      box("legend", "masked", bx + 19, ky + 1, ctx.measureText("masked").width, 12);
     }
+    const panels = rects.map((r) => ({ kind: "panel", text: "", x: r.x, y: r.y, w: pw, h: ph }));
+    boxes.push({ kind: "bar", text: "", x: bx, y: by, w: bw, h: bh });
 
     return {
-      width, height, rects, cw, ch, rows, cols,
+      width, height, rects, cw, ch, rows, cols, perLine, angle,
+      /** Every text drawn and every panel and the colour bar: {kind, text, x, y, w, h} in CSS pixels. */
+      boxes: boxes.concat(panels),
       /** The cell under a point in CSS pixels: {panel, row, col}, or null. */
       hit(px, py) {
         for (let p = 0; p < rects.length; p++) {

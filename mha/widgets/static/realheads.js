@@ -39,6 +39,8 @@
   "use strict";
   const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
 
+  const NUMBERS_MIN = 26; // px: the smallest cell a weight (".42") is printed in
+
   /** The bytes of base64 zlib data, inflated in the page. */
   async function inflate(base64) {
     if (typeof DecompressionStream === "undefined") {
@@ -88,12 +90,13 @@
     const help = make("p", { className: "mha-help", id: ns.uniqueId("mha-help") },
       config.spec ? config.spec.messages.help : ""); // the spec: mha.widgets.spec.realheads_spec()
     const canvas = make("canvas", { className: "mha-canvas", tabIndex: 0, role: "img", "aria-describedby": help.id });
-    const readout = make("p", { className: "mha-readout", "aria-live": "polite" }, "\u00a0");
+    const readout = make("p", { className: "mha-readout", "aria-live": "polite" });
+    const numbersNote = make("p", { className: "mha-note", hidden: true }); // why no numbers are printed
     el.append(
       make("div", { className: "mha-controls" }, field("sentence", c.sentence, live ? examples : null)),
       make("div", { className: "mha-controls" }, field("layer", c.layer), field("head", c.head),
         field("show numbers", c.numbers)),
-      status, make("div", { className: "mha-figure" }, canvas), readout, help);
+      numbersNote, status, make("div", { className: "mha-figure" }, canvas), readout, help);
 
     // -- the numbers ----------------------------------------------------------------------------------
     /** The stored weights of one head on one sentence: n rows of n values q / scale. */
@@ -136,13 +139,17 @@
       if (!shown) return;
       draws += 1;
       const n = shown.tokens.length;
-      const maxWidth = Math.max(320, el.clientWidth || 860);
+      const maxWidth = Math.max(300, canvas.parentElement.clientWidth || el.clientWidth || 860); // the picture's own box
       const cell = Math.max(12, Math.min(40, Math.floor((maxWidth - 230) / n)));
+      const messages = config.spec ? config.spec.messages : {};
+      // "show numbers" with cells too small to print in: say why (the spec's message), never do nothing
+      numbersNote.hidden = !(c.numbers.checked && cell < NUMBERS_MIN && messages.numbers_too_small);
+      numbersNote.textContent = numbersNote.hidden ? "" : ns.format(messages.numbers_too_small, { min: NUMBERS_MIN, n, cell });
       layout = ns.drawHeatmaps(canvas, {
         panels: [{ title: `layer ${shown.layer + 1}, head ${shown.head + 1}`, values: shown.weights, mask: null }],
         rowLabels: shown.tokens, colLabels: shown.tokens, rowName: "query", colName: "key",
         lo: 0, hi: 1, cell: [cell, cell], maxWidth, maxColumns: 1,
-        format: c.numbers.checked && cell >= 26 ? (v) => v.toFixed(2).replace(/^0/, "") : null,
+        format: c.numbers.checked && cell >= NUMBERS_MIN ? (v) => v.toFixed(2).replace(/^0/, "") : null,
         selected: selected && { panel: 0, row: selected.row, col: selected.col },
         scaleLabel: "weight", maskKey: false,
       });
@@ -188,7 +195,7 @@
 
     /** The read-out of one cell: the head, the query and key tokens and the stored weight. */
     function say(cell) {
-      if (!cell || !shown) { readout.textContent = "\u00a0"; return; }
+      if (!cell || !shown) { readout.textContent = ""; return; }
       const { row, col } = cell, t = shown.tokens, w = shown.weights[row][col];
       readout.textContent = `layer ${shown.layer + 1}, head ${shown.head + 1}: query \u201c${t[row]}\u201d (row ${row + 1}) `
         + `\u2192 key \u201c${t[col]}\u201d (column ${col + 1}): weight `
@@ -263,7 +270,10 @@
       get tokens() { return shown ? shown.tokens.slice() : null; },
       /** Live mode: Python's message to the reader (plain text; "" when all is well). */
       get message() { return message; },
-      get layout() { return layout && { rects: layout.rects, cw: layout.cw, ch: layout.ch, width: layout.width, height: layout.height }; },
+      get layout() {
+        return layout && { rects: layout.rects, cw: layout.cw, ch: layout.ch, width: layout.width, height: layout.height,
+          boxes: layout.boxes, perLine: layout.perLine, angle: layout.angle };
+      },
       get draws() { return draws; },
       /** Live mode: draw a payload computed by Python. */
       show,
