@@ -105,7 +105,7 @@
     const width = left + gridW + barW;
     const height = Math.max(y + 18, lineTop[0] + bh + (spec.maskKey ? 40 : 8));
     const rects = spec.panels.map((_, p) => ({ x: left + (p % perLine) * (pw + gapX), y: lineTop[Math.floor(p / perLine)] }));
-    const boxes = []; // every text drawn: {kind, text, x, y, w, h} in CSS pixels (tests check none overlap)
+    const boxes = []; // every text drawn: {kind, text, x, y, w, h} in CSS pixels (tests check that no two overlap)
     const box = (kind, text, x, y, w, h) => boxes.push({ kind, text, x, y, w, h });
 
     // Titles: the longest of the panel's titles that fits its width, at 13 px, else 11 px.
