@@ -64,14 +64,14 @@ def test_first_code_cell_installs_mha_from_the_configured_repository(path):
     assert "import mha" in first
     url = CONFIG["repository"]["url"]
     # The set-up cell installs mha at the book's version and turns on Colab's widget manager: exactly
-    # scripts/student_edition.py's setup_block(), followed by the chapter's own lines. Until the chapters get
-    # it, the unpinned cell (from the repository's main) is accepted too.
+    # scripts/student_edition.py's setup_block(), followed by the chapter's own lines.
     import student_edition
 
-    pinned = first.startswith(student_edition.setup_block())
-    assert pinned or f'"mha @ git+{url}"' in first, (
-        "the set-up cell must install from the repository named in _config.yml (see CONTRIBUTING.md)"
+    assert first.startswith(student_edition.setup_block()), (
+        "the set-up cell must install the book's version from the repository named in _config.yml "
+        "(see CONTRIBUTING.md)"
     )
+    assert f'"mha @ git+{url}@v' in first
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
