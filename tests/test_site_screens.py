@@ -10,13 +10,14 @@ import pytest
 from test_frontend import write_harness
 
 from mha.widgets.frontend import explorer_config
+from mha.widgets.spec import windows_spec
 
 WIDTHS = (390, 1280)
 WORDS = "the cat sat on the mat because it was tired and then slept in the warm sun".split()  # noqa: SIM905
 
 # Every text box against every other, against the panels and the colour bar, and against the canvas edges.
-_OVERLAPS = """() => {
-  const L = document.querySelector('#explorer').mha.layout;
+_OVERLAPS = """(id) => {
+  const L = document.querySelector(`#${id}`).mha.layout;
   const bad = [];
   const texts = L.boxes.filter((b) => b.text), solid = L.boxes.filter((b) => !b.text);
   const meet = (a, b) => a.x < b.x + b.w - 0.5 && b.x < a.x + a.w - 0.5
@@ -30,13 +31,14 @@ _OVERLAPS = """() => {
     for (let j = i + 1; j < texts.length; j++) {
       const a = texts[i], b = texts[j];
       // turned key labels of one panel stand apart along their slant (checked below), not as boxes
-      if (a.kind === 'key' && b.kind === 'key' && L.angle && Math.abs(a.y - b.y) < 1) continue;
+      const slanted = L.angle === Math.PI / 4;
+      if (slanted && a.kind === 'key' && b.kind === 'key' && Math.abs(a.y - b.y) < 1) continue;
       if (meet(a, b)) bad.push(`${a.kind} "${a.text}" over ${b.kind} "${b.text}"`);
     }
   }
   // turned key labels stand at least one line height (12 px) apart
-  if (L.angle && L.cw * Math.sin(L.angle) < 12 - 1e-9) bad.push(`key labels ${L.cw} px apart`);
-  const box = document.querySelector('#explorer .mha-figure').clientWidth;
+  if (L.angle === Math.PI / 4 && L.cw * Math.sin(L.angle) < 12 - 1e-9) bad.push(`keys ${L.cw} px apart`);
+  const box = document.querySelector(`#${id} .mha-figure`).clientWidth;
   if (L.width > box + 1) bad.push(`canvas ${L.width} px in a ${box} px box`);
   return bad.slice(0, 5);
 }"""
@@ -46,7 +48,11 @@ _OVERLAPS = """() => {
 def harness(tmp_path_factory):
     directory = tmp_path_factory.mktemp("screens")
     settings = {"d_model": 64, "h": 4, "sentence": " ".join(WORDS[:5])}
-    return write_harness(directory, [("mha-explorer", "explorer", explorer_config(settings))])
+    roots = [
+        ("mha-explorer", "explorer", explorer_config(settings)),
+        ("mha-windows", "windows", {"spec": windows_spec()}),
+    ]
+    return write_harness(directory, roots)
 
 
 def _open(browser, harness, width, scheme):
@@ -70,11 +76,27 @@ def test_no_label_overlaps_or_leaves_the_canvas_for_any_h_and_n(browser, harness
                     "([h, s]) => document.querySelector('#explorer').mha.update({h, sentence: s})",
                     [h, " ".join(WORDS[:n])],
                 )
-                bad = page.evaluate(_OVERLAPS)
+                bad = page.evaluate(_OVERLAPS, "explorer")
                 if bad:
                     failures[(scale, h, n)] = bad
     context.close()
     assert not failures, f"at {width} px: {dict(list(failures.items())[:4])}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_window_explorer_fits_and_its_labels_do_not_overlap(browser, harness, width):
+    context, page = _open(browser, harness, width, "dark")
+    failures = {}
+    for n, window, layers in [(2, 1, 1), (8, 2, 3), (16, 4, 6), (24, 4, 8), (32, 8, 8)]:
+        page.evaluate(
+            "(s) => document.querySelector('#windows').mha.update(s)",
+            {"n": n, "window": window, "layers": layers, "layer": layers},
+        )
+        bad = page.evaluate(_OVERLAPS, "windows")
+        if bad:
+            failures[n] = bad
+    context.close()
+    assert not failures, f"at {width} px: {failures}"
 
 
 def test_the_per_head_scale_colours_each_heads_largest_weight_at_the_top(browser, harness):
@@ -136,3 +158,44 @@ def test_text_in_a_figure_has_a_contrast_of_4_5(browser, harness, theme):
     low = page.evaluate(_CONTRAST)
     context.close()
     assert not low, low
+
+
+def _realheads_config(lengths: list[int]) -> dict:
+    """A real-heads viewer's data for sentences of these numbers of tokens: 1 layer, 1 head, a uniform row."""
+    import base64
+    import zlib
+
+    from mha.widgets.spec import realheads_spec
+
+    sentences = [{"text": f"{n} tokens", "tokens": [f"t{i}" for i in range(n)]} for n in lengths]
+    data = b"".join(bytes([255 // n]) * (n * n) for n in lengths)
+    return {
+        "model": "a stand-in",
+        "layers": 1,
+        "heads": 1,
+        "scale": 255,
+        "encoding": "uint8-zlib-base64",
+        "sentences": sentences,
+        "data": base64.b64encode(zlib.compress(data)).decode(),
+        "settings": {"sentence": 0, "layer": 0, "head": 0},
+        "spec": realheads_spec(),
+    }
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_show_numbers_says_why_when_the_cells_are_too_small(browser, tmp_path, width):
+    page_path = write_harness(tmp_path, [("mha-realheads", "real", _realheads_config([26, 3]))])
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.goto(page_path.as_uri())
+    page.wait_for_function("() => (document.querySelector('#real').mha || {}).layout")
+    note = page.locator("#real p.mha-note")
+    page.check("#real input[name=show_numbers]")
+    printed = page.evaluate("() => document.querySelector('#real').mha.layout.printed")
+    assert note.is_visible() != printed  # numbers in the cells, or a note that says why not
+    if width < 600:  # 26 tokens on a phone: no room for numbers, and the note says so
+        assert not printed and "px" in note.text_content()
+    page.evaluate("() => document.querySelector('#real').mha.update({sentence: 1})")
+    assert not note.is_visible()  # 3 tokens: the numbers are printed
+    assert page.evaluate("() => document.querySelector('#real').mha.layout.cw") >= 26
+    context.close()

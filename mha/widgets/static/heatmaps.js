@@ -7,13 +7,20 @@
  * "attended with weight 0". Text is drawn with fillText, so a label is shown literally, whatever it holds.
  *
  * spec = {
- *   panels: [{title: "head 1 (d_k = 8)", values: rows x cols numbers, mask: rows x cols booleans or null}],
+ *   panels: [{title: "head 1 (d_k = 8)", values: rows x cols numbers, mask: rows x cols booleans or null,
+ *             shortTitles: shorter titles, tried in turn when the title is wider than its panel,
+ *             lo, hi: this panel's own colour scale (else the spec's)}],
  *   rowLabels, colLabels: strings (one per row / column), rowName, colName: axis names ("query", "key"),
  *   lo, hi: the colour scale, cell: [width, height] of a cell in CSS pixels, maxWidth: CSS pixels,
  *   format: value -> string to print in each cell, or null, selected: {panel, row, col} or null,
  *   groups: null or {size, names}: vertical separators every `size` columns, names above (heads side by side),
- *   scaleLabel: "weight", maskKey: true to explain the hatching,
+ *   scaleLabel: "weight", maskKey: true to explain the hatching, tickFormat: null or (value, step) -> string,
  * }
+ *
+ * The layout lays itself out: cells shrink (to 6 px at least; on cells under 12 px only every 2nd or 3rd
+ * label shows) so that one panel and its labels fit maxWidth; as many panels per line as fit, key labels under every panel, titles that fit their panel, a colour bar of
+ * at least 96 px with ticks at least 18 px apart, a right column as wide as its labels. The returned layout's
+ * boxes list every text drawn ({kind, text, x, y, w, h}) and the panels and the bar, for tests of overlap.
  */
 (function (root) {
   "use strict";
@@ -76,15 +83,17 @@
     const probe = [spec.lo, spec.hi, (spec.lo + spec.hi) / 2].map((v) => tickText(v, niceStep((spec.hi - spec.lo || 1) / 4)));
     const barW = Math.ceil(Math.max(16 + 12 + 5 + widest(probe), 14 + widest([spec.scaleLabel || ""]),
       16 + 19 + (spec.maskKey ? widest(["masked"]) : 0))) + 6;
-    // Cells: the size asked for, smaller (down to 12 px) when one panel would not fit the width.
+    // Cells: the size asked for, smaller (down to 6 px) when one panel would not fit the width.
     const room = spec.maxWidth - left - barW;
-    const shrink = Math.min(1, Math.max(12 / Math.min(...spec.cell), room / (cols * spec.cell[0])));
+    const shrink = Math.min(1, Math.max(6 / Math.min(...spec.cell), room / (cols * spec.cell[0])));
     const cw = Math.floor(spec.cell[0] * shrink), ch = Math.floor(spec.cell[1] * shrink);
     const pw = cols * cw, ph = rows * ch; // one panel in CSS pixels
     ctx.font = `12px ${FONT}`;
     // Column labels wider than a cell are turned: 45 degrees if the cells leave room, else upright.
     const angle = widest(colLabels) <= cw - 2 ? 0 : cw >= 24 ? Math.PI / 4 : Math.PI / 2;
     const colLabelH = Math.ceil(widest(colLabels) * Math.sin(angle) + 14 * Math.cos(angle)) + 12;
+    // Labels one line (12 px) apart at least: on cells smaller than that, every 2nd (3rd...) label.
+    const everyRow = Math.ceil(12 / ch - 1e-9), everyCol = angle === Math.PI / 4 ? 1 : angle ? Math.ceil(12 / cw - 1e-9) : 1;
     const titled = spec.panels.some((p) => p.title), titleH = spec.groups && titled ? 38 : 22;
 
     // The grid of panels: as many per line as fit (at most 4); row labels at the left of each line, key
@@ -105,6 +114,10 @@
     const width = left + gridW + barW;
     const height = Math.max(y + 18, lineTop[0] + bh + (spec.maskKey ? 40 : 8));
     const rects = spec.panels.map((_, p) => ({ x: left + (p % perLine) * (pw + gapX), y: lineTop[Math.floor(p / perLine)] }));
+    // Numbers in the cells only where they fit the cells drawn (a smaller screen may shrink them).
+    ctx.font = `${Math.min(11, ch - 6)}px ${FONT}`;
+    const printed = Boolean(spec.format) && spec.panels.every((panel) => panel.values.every((row) =>
+      Array.from(row).every((v) => ctx.measureText(spec.format(v)).width <= cw - 2)));
     const boxes = []; // every text drawn: {kind, text, x, y, w, h} in CSS pixels (tests check that no two overlap)
     const box = (kind, text, x, y, w, h) => boxes.push({ kind, text, x, y, w, h });
 
@@ -153,7 +166,7 @@
       ctx.imageSmoothingEnabled = false;
       ctx.drawImage(scratch, x0, y0, pw, ph);
       if (panel.mask && panel.mask.some((r) => r.includes(false))) hatch(ctx, x0, y0, panel.mask, cw, ch);
-      if (spec.format) {
+      if (printed) {
         ctx.font = `${Math.min(11, ch - 6)}px ${FONT}`;
         ctx.textAlign = "center";
         for (let i = 0; i < rows; i++) {
@@ -194,15 +207,17 @@
       if (p % perLine === 0) {
         ctx.textAlign = "right";
         rowLabels.forEach((t, i) => {
+          if (i % everyRow) return;
           if (sel && sel.row === i) ctx.font = `700 12px ${FONT}`; // the selected cell's row in bold
           ctx.fillText(t, x0 - 5, y0 + (i + 0.5) * ch);
           const tw = ctx.measureText(t).width;
-          box("query", t, x0 - 5 - tw, y0 + (i + 0.5) * ch - Math.min(6, ch / 2), tw, Math.min(12, ch));
+          box("query", t, x0 - 5 - tw, y0 + (i + 0.5) * ch - 6, tw, 12);
           if (sel && sel.row === i) ctx.font = `12px ${FONT}`;
         });
       }
       {
         colLabels.forEach((t, j) => {
+          if (j % everyCol) return;
           ctx.font = `${sel && sel.col === j ? "700 " : ""}12px ${FONT}`; // font strings are cached by the canvas
           ctx.save();
           ctx.translate(x0 + (j + 0.5) * cw, y0 + ph + 7);
@@ -279,7 +294,7 @@
     boxes.push({ kind: "bar", text: "", x: bx, y: by, w: bw, h: bh });
 
     return {
-      width, height, rects, cw, ch, rows, cols, perLine, angle,
+      width, height, rects, cw, ch, rows, cols, perLine, angle, printed,
       /** Every text drawn and every panel and the colour bar: {kind, text, x, y, w, h} in CSS pixels. */
       boxes: boxes.concat(panels),
       /** The cell under a point in CSS pixels: {panel, row, col}, or null. */

@@ -142,9 +142,6 @@
       const maxWidth = Math.max(300, canvas.parentElement.clientWidth || el.clientWidth || 860); // the picture's own box
       const cell = Math.max(12, Math.min(40, Math.floor((maxWidth - 230) / n)));
       const messages = config.spec ? config.spec.messages : {};
-      // "show numbers" with cells too small to print in: say why (the spec's message), never do nothing
-      numbersNote.hidden = !(c.numbers.checked && cell < NUMBERS_MIN && messages.numbers_too_small);
-      numbersNote.textContent = numbersNote.hidden ? "" : ns.format(messages.numbers_too_small, { min: NUMBERS_MIN, n, cell });
       layout = ns.drawHeatmaps(canvas, {
         panels: [{ title: `layer ${shown.layer + 1}, head ${shown.head + 1}`, values: shown.weights, mask: null }],
         rowLabels: shown.tokens, colLabels: shown.tokens, rowName: "query", colName: "key",
@@ -153,6 +150,10 @@
         selected: selected && { panel: 0, row: selected.row, col: selected.col },
         scaleLabel: "weight", maskKey: false,
       });
+      // "show numbers" with cells too small to print in: say why (the spec's message), never do nothing
+      numbersNote.hidden = !(c.numbers.checked && !layout.printed && messages.numbers_too_small);
+      numbersNote.textContent = numbersNote.hidden ? ""
+        : ns.format(messages.numbers_too_small, { min: NUMBERS_MIN, n, cell: layout.cw });
       canvas.setAttribute("aria-label",
         `Attention weights of layer ${shown.layer + 1}, head ${shown.head + 1} of ${config.model}, an ${n} by ${n} grid (queries on rows, keys on columns), for the tokens: ${shown.tokens.join(" ")}`);
       describe();
@@ -272,7 +273,7 @@
       get message() { return message; },
       get layout() {
         return layout && { rects: layout.rects, cw: layout.cw, ch: layout.ch, width: layout.width, height: layout.height,
-          boxes: layout.boxes, perLine: layout.perLine, angle: layout.angle };
+          boxes: layout.boxes, perLine: layout.perLine, angle: layout.angle, printed: layout.printed };
       },
       get draws() { return draws; },
       /** Live mode: draw a payload computed by Python. */

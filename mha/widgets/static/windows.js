@@ -69,6 +69,7 @@
     const spec = config.spec, m = spec.messages;
     let state = ns.mergeSettings(spec, spec.defaults, config.settings || {});
     let result = null;
+    let layout = null; // what drawHeatmaps laid out
 
     el.classList.add("mha-windows");
     el.replaceChildren();
@@ -86,13 +87,13 @@
       const global = state.global_period > 0 && state.layer % state.global_period === 0;
       const kind = global ? m.kind_global : ns.format(m.kind_local, { window: state.window });
       const cell = Math.max(8, Math.min(22, Math.floor(300 / n)));
-      ns.drawHeatmaps(canvas, {
+      layout = ns.drawHeatmaps(canvas, {
         panels: [
           { title: `layer ${state.layer} (${kind}): may attend`, values: ones, mask: result.masks[l] },
           { title: `after layer ${state.layer}: has seen input`, values: ones, mask: result.seen[l] },
         ],
         rowLabels: labels, colLabels: labels, rowName: "token", colName: "key / input token",
-        lo: 0, hi: 1, cell: [cell, cell], maxWidth: Math.max(320, el.clientWidth || 720), format: null,
+        lo: 0, hi: 1, cell: [cell, cell], maxWidth: Math.max(300, canvas.parentElement.clientWidth || el.clientWidth || 720), format: null,
         selected: null, groups: null, scaleLabel: "yes", maskKey: true,
       });
       const last = result.seen[l][n - 1];
@@ -127,6 +128,10 @@
       get settings() { return Object.assign({}, state); },
       /** Merge settings ({n, window, layers, global_period, layer}), redraw; returns what was computed. */
       update(settings) { merge(settings || {}); return refresh(); },
+      /** Where the panels and every text are, in CSS pixels of the canvas (see heatmaps.js). */
+      get layout() {
+        return layout && { width: layout.width, height: layout.height, boxes: layout.boxes, angle: layout.angle, cw: layout.cw };
+      },
       canvas,
     };
     el.mha = api;
