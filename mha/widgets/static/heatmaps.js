@@ -18,9 +18,9 @@
  * }
  *
  * The layout lays itself out: cells shrink (to 6 px at least; on cells under 12 px only every 2nd or 3rd
- * label shows) so that one panel and its labels fit maxWidth; as many panels per line as fit, key labels under every panel, titles that fit their panel, a colour bar of
- * at least 96 px with ticks at least 18 px apart, a right column as wide as its labels. The returned layout's
- * boxes list every text drawn ({kind, text, x, y, w, h}) and the panels and the bar, for tests of overlap.
+ * label shows) so that one panel and its labels fit maxWidth; as many panels per line as fit, key labels
+ * under every panel, titles that fit their panel, a colour bar of at least 96 px with ticks at least 18 px
+ * apart, a right column as wide as its labels. The returned layout's boxes list every text drawn ({kind, text, x, y, w, h}) and the panels and the bar, for tests of overlap.
  */
 (function (root) {
   "use strict";
