@@ -140,6 +140,7 @@ def test_bad_world_sizes_and_ranks_name_themselves():
         tensor_parallel_forward(attn, torch.randn(1, 3, 16))
 
 
+@pytest.mark.slow  # starts two processes that import torch
 def test_two_processes_with_gloo_equal_one_process():
     attn = _layer(rope_theta=10000.0, qk_norm=True)
     x = torch.randn(2, 5, 32, dtype=torch.float64)  # (B, n, d_model)

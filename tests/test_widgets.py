@@ -111,6 +111,7 @@ def test_shapes_update_live_when_h_changes():
     check_drawn(explorer)
 
 
+@pytest.mark.slow  # every d_model, h and mask: about 10 s
 def test_every_combination_of_d_model_h_and_mask_agrees_with_explorer_weights():
     explorer = HeadExplorer()
     seen = 0
