@@ -42,6 +42,13 @@ def check_positive_number(name: str, value: object) -> float:
     return float(value)
 
 
+def check_probability(name: str, value: float) -> float:
+    """Return ``value`` if it lies in ``[0, 1)`` (a dropout probability), else raise ``ValueError``."""
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"{name} must lie in [0, 1), got {value}")
+    return value
+
+
 def check_heads(
     d_model: object, h: object, n_kv_heads: object = None, *, head_dim: object = None
 ) -> tuple[int, int, int]:

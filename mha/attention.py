@@ -18,7 +18,7 @@ import math
 
 import torch
 
-from mha._checks import check_float_tensor, check_mask, check_same_dtype_device
+from mha._checks import check_float_tensor, check_mask, check_probability, check_same_dtype_device
 
 
 def scaled_dot_product_attention(
@@ -71,8 +71,7 @@ def scaled_dot_product_attention(
             "q, k and v must have broadcastable leading dimensions (...), got "
             f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}"
         ) from None
-    if not 0.0 <= dropout_p < 1.0:
-        raise ValueError(f"dropout_p must lie in [0, 1), got {dropout_p}")
+    check_probability("dropout_p", dropout_p)
     n_q, n_k = q.size(-2), k.size(-2)
     if mask is not None:
         check_mask(mask, (*batch, n_q, n_k), "(..., n_q, n_k)")

@@ -30,6 +30,7 @@ from mha._checks import (
     check_mask,
     check_positive_int,
     check_positive_number,
+    check_probability,
     check_same_dtype_device,
 )
 from mha.attention import attention_steps
@@ -119,8 +120,7 @@ class MultiHeadLatentAttention(nn.Module):
             raise ValueError(f"d_rope must be even (rotary embeddings turn pairs), got {d_rope}")
         check_positive_number("rope_theta", rope_theta)
         d_v = d_nope if d_v is None else d_v
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
+        check_probability("dropout", dropout)
         self.d_model, self.h, self.q_rank, self.kv_rank = d_model, h, q_rank, kv_rank
         self.d_nope, self.d_rope, self.d_v = d_nope, d_rope, d_v
         self.rope_theta, self.dropout = rope_theta, dropout

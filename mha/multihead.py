@@ -34,6 +34,7 @@ from mha._checks import (
     check_mask,
     check_positive_int,
     check_positive_number,
+    check_probability,
     check_same_dtype_device,
 )
 from mha.attention import attention_steps
@@ -153,8 +154,7 @@ class MultiHeadAttention(nn.Module):
     ) -> None:
         super().__init__()
         h, n_kv_heads, d_k = check_heads(d_model, h, n_kv_heads, head_dim=head_dim)
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
+        check_probability("dropout", dropout)
         for name, value in (("rope_theta", rope_theta), ("scale", scale), ("softcap", softcap)):
             if value is not None:
                 check_positive_number(name, value)
