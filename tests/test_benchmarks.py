@@ -5,6 +5,7 @@ what every ratio rests on: candidates are warmed up, timed in turn within each r
 machine's speed hits all of them), and summarised by the median, which one slow outlier cannot move.
 """
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -55,3 +56,18 @@ def test_the_attention_benchmark_checks_its_paths_agree_before_timing():
     result = subprocess.run([sys.executable, str(script), *tiny], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1].startswith("ratio_fused=")
+
+
+@pytest.mark.slow
+def test_the_variants_benchmark_checks_both_layers_and_ends_with_its_ratio():
+    """Tiny sizes: the script asserts our converted Llama and DeepSeek layers equal transformers' before
+    timing, and its last line is the contract `ratio_variants=<worst ratio, two decimals>`."""
+    pytest.importorskip("transformers")
+    tiny = ["--batch", "1", "--n", "8", "--d-model", "64", "--heads", "4", "--kv-heads", "2"]
+    tiny += ["--head-dim", "16"]
+    script = BENCHMARKS / "bench_variants.py"
+    result = subprocess.run(
+        [sys.executable, str(script), *tiny, "--repeats", "2", "--inner", "1"], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(r"ratio_variants=\d+\.\d\d", result.stdout.splitlines()[-1])
