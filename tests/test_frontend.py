@@ -40,7 +40,7 @@ from mha.widgets.frontend import (
     model_payload,
     stepper_config,
 )
-from mha.widgets.spec import explorer_spec, merge_settings, windows_spec
+from mha.widgets.spec import explorer_spec, merge_settings, stepper_spec, windows_spec
 from mha.widgets.windows import windows_config
 
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -614,6 +614,7 @@ def merge_cases() -> list[tuple[dict, dict, dict, dict | None]]:
     explorer = explorer_spec()
     trained = explorer_spec(trained=True)
     windows = windows_spec()
+    stepper = stepper_spec()
     start = {**explorer["defaults"], "valid_length": 8}
     wstart = {**windows["defaults"]}
     cases = [
@@ -640,6 +641,8 @@ def merge_cases() -> list[tuple[dict, dict, dict, dict | None]]:
         *[(windows, wstart, {"global_period": p}, None) for p in (0, 2, 5)],
         (windows, wstart, {"n": 1}, None),
         (windows, wstart, {"window": 32, "n": 32}, None),
+        *[(stepper, {"stage": "out"}, {"stage": k}, None) for k in ("x", "weights", "nope", 3, None)],
+        (stepper, {"stage": "out"}, {"step": "x"}, None),
     ]
     return cases
 

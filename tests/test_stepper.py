@@ -57,7 +57,7 @@ def test_caption_names_formula_and_shape(stages):
         (lambda s: plot_stage(s, "nope"), KeyError, "unknown stage"),
         (lambda s: plot_stage({"x": s["x"]}, "x"), ValueError, "lacks"),
         (lambda s: plot_stage(s, "x", tokens=["a"]), ValueError, "tokens"),
-        (lambda s: stage_stepper(s, start="nope"), KeyError, "unknown stage"),
+        (lambda s: stage_stepper(s, start="nope"), ValueError, 'stage must be one of x, q, .*, got "nope"'),
     ],
 )
 def test_bad_arguments_raise_clear_errors(stages, call, error, words):

@@ -30,7 +30,7 @@ from mha.costs.report import DTYPES, cost_report
 from mha.widgets import CostCalculator, StageStepper, cost_calculator, stage_stepper
 from mha.widgets.explorer import HeadExplorer
 from mha.widgets.frontend import calculator_config, stepper_config, widget_esm
-from mha.widgets.spec import explorer_spec
+from mha.widgets.spec import explorer_spec, stepper_spec
 
 
 def sent(explorer: HeadExplorer) -> tuple[torch.Tensor, np.ndarray | None]:
@@ -485,7 +485,8 @@ def stages():
 def test_stepper_sends_every_stage_once_and_walks_them(stages):
     stepper = stage_stepper(stages, tokens=["a", "b", "c", "d"])
     assert isinstance(stepper, StageStepper)
-    assert stepper.config == stepper_config(stages, ["a", "b", "c", "d"], "out")  # the page draws from these
+    config = stepper_config(stages, ["a", "b", "c", "d"], "out")  # the page draws from these
+    assert stepper.config == {k: v for k, v in config.items() if k != "settings"}
     assert stepper.settings == {"stage": "out"}
     assert stepper.caption == "stage 13 of 13: output projection, shape (4, 8) = (n, d_model)"
     stepper.update(stage="x")
@@ -510,7 +511,8 @@ def test_stepper_display_bundle_has_the_static_front_end(stages):
     page = bundle["text/html"]
     assert page.startswith('<div class="mha-stepper"><script type="application/json">')
     config = json.loads(page.split('"application/json">')[1].split("</script>")[0])
-    assert config["stage"] == "q" and [s["key"] for s in config["stages"]] == KEYS
+    assert config["settings"] == {"stage": "q"} and [s["key"] for s in config["stages"]] == KEYS
+    assert config["spec"] == stepper_spec()
     assert config["stages"][KEYS.index("q")]["values"] == stages["q"].tolist()
     assert bundle["text/plain"] == f"StageStepper({stepper.caption})"
 
@@ -518,10 +520,11 @@ def test_stepper_display_bundle_has_the_static_front_end(stages):
 @pytest.mark.parametrize(
     ("call", "error", "match"),
     [
-        (lambda s: stage_stepper(s, start="nope"), KeyError, "unknown stage"),
+        (lambda s: stage_stepper(s, start="nope"), ValueError, "stage must be one of x, q, k, v, q_heads"),
         (lambda s: stage_stepper({"x": s["x"]}), ValueError, "lacks"),
         (lambda s: stage_stepper(s, tokens=["a"]), ValueError, "tokens must be 4 strings"),
-        (lambda s: stage_stepper(s).update(stage="nope"), KeyError, "unknown stage"),
+        (lambda s: stage_stepper(s).update(stage="nope"), ValueError, 'got "nope"'),
+        (lambda s: stage_stepper(s).update(stage=3), ValueError, "got 3"),
     ],
 )
 def test_stepper_rejects_bad_arguments(stages, call, error, match):
@@ -600,19 +603,23 @@ def _all_specs() -> list[dict]:
         explorer_spec(trained=True),
         windows_spec(),
         calculator_spec([c["name"] for c in calculator_data()]),
+        stepper_spec(),
     ]
 
 
 def _messages(spec: dict) -> list[str]:
+    """A spec's message templates, and the labels and templates of the calculator's rows."""
     out = []
     for value in spec["messages"].values():
         out.extend(value.values() if isinstance(value, dict) else [value])
+    for label, template in spec.get("rows", {}).values():
+        out.extend([label, template])
     return out
 
 
 def test_no_script_declares_a_mask_name_or_a_message_of_python():
-    """Every mask name and every message template (each literal piece between its {fields}) is defined in
-    Python only: no script of mha/widgets/static/ spells one, comments included."""
+    """Every mask name, message template and calculator row (each literal piece between its {fields}) is
+    defined in Python only: no script of mha/widgets/static/ spells one, comments included."""
     import re
     from pathlib import Path
 
@@ -637,7 +644,7 @@ def test_the_spec_holds_the_constants_python_uses():
     from mha.costs.report import DTYPES
     from mha.widgets.spec import PERIODS, WINDOW_BOUNDS
 
-    explorer, trained, windows, calculator = _all_specs()
+    explorer, trained, windows, calculator, _ = _all_specs()
     controls = {c["name"]: c for c in explorer["controls"]}
     assert [v for v, _ in controls["d_model"]["choices"]] == list(D_MODELS)
     assert [v for v, _ in controls["mask"]["choices"]] == list(MASKS)

@@ -31,8 +31,36 @@ DTYPES: dict[str, torch.dtype] = {
 }
 
 
-def _macs(n: int) -> str:
-    return f"{format_count(n)} = {format_count(2 * n)}FLOP (attention layers only)"
+_MACS = "{count} = {flops}FLOP (attention layers only)"
+_RATIO = "{size} ({ratio}x)"
+# The rows of the cost report, by key: the label and the template of the value, whose {fields} are filled
+# with str.format here and, on a static page, by the calculator (mha/widgets/static/calculator.js, with
+# the same fields formatted as format_count and format_bytes do).
+ROWS: dict[str, tuple[str, str]] = {
+    "model": ("model", "{description}"),
+    "context": ("context x batch", "{context} tokens x {batch} sequence{s}"),
+    "layers": ("layers", "{pattern}: a local layer caches the last {window} tokens"),
+    "params": ("attention parameters, all layers", "{count} parameters ({exact})"),
+    "macs_per_token": ("multiply-adds per new token", _MACS),
+    "macs_per_sequence": ("multiply-adds, forward over the batch", _MACS),
+    "kv_cache": ("KV cache", "{size} ({exact} bytes, {dtype})"),
+    "all_global": ("KV cache if every layer were global", _RATIO),
+    "as_mha": ("KV cache as MHA (K, V per head, all global)", _RATIO),
+    "note": ("note", "{context} tokens is longer than the {trained} the model was trained for"),
+}
+
+
+def _row(key: str, **fields: object) -> tuple[str, str]:
+    label, template = ROWS[key]
+    return label, template.format(**fields)
+
+
+def _macs(key: str, n: int) -> tuple[str, str]:
+    return _row(key, count=format_count(n), flops=format_count(2 * n))
+
+
+def _layers(c: ModelConfig) -> str:
+    return _row("layers", pattern=c.pattern, window=c.window)[1]
 
 
 def _description(c: ModelConfig) -> str:
@@ -74,27 +102,23 @@ def cost_rows(
         raise ValueError(f"dtype must be one of {list(DTYPES)}, got {dtype!r}")
     costs = model_costs(config, context, batch=batch, dtype=DTYPES[dtype])
     kv = costs.kv_cache_bytes
-    rows = [("model", _description(config))]
+    rows = [_row("model", description=_description(config))]
     if config.window is not None:
-        rows.append(("layers", f"{config.pattern}: a local layer caches the last {config.window} tokens"))
+        rows.append(_row("layers", pattern=config.pattern, window=config.window))
     rows += [
-        ("attention parameters, all layers", f"{format_count(costs.params)} parameters ({costs.params:,})"),
-        ("multiply-adds per new token", _macs(costs.macs_per_token)),
-        ("multiply-adds, forward over the batch", _macs(costs.macs_per_sequence)),
-        ("KV cache", f"{format_bytes(kv)} ({kv:,} bytes, {dtype})"),
+        _row("params", count=format_count(costs.params), exact=f"{costs.params:,}"),
+        _macs("macs_per_token", costs.macs_per_token),
+        _macs("macs_per_sequence", costs.macs_per_sequence),
+        _row("kv_cache", size=format_bytes(kv), exact=f"{kv:,}", dtype=dtype),
     ]
     if config.window is not None:
         every = model_kv_cache_bytes(config.every_layer_global(), context, batch=batch, dtype=DTYPES[dtype])
-        rows.append(("KV cache if every layer were global", f"{format_bytes(every)} ({every // kv}x)"))
+        rows.append(_row("all_global", size=format_bytes(every), ratio=every // kv))
     as_mha = _kv_as_mha(config, context, batch, DTYPES[dtype])
     if as_mha != kv:
-        rows.append(
-            ("KV cache as MHA (K, V per head, all global)", f"{format_bytes(as_mha)} ({as_mha // kv}x)")
-        )
+        rows.append(_row("as_mha", size=format_bytes(as_mha), ratio=as_mha // kv))
     if config.context is not None and context > config.context:
-        rows.append(
-            ("note", f"{context} tokens is longer than the {config.context} the model was trained for")
-        )
+        rows.append(_row("note", context=context, trained=config.context))
     return rows
 
 
@@ -121,9 +145,7 @@ def calculator_data() -> list[dict]:
                 "kind": c.kind,
                 "context": c.context,
                 "description": _description(c),
-                "layers": None
-                if c.window is None
-                else f"{c.pattern}: a local layer caches the last {c.window} tokens",
+                "layers": None if c.window is None else _layers(c),
                 "n_layers": L,
                 "params": str(L * layer.params),
                 "token_macs": str(L * layer.token_macs),
@@ -197,7 +219,7 @@ def cost_report(
 ) -> str:
     """:func:`cost_rows` as aligned text lines (``fmt="text"``) or an HTML table (``fmt="html"``)."""
     rows = cost_rows(model, context, batch=batch, dtype=dtype)
-    rows.insert(1, ("context x batch", f"{context} tokens x {batch} sequence{'s' if batch != 1 else ''}"))
+    rows.insert(1, _row("context", context=context, batch=batch, s="s" if batch != 1 else ""))
     if fmt == "html":
         body = "".join(
             f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"

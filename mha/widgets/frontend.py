@@ -47,7 +47,7 @@ from mha.compute.explorer import PARAMETERS
 from mha.compute.stages import STAGES
 from mha.costs.report import calculator_data
 from mha.multihead import MultiHeadAttention
-from mha.widgets.spec import BUG, STILL, calculator_spec, explorer_spec, fill
+from mha.widgets.spec import BUG, STILL, calculator_spec, explorer_spec, fill, stepper_spec
 
 SCRIPTS = (
     "core.js",
@@ -155,10 +155,12 @@ def model_payload(
 
 
 def stepper_config(stages: dict[str, torch.Tensor], tokens: Sequence[str], stage: str = "out") -> dict:
-    """The stepper's data: the tokens and every stage of ``attention_stages`` with its description."""
+    """The stepper's data: its spec (:func:`mha.widgets.spec.stepper_spec`), the tokens, every stage of
+    ``attention_stages`` with its description, and the stage shown first."""
     return {
+        "spec": stepper_spec(),
         "tokens": list(tokens),
-        "stage": stage,
+        "settings": {"stage": stage},
         "stages": [
             {**dataclasses.asdict(s), "values": stages[s.key].to(torch.float64).tolist()} for s in STAGES
         ],

@@ -21,7 +21,8 @@ import dataclasses
 import json
 
 from mha.compute.explorer import D_MODELS, MASKS, MAX_HEADS, MAX_SEED, MAX_TOKENS, PARAMETERS, split_tokens
-from mha.costs.report import DTYPES
+from mha.compute.stages import STAGES
+from mha.costs.report import DTYPES, ROWS
 
 # -- the messages of every figure ----------------------------------------------------------------------------
 
@@ -49,9 +50,10 @@ class Control:
     """One control of a figure, named by the setting it sets (the page's ``select[name=h]``)."""
 
     name: str  # the setting, and the control's name attribute
-    kind: str  # "select", "number" (a box), "range" (a slider), "text" or "checkbox"
+    kind: str  # "select", "number" (a box), "range" (a slider: over its choices, if it has some), "text"
+    # (a box; its choices, if any, are suggestions: any str is a setting) or "checkbox"
     label: str  # the text of its label
-    choices: tuple = ()  # a select's (value, text) pairs; empty when a rule gives them
+    choices: tuple = ()  # (value, text) pairs of a select or slider; empty when a rule gives them
     lo: int | None = None  # a number's or slider's smallest value
     hi: int | None = None  # and its largest, unless ``hi_from`` gives it
     rule: str = ""  # "divisors" (h: divisors of ``of`` up to ``hi``), "upto" (1 .. the setting ``of``),
@@ -154,6 +156,20 @@ SOURCE_TEXTS = {"trained": "trained model", "fresh": "fresh (random init)"}
 SCALES = ("shared", "per head")
 SCALE_TEXTS = {"shared": "0 to 1, all heads", "per head": "each head to its largest"}
 
+# -- the stage stepper --------------------------------------------------------------------------------------
+
+
+def stepper_spec() -> dict:
+    """The stage stepper's one control: a slider over the stages of :data:`mha.compute.STAGES`."""
+    control = Control("stage", "range", "stage", tuple((stage.key, stage.title) for stage in STAGES))
+    return {
+        "figure": "stepper",
+        "controls": [control.to_json()],
+        "defaults": {"stage": STAGES[-1].key},
+        "messages": {"still": STILL, "bug": BUG, "whole": WHOLE, "invalid": dict(INVALID)},
+    }
+
+
 # -- the real heads ------------------------------------------------------------------------------------------
 
 STILL_SENTENCE = " (The picture still shows the last valid sentence.)"
@@ -240,6 +256,7 @@ def calculator_spec(models: list[str]) -> dict:
         "controls": [c.to_json() for c in controls],
         "defaults": dict(CALCULATOR_DEFAULTS),
         "dtypes": {k: v.itemsize for k, v in DTYPES.items()},  # bytes per element of the cache
+        "rows": {key: list(row) for key, row in ROWS.items()},  # each row's label and value template
         "messages": {"still": STILL_NUMBERS, "bug": BUG, "whole": WHOLE, "invalid": dict(INVALID)},
     }
 

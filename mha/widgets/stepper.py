@@ -24,15 +24,16 @@ import traitlets
 
 from mha.compute.stages import STAGES
 from mha.widgets.frontend import FrontEndWidget, root_html, stepper_config, widget_css, widget_esm
+from mha.widgets.spec import merge_settings, stepper_spec
 
 _KEYS = [stage.key for stage in STAGES]
 _BY_KEY = {stage.key: stage for stage in STAGES}
 
 
 def _check_stage(key: object) -> str:
-    if key not in _BY_KEY:
-        raise KeyError(f"unknown stage {key!r}; the stages are {_KEYS}")
-    return key
+    """``key`` if it names a stage; else the spec's message, as the page's slider gives it (ValueError)."""
+    spec = stepper_spec()
+    return merge_settings(spec, spec["defaults"], {"stage": key})["stage"]
 
 
 class StageStepper(FrontEndWidget):
@@ -71,15 +72,17 @@ class StageStepper(FrontEndWidget):
         super().__init__()
         self._stages = {key: stages[key] for key in _KEYS}
         self.tokens = list(tokens)
-        self.config = stepper_config(self._stages, self.tokens, start)
+        config = stepper_config(self._stages, self.tokens, start)
+        self.config = {k: v for k, v in config.items() if k != "settings"}  # settings: their own traitlet
         self.settings = {"stage": start}
 
     @traitlets.validate("settings")
     def _valid_settings(self, proposal: dict) -> dict:
         settings = proposal["value"]
+        spec = stepper_spec()
+        merge_settings(spec, spec["defaults"], settings)  # an unknown setting or stage raises
         if set(settings) != {"stage"}:
             raise KeyError(f"the stepper's settings are {{'stage': key}}, got {settings!r}")
-        _check_stage(settings["stage"])
         return settings
 
     @property
@@ -119,7 +122,9 @@ class StageStepper(FrontEndWidget):
     def static_html(self) -> str:
         """The stepper for pages without a kernel: the front end with every stage inline."""
         return root_html(
-            "mha-stepper", {**self.config, "stage": self.stage}, fallback=f"<p>{self.caption}</p>"
+            "mha-stepper",
+            {**self.config, "settings": dict(self.settings)},
+            fallback=f"<p>{self.caption}</p>",
         )
 
     def __repr__(self) -> str:

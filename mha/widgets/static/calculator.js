@@ -3,9 +3,10 @@
  * Needs core.js first (not heatmaps.js). Python computes what does not depend on the settings, per model
  * (mha.costs.calculator_data: the texts of the rows, the parameters, multiply-adds per token and per key, the
  * windows of the layers, the values cached per token); this file only adds and multiplies those numbers for
- * a context, batch and dtype, and formats the rows of mha/costs/report.py (cost_report: cost_rows with
- * "context x batch" second). Integer arithmetic is exact (BigInt: a forward pass of a large model over a
- * long batch exceeds 2**53 multiply-adds), and the two formatters round exactly as Python's f"{x:.2f}" does.
+ * a context, batch and dtype, and fills the rows of mha/costs/report.py (cost_report: cost_rows with the
+ * context's row second) from their labels and templates in the spec (mha.costs.report.ROWS). Integer
+ * arithmetic is exact (BigInt: a forward pass of a large model over a long batch exceeds 2**53
+ * multiply-adds), and the two formatters round exactly as Python's f"{x:.2f}" does.
  *
  *   <div class="mha-calculator">
  *     <script type="application/json">{...}</script>
@@ -14,7 +15,8 @@
  * (or a data-mha-config attribute; "</" written "<\/" in the JSON). The JSON:
  *
  *   {
- *     "spec": {...},     mha.widgets.spec.calculator_spec(): the controls, their bounds, the dtypes' bytes, messages
+ *     "spec": {...},     mha.widgets.spec.calculator_spec(): the controls, their bounds, the dtypes' bytes,
+ *                        the rows' labels and templates, messages
  *     "configs": [{"name": "Gemma 3 27B", "kind": "decoder", "context": 131072, "description": "...",
  *                  "layers": "52 local (window 1024) + 10 global: ..." or null, "n_layers": 62,
  *                  "params": "4095737856", "token_macs": "...", "key_macs": "...", "sequence_macs": "...",
@@ -73,9 +75,12 @@
     return n.toString();
   }
 
-  /** The numbers and the rows of cost_report for a decoder, from the model's data (calculator_data). */
-  function costs(config, context, batch, dtype, dtypes) {
-    const n = B(context), element = B(dtypes[dtype]), layers = B(config.n_layers);
+  /**
+   * The numbers and the rows of cost_report for a decoder, from the model's data (calculator_data) and the
+   * spec (the dtypes' bytes, and each row's label and value template: mha.costs.report.ROWS).
+   */
+  function costs(config, context, batch, dtype, spec) {
+    const n = B(context), element = B(spec.dtypes[dtype]), layers = B(config.n_layers);
     let keys = 0n; // tokens cached over all layers: min(context, window) in a local layer
     for (const [count, window] of config.windows) keys += B(count) * (window == null || window > context ? n : B(window));
     const cache = (width, tokens) => B(batch) * element * B(width) * tokens;
@@ -87,48 +92,42 @@
       kv_cache_bytes_all_global: cache(config.cache_width, layers * n),
       kv_cache_bytes_as_mha: cache(config.mha_width, layers * n),
     };
-    const macs = (m) => `${formatCount(m)} = ${formatCount(2n * m)}FLOP (attention layers only)`;
+    const row = (key, fields) => [spec.rows[key][0], ns.format(spec.rows[key][1], fields)];
+    const macs = (key, m) => row(key, { count: formatCount(m), flops: formatCount(2n * m) });
+    const ratio = (key, bytes) => row(key, { size: formatBytes(bytes), ratio: bytes / kv });
     const kv = out.kv_cache_bytes;
-    out.rows = [["model", config.description], ["context x batch", `${context} tokens x ${batch} sequence${batch !== 1 ? "s" : ""}`]];
-    if (config.layers != null) out.rows.push(["layers", config.layers]);
+    out.rows = [row("model", { description: config.description }),
+      row("context", { context, batch, s: batch !== 1 ? "s" : "" })];
+    if (config.layers != null) out.rows.push([spec.rows.layers[0], config.layers]);
     out.rows.push(
-      ["attention parameters, all layers", `${formatCount(out.params)} parameters (${comma(out.params)})`],
-      ["multiply-adds per new token", macs(out.macs_per_token)],
-      ["multiply-adds, forward over the batch", macs(out.macs_per_sequence)],
-      ["KV cache", `${formatBytes(kv)} (${comma(kv)} bytes, ${dtype})`]);
-    if (config.layers != null) {
-      out.rows.push(["KV cache if every layer were global", `${formatBytes(out.kv_cache_bytes_all_global)} (${out.kv_cache_bytes_all_global / kv}x)`]);
-    }
-    if (out.kv_cache_bytes_as_mha !== kv) {
-      out.rows.push(["KV cache as MHA (K, V per head, all global)", `${formatBytes(out.kv_cache_bytes_as_mha)} (${out.kv_cache_bytes_as_mha / kv}x)`]);
-    }
-    if (config.context != null && context > config.context) {
-      out.rows.push(["note", `${context} tokens is longer than the ${config.context} the model was trained for`]);
-    }
+      row("params", { count: formatCount(out.params), exact: comma(out.params) }),
+      macs("macs_per_token", out.macs_per_token),
+      macs("macs_per_sequence", out.macs_per_sequence),
+      row("kv_cache", { size: formatBytes(kv), exact: comma(kv), dtype }));
+    if (config.layers != null) out.rows.push(ratio("all_global", out.kv_cache_bytes_all_global));
+    if (out.kv_cache_bytes_as_mha !== kv) out.rows.push(ratio("as_mha", out.kv_cache_bytes_as_mha));
+    if (config.context != null && context > config.context) out.rows.push(row("note", { context, trained: config.context }));
     return out;
   }
 
   function mountCalculator(el, config, options) {
     options = options || {};
     const live = Boolean(options.live);
-    const spec = config.spec, dtypes = spec.dtypes;
+    const spec = config.spec;
     const configs = config.configs.filter((m) => (m.kind || "decoder") === "decoder");
     const byName = new Map(configs.map((m) => [m.name, m]));
-    let state = Object.assign({}, spec.defaults);
     let result = null;
+    const ctl = ns.controller(spec, config, options, { refresh });
+    const { c, status } = ctl;
 
     el.classList.add("mha-calculator");
     el.replaceChildren();
-    const c = ns.buildControls(spec);
     const f = (name) => ns.labelled(spec, c, name);
-    const status = ns.statusLine();
     const report = make("table", { className: "mha-cost-report" });
     el.append(
       make("div", { className: "mha-controls" }, f("model"), f("dtype")),
       make("div", { className: "mha-controls" }, f("context"), f("batch")),
       status, report);
-
-    function merge(s) { state = ns.mergeSettings(spec, state, s); }
 
     function drawRows(rows) {
       report.replaceChildren(make("tbody", {}, rows.map(([k, v]) => make("tr", {}, make("th", { scope: "row" }, k), make("td", {}, v)))));
@@ -140,38 +139,25 @@
       result = Object.assign({}, drawn.numbers || {}, { rows: drawn.rows });
       drawRows(drawn.rows);
       ns.setStatus(status, drawn.message || "", "error");
-      syncControls();
+      ctl.sync();
       return Object.assign({}, result);
     }
 
     function refresh() {
-      if (live) { syncControls(); return result && Object.assign({}, result); }
-      result = costs(byName.get(state.model), state.context, state.batch, state.dtype, dtypes);
+      if (live) { ctl.sync(); return result && Object.assign({}, result); }
+      const s = ctl.state;
+      result = costs(byName.get(s.model), s.context, s.batch, s.dtype, spec);
       drawRows(result.rows);
       ns.setStatus(status, "", "");
-      syncControls();
+      ctl.sync();
       return Object.assign({}, result);
     }
 
-    function syncControls() { ns.syncControls(spec, c, state); }
-
-    function fromReader(partial) {
-      merge(partial);
-      refresh();
-      if (options.onChange) options.onChange(api.settings);
-    }
-    ns.listen(spec, c, status, fromReader);
-
-    const api = {
-      get settings() { return Object.assign({}, state); },
-      /** Merge settings ({model, context, batch, dtype}), redraw; returns the numbers and rows. */
-      update(settings) { merge(settings || {}); return refresh(); },
+    const api = ctl.expose(el, {
       show,
       live,
       get rows() { return result ? result.rows.map((r) => r.slice()) : null; },
-    };
-    el.mha = api;
-    merge(Object.assign({}, config.settings || {}));
+    });
     if (live) show(options.drawn);
     else refresh();
     return api;

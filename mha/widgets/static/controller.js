@@ -27,6 +27,7 @@
   function text(value) {
     if (typeof value === "string") return value;
     if (Array.isArray(value)) return value.map(text).join(", ");
+    if (typeof value === "bigint") return value.toString();
     return value === undefined ? "null" : JSON.stringify(value);
   }
 
@@ -124,17 +125,27 @@
         if (control.choices.length) setOptions(c[name], control.choices, control.choices[0][0]); // a view option
       }
       else if (kind === "number") c[name] = make("input", { type: "number", name, min: control.lo, max: control.hi, step: 1 });
+      else if (kind === "range" && control.choices.length) { // a slider over the choices: its value is their index
+        c[name] = make("input", { type: "range", name, min: 0, max: control.choices.length - 1, step: 1 });
+      }
       else if (kind === "range") c[name] = make("input", { type: "range", name, min: control.lo, max: control.lo, step: 1 });
-      else if (kind === "text") c[name] = make("input", { type: "text", name, size: 44, spellcheck: "false", autocomplete: "off" });
+      else if (kind === "text") {
+        c[name] = make("input", { type: "text", name, size: 44, spellcheck: "false", autocomplete: "off" });
+        if (control.choices.length) { // suggestions, offered in a list: any text is a setting
+          c[name].mhaList = make("datalist", { id: ns.uniqueId(`mha-${name}-list`) },
+            control.choices.map(([v]) => make("option", { value: v })));
+          c[name].setAttribute("list", c[name].mhaList.id);
+        }
+      }
       else c[name] = make("input", { type: "checkbox", name });
     }
     return c;
   }
 
-  /** A control with its label (and, for a slider, an <output> of its value). */
+  /** A control with its label (and, for a slider, an <output> of its value; for a text box, its list). */
   function labelled(spec, c, name) {
     const control = spec.controls.find((k) => k.name === name);
-    if (control.kind !== "range") return field(control.label, c[name]);
+    if (control.kind !== "range") return field(control.label, c[name], c[name].mhaList || null);
     const out = make("output", { className: "mha-output" });
     const node = field(control.label, c[name], out);
     out.htmlFor = c[name].id;
@@ -154,6 +165,10 @@
         setOptions(node, offered.map((v) => [v, texts.get(v) ?? String(v)]), value);
       } else if (control.kind === "number") {
         if (Number(node.value) !== value || node.value === "") node.value = String(value);
+      } else if (control.kind === "range" && control.choices.length) {
+        const index = control.choices.findIndex(([v]) => v === value);
+        node.value = String(index);
+        if (node.mhaOutput) node.mhaOutput.value = `${index + 1} / ${control.choices.length}`;
       } else if (control.kind === "range") {
         const n = options.tokens || 1;
         node.max = String(n);
@@ -171,6 +186,7 @@
     if (control.kind === "text") return node.value;
     if (control.kind === "checkbox") return node.checked;
     if (control.kind === "number") return node.value.trim() === "" ? NaN : Number(node.value);
+    if (control.kind === "range" && control.choices.length) return control.choices[Number(node.value)][0];
     const first = control.choices.length ? control.choices[0][0] : 0;
     return typeof first === "number" ? Number(node.value) : node.value;
   }
@@ -179,10 +195,10 @@
     return make("p", { className: "mha-status", role: "status", "aria-live": "polite" });
   }
 
-  /** Show a message: level "" (all is well), "warning" (the reader's input) or "error" (a bug). */
+  /** Show a message: level "" (what the picture shows), "warning" (the reader's input) or "error" (a bug). */
   function setStatus(node, message, level) {
     node.textContent = message || "";
-    node.className = !message ? "mha-status" : level === "error" ? "mha-status mha-error" : "mha-status mha-warning";
+    node.className = !message || !level ? "mha-status" : level === "error" ? "mha-status mha-error" : "mha-status mha-warning";
   }
 
   /** What a number box being typed in says when its value is not yet a setting, or null when it is fine. */
@@ -210,6 +226,57 @@
     }
   }
 
+  /**
+   * What mounting every figure shares: its controls built from the spec, a status line, the state (the
+   * spec's defaults with config.settings merged in), a reader's changes merged and redrawn, and el.mha.
+   *
+   * figure: {refresh() redraws for the state and returns what el.mha.update returns; fixed(changes,
+   * state) optional: settings the state does not let change (a trained model's); settings() optional: what
+   * el.mha.settings returns (a copy of the state by default)}. A reader's value that the rules refuse shows
+   * the spec's message and keeps the picture. Returns the controller: {spec, c (the controls by name),
+   * status, state, merge(changes), sync(options), fromReader(changes), expose(el, extra)}, where expose
+   * sets el.mha = {settings, update(settings), ...extra (getters kept)}.
+   */
+  function controller(spec, config, options, figure) {
+    options = options || {};
+    const fixed = figure.fixed || (() => null);
+    const ctl = {
+      spec,
+      c: buildControls(spec),
+      status: statusLine(),
+      state: Object.assign({}, spec.defaults),
+      /** Merge changes into the state, checked against the spec; a value the rules refuse throws. */
+      merge(changes) { ctl.state = mergeSettings(spec, ctl.state, changes || {}, fixed(changes || {}, ctl.state)); },
+      sync(syncOptions) { syncControls(spec, ctl.c, ctl.state, syncOptions); },
+      settings() { return figure.settings ? figure.settings() : Object.assign({}, ctl.state); },
+      /** A reader's change: merged, drawn at once, then told to options.onChange (Python, live). */
+      fromReader(changes) {
+        try {
+          ctl.merge(changes);
+        } catch (error) {
+          if (!(error instanceof RangeError || error instanceof TypeError)) throw error;
+          setStatus(ctl.status, `${error.message}.${spec.messages.still}`, "warning");
+          return;
+        }
+        figure.refresh();
+        if (options.onChange) options.onChange(ctl.settings());
+      },
+      expose(el, extra) {
+        const api = {
+          get settings() { return ctl.settings(); },
+          /** Merge settings, update the controls, redraw now; returns what the figure drew. */
+          update(settings) { ctl.merge(settings); return figure.refresh(); },
+        };
+        Object.defineProperties(api, Object.getOwnPropertyDescriptors(extra || {}));
+        el.mha = api;
+        return api;
+      },
+    };
+    ctl.merge(config.settings);
+    listen(spec, ctl.c, ctl.status, ctl.fromReader);
+    return ctl;
+  }
+
   /** The message of an unexpected error (a bug), from the spec's template. */
   function bugMessage(spec, error) {
     return format(spec.messages.bug, { figure: spec.figure, error: `${error.name}: ${error.message}` });
@@ -218,5 +285,6 @@
   Object.assign(ns, {
     format, choicesOf, nextValid, mergeSettings,
     buildControls, labelled, syncControls, readControl, statusLine, setStatus, boxMessage, listen, bugMessage,
+    controller,
   });
 })(globalThis);

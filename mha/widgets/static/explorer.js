@@ -33,8 +33,8 @@
  * A tensor T is nested lists of numbers, or
  * {"dtype": "float32", "shape": [rows, cols], "data": "<base64 of the little-endian float32 bytes>"}.
  * With a model, x = embeddings[token] + positions[p] and the weights are those of
- * MultiHeadAttention(x[None], mask=...) with the model's parameters (weight (d_model, d_model) and bias
- * (d_model,) of each nn.Linear; a bias may be null).
+ * MultiHeadAttention(x[None], mask=...) with the model's parameters: weight (d_model, d_model) and bias
+ * (d_model,) of each nn.Linear, a bias may be null.
  *
  * Mount by hand: mhaFrontEnd.mountExplorer(el, config, {onChange(settings) {...}}). Either way the root
  * element gets el.mha = {settings, update(settings) -> weights [h][n][n], weights, tokens, message}.
@@ -62,8 +62,9 @@
     const model = config.model ? ns.loadModel(config.model, spec)
       : config.trained ? Object.assign({ name: "trained model", maxTokens: spec.max_tokens }, config.trained) : null;
     const local = !live || !config.trained; // the page can compute this figure itself
-    // The state: the fresh layer's d_model and h are kept while a trained model is shown.
-    let state = Object.assign({}, spec.defaults, { source: model ? "trained" : "fresh" });
+    // The state (ctl.state): the fresh layer's d_model and h are kept while a trained model is shown.
+    const ctl = ns.controller(spec, config, options, { refresh, fixed, settings: current });
+    const { c, status } = ctl;
     let shown = null; // what the picture shows: {tokens, weights, mask, d_model, h, d_k}
     let message = "";
     let selected = null; // {panel, row, col} of the read-out
@@ -72,10 +73,8 @@
     // -- the page ---------------------------------------------------------------------------------------
     el.classList.add("mha-explorer");
     el.replaceChildren(); // drop the inline data and any fallback
-    const c = ns.buildControls(spec);
     const f = (name) => ns.labelled(spec, c, name);
     const note = make("p", { className: "mha-note" });
-    const status = ns.statusLine();
     const help = make("p", { className: "mha-help", id: ns.uniqueId("mha-help") }, m.help);
     const canvas = make("canvas", { className: "mha-canvas", tabIndex: 0, role: "img", "aria-describedby": help.id });
     const readout = make("p", { className: "mha-readout", "aria-live": "polite" });
@@ -91,24 +90,26 @@
       readout, help, shapes, numbers);
 
     // -- settings -------------------------------------------------------------------------------------
-    const trained = () => state.source === "trained";
-    const current = () => ({
-      d_model: trained() ? model.d_model : state.d_model,
-      h: trained() ? model.h : state.h,
-      mask: state.mask, valid_length: state.valid_length, sentence: state.sentence, seed: state.seed,
-      source: state.source,
-    });
+    function trained() { return ctl.state.source === "trained"; }
+    function current() {
+      const state = ctl.state;
+      return {
+        d_model: trained() ? model.d_model : state.d_model,
+        h: trained() ? model.h : state.h,
+        mask: state.mask, valid_length: state.valid_length, sentence: state.sentence, seed: state.seed,
+        source: state.source,
+      };
+    }
 
-    /** Merge settings into the state, checked against the spec (mergeSettings); a bad value throws. */
-    function merge(s) {
-      const source = "source" in s ? s.source : state.source;
-      const fixed = source === "trained" && model ? { d_model: model.d_model, h: model.h } : null;
-      state = ns.mergeSettings(spec, state, s, fixed);
+    /** The settings a trained model fixes while it is shown (mergeSettings refuses other values). */
+    function fixed(changes, state) {
+      const source = "source" in changes ? changes.source : state.source;
+      return source === "trained" && model ? { d_model: model.d_model, h: model.h } : null;
     }
 
     // -- drawing --------------------------------------------------------------------------------------
     function compute() {
-      const tokens = ns.splitTokens(state.sentence);
+      const tokens = ns.splitTokens(ctl.state.sentence);
       const limit = model && trained() ? model.maxTokens : spec.max_tokens;
       if (!tokens.length) throw new ReaderError(m.no_tokens);
       if (tokens.length > limit) throw new ReaderError(ns.format(m.too_long, { n: tokens.length, limit }));
@@ -280,13 +281,8 @@
         : m.fresh_note;
     }
 
-    // -- the reader's input -----------------------------------------------------------------------------
-    function fromReader(partial) {
-      merge(partial);
-      refresh(); // at once, from the port; in a kernel, Python's arrays replace the picture when they arrive
-      if (options.onChange) options.onChange(current());
-    }
-    ns.listen(spec, c, status, fromReader);
+    // -- the reader's input: the controller merges a change and draws it at once, from the port; in a
+    // kernel, Python's arrays replace the picture when they arrive ------------------------------------------
     c.show_numbers.addEventListener("change", () => { if (shown) drawNumbers(); });
     if (c.scale) c.scale.addEventListener("change", () => { if (shown) draw(); });
 
@@ -334,10 +330,7 @@
     }
 
     // -- the element's API ------------------------------------------------------------------------------
-    const api = {
-      get settings() { return current(); },
-      /** Merge settings, update the controls, redraw now; returns the drawn weights [h][n][n]. */
-      update(settings) { merge(settings || {}); return refresh(); },
+    const api = ctl.expose(el, { // update(settings) returns the drawn weights [h][n][n]
       get weights() { return shown ? ns.toNested(shown.weights) : null; },
       get tokens() { return shown ? shown.tokens.slice() : null; },
       get message() { return message; },
@@ -356,9 +349,7 @@
       get received() { return received; },
       live,
       canvas,
-    };
-    el.mha = api;
-    merge(config.settings || {});
+    });
     if (live && options.drawn && options.drawn.tokens) show(options.drawn);
     else refresh();
     return api;

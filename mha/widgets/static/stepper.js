@@ -11,8 +11,9 @@
  * of mha.compute.stages.STAGES:
  *
  *   {
+ *     "spec": {...},                                         mha.widgets.spec.stepper_spec(): the slider
  *     "tokens": ["the", "cat", "sat"],                       n labels (optional: 1..n)
- *     "stage": "out",                                        the stage shown first (default: the last)
+ *     "settings": {"stage": "out"},                          the stage shown first (default: the spec's)
  *     "stages": [
  *       {"key": "x", "title": "input", "formula": "$X$", "shape": "(n, d_model)",
  *        "values": [[...], ...]},                            nested lists, (rows, cols) or (h, rows, cols)
@@ -21,7 +22,9 @@
  *   }
  *
  * "formula" is the Stage's mathtext; a small subset of TeX (^, _, {}, \mathrm, \sqrt, \top, \ldots, \,) is
- * shown as text with <sub>/<sup>, no TeX engine. el.mha = {settings: {stage}, update({stage}) -> values}.
+ * shown as text with <sub>/<sup>, no TeX engine. The slider (the spec's one control, mounted by
+ * controller.js), the previous/next buttons and the list of stages all set the one setting, stage.
+ * el.mha = {settings: {stage}, update({stage: key}) -> the stage's values}.
  *
  * Live mode (the anywidget adapter in core.js): Python sends this same JSON as the `config` traitlet, once,
  * and keeps `settings` = {stage} in sync both ways; every step is drawn here, from those values.
@@ -73,21 +76,19 @@
   }
 
   function mountStepper(el, config, options) {
-    options = options || {};
-    const stages = config.stages;
+    const spec = config.spec, stages = config.stages;
     const keys = stages.map((s) => s.key);
     const n = stages[0].values.length;
     const tokens = config.tokens || Array.from({ length: n }, (_, i) => String(i + 1));
     const qh = stages.find((s) => s.key === "q_heads");
     const h = qh ? qh.values.length : 1;
-    const start = (config.settings && config.settings.stage) ?? config.stage;
-    let current = keys.includes(start) ? keys.indexOf(start) : stages.length - 1;
     let draws = 0;
+    const ctl = ns.controller(spec, config, options, { refresh: draw });
+    const current = () => keys.indexOf(ctl.state.stage);
+    const go = (index) => ctl.fromReader({ stage: keys[Math.max(0, Math.min(stages.length - 1, index))] });
 
     el.classList.add("mha-stepper");
     el.replaceChildren();
-    const slider = make("input", { type: "range", name: "stage", min: 0, max: stages.length - 1, step: 1 });
-    const position = make("output", {});
     const previous = make("button", { type: "button", className: "mha-button" }, "\u25c0 previous");
     const next = make("button", { type: "button", className: "mha-button" }, "next \u25b6");
     const list = make("ol", { className: "mha-stage-list" }, stages.map((s, i) =>
@@ -95,13 +96,13 @@
     const caption = make("p", { className: "mha-caption", "aria-live": "polite" });
     const canvas = make("canvas", { className: "mha-canvas", role: "img" });
     el.append(
-      make("div", { className: "mha-controls" }, previous, ns.field("stage", slider, position), next),
+      make("div", { className: "mha-controls" }, previous, ns.labelled(spec, ctl.c, "stage"), next),
       make("div", { className: "mha-stepper-body" }, list,
         make("div", { className: "mha-stage-view" }, caption, make("div", { className: "mha-figure" }, canvas))));
 
     function draw() {
       draws += 1;
-      const stage = stages[current];
+      const index = current(), stage = stages[index];
       const perHead = Array.isArray(stage.values[0][0]);
       const panels = perHead ? stage.values : [stage.values]; // (panels, rows, cols)
       const [rowSym, colSym] = stage.shape.replace(/[()]/g, "").split(",").map((t) => t.trim()).slice(-2);
@@ -126,48 +127,31 @@
         scaleLabel: stage.key === "weights" ? "weight" : "value", maskKey: false,
       });
       const shape = perHead ? [panels.length, rows, cols] : [rows, cols];
-      caption.replaceChildren(make("strong", {}, `${current + 1}. ${stage.title}`), ": ", formulaNodes(stage.formula),
+      caption.replaceChildren(make("strong", {}, `${index + 1}. ${stage.title}`), ": ", formulaNodes(stage.formula),
         `, shape (${shape.join(", ")}) = ${stage.shape}`);
-      canvas.setAttribute("aria-label", `Stage ${current + 1} of ${stages.length}, ${stage.title}: a ${shape.join(" by ")} tensor drawn as heatmaps`);
-      slider.value = String(current);
-      position.value = `${current + 1} / ${stages.length}`;
-      previous.disabled = current === 0;
-      next.disabled = current === stages.length - 1;
+      canvas.setAttribute("aria-label", `Stage ${index + 1} of ${stages.length}, ${stage.title}: a ${shape.join(" by ")} tensor drawn as heatmaps`);
+      ctl.sync();
+      previous.disabled = index === 0;
+      next.disabled = index === stages.length - 1;
       list.querySelectorAll("button").forEach((b, i) => {
-        b.parentElement.className = i === current ? "mha-current" : i < current ? "mha-done" : "";
-        if (i === current) b.setAttribute("aria-current", "step"); else b.removeAttribute("aria-current");
+        b.parentElement.className = i === index ? "mha-current" : i < index ? "mha-done" : "";
+        if (i === index) b.setAttribute("aria-current", "step"); else b.removeAttribute("aria-current");
       });
       return stage.values;
     }
 
-    function go(index, fromReader) {
-      current = Math.max(0, Math.min(stages.length - 1, index));
-      const values = draw();
-      if (fromReader && options.onChange) options.onChange(api.settings);
-      return values;
-    }
-    previous.addEventListener("click", () => go(current - 1, true));
-    next.addEventListener("click", () => go(current + 1, true));
-    slider.addEventListener("input", () => go(Number(slider.value), true));
+    previous.addEventListener("click", () => go(current() - 1));
+    next.addEventListener("click", () => go(current() + 1));
     list.addEventListener("click", (event) => {
       const button = event.target.closest("button[data-stage]");
-      if (button) go(Number(button.dataset.stage), true);
+      if (button) go(Number(button.dataset.stage));
     });
 
-    const api = {
-      get settings() { return { stage: keys[current] }; },
-      /** Show a stage ({stage: key, or its index}); returns its values as nested arrays. */
-      update(settings) {
-        const stage = (settings || {}).stage ?? keys[current];
-        const index = typeof stage === "number" ? stage : keys.indexOf(stage);
-        if (!Number.isInteger(index) || index < 0 || index >= stages.length) throw new RangeError(`unknown stage ${stage}; the stages are ${keys.join(", ")}`);
-        return go(index, false);
-      },
+    const api = ctl.expose(el, { // update({stage: key}) returns the stage's values
       /** How many times the picture was drawn (a test waits for it to change). */
       get draws() { return draws; },
       canvas,
-    };
-    el.mha = api;
+    });
     ns.onThemeChange(draw);
     draw();
     return api;

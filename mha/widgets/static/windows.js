@@ -65,23 +65,21 @@
   }
 
   function mountWindows(el, config, options) {
-    options = options || {};
     const spec = config.spec, m = spec.messages;
-    let state = ns.mergeSettings(spec, spec.defaults, config.settings || {});
     let result = null;
     let layout = null; // what drawHeatmaps laid out
+    const ctl = ns.controller(spec, config, options, { refresh });
+    const { c, status } = ctl;
 
     el.classList.add("mha-windows");
     el.replaceChildren();
-    const c = ns.buildControls(spec);
-    const status = ns.statusLine();
     const canvas = make("canvas", { className: "mha-canvas", role: "img" });
     el.append(
       make("div", { className: "mha-controls" }, spec.controls.map((k) => ns.labelled(spec, c, k.name))),
       status, make("div", { className: "mha-figure" }, canvas));
 
     function draw() {
-      const l = state.layer - 1, n = state.n;
+      const state = ctl.state, l = state.layer - 1, n = state.n;
       const labels = Array.from({ length: n }, (_, i) => String(i + 1));
       const ones = Array.from({ length: n }, () => new Array(n).fill(1));
       const global = state.global_period > 0 && state.layer % state.global_period === 0;
@@ -99,42 +97,23 @@
       const last = result.seen[l][n - 1];
       const first = last.indexOf(true) + 1;
       canvas.setAttribute("aria-label", `Layer ${state.layer}, ${kind}: its mask and what each of ${n} tokens has seen`);
-      ns.setStatus(status, "", "");
-      status.textContent = ns.format(m.summary, { layer: state.layer, n, first, layers: state.layers, cached: result.cached, full: result.full });
+      ns.setStatus(status, ns.format(m.summary, { layer: state.layer, n, first, layers: state.layers, cached: result.cached, full: result.full }), "");
     }
 
     function refresh() {
-      result = windowsCompute(state);
-      ns.syncControls(spec, c, state);
+      result = windowsCompute(ctl.state);
+      ctl.sync();
       draw();
       return { masks: result.masks, seen: result.seen, cached: result.cached, full: result.full };
     }
 
-    function merge(s) { state = ns.mergeSettings(spec, state, s); }
-
-    function fromReader(partial) {
-      try {
-        merge(partial);
-      } catch (error) {
-        ns.setStatus(status, `${error.message}.${m.still}`, "warning");
-        return;
-      }
-      refresh();
-      if (options.onChange) options.onChange(api.settings);
-    }
-    ns.listen(spec, c, status, fromReader);
-
-    const api = {
-      get settings() { return Object.assign({}, state); },
-      /** Merge settings ({n, window, layers, global_period, layer}), redraw; returns what was computed. */
-      update(settings) { merge(settings || {}); return refresh(); },
+    const api = ctl.expose(el, {
       /** Where the panels and every text are, in CSS pixels of the canvas (see heatmaps.js). */
       get layout() {
         return layout && { width: layout.width, height: layout.height, boxes: layout.boxes, angle: layout.angle, cw: layout.cw };
       },
       canvas,
-    };
-    el.mha = api;
+    });
     ns.onThemeChange(draw);
     refresh();
     return api;
