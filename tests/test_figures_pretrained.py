@@ -22,7 +22,7 @@ from mha.figures.pretrained import (
     plot_pruning_curve,
 )
 from mha.pretrained.heads import PATTERNS
-from mha.widgets.realheads import SCALE, RealHeadsViewer, dequantise, quantise, viewer_config
+from mha.widgets.realheads import SCALE, RealHeadsViewer, dequantise, quantise, viewer_config, viewer_spec
 
 matplotlib.use("Agg")
 
@@ -181,4 +181,5 @@ def test_viewer_rejects_mismatched_weights_and_writes_a_root_with_its_data():
     assert html.startswith('<div class="mha-realheads">')
     assert html.count("</script>") == 1  # the JSON block's own: the sentence cannot end it early
     data = html.split('<script type="application/json">')[1].split("</script>")[0]
-    assert json.loads(data) == config
+    assert json.loads(data) == {**config, "spec": viewer_spec(config)}  # the data, and its controls
+    assert viewer_spec(config)["controls"][0]["choices"] == [[0, "1. a </script>"]]

@@ -24,7 +24,7 @@ from widget_harness import RENDER_LIVE, live_payload  # tests/widget_harness.py
 
 from mha.pretrained import MINILM, attend, load_minilm
 from mha.widgets import realheads
-from mha.widgets.frontend import inline_json, one_thread, widget_esm
+from mha.widgets.frontend import WIDGET_SCRIPTS, one_thread, widget_esm
 from mha.widgets.realheads import (
     MAX_TOKENS,
     SCALE,
@@ -32,6 +32,7 @@ from mha.widgets.realheads import (
     EncoderExplorer,
     dequantise,
     viewer_config,
+    viewer_html,
 )
 from mha.widgets.spec import realheads_spec
 
@@ -94,8 +95,7 @@ def test_update_draws_the_encoder_head_that_attend_gives():
         "layers": MINILM.n_layers,
         "heads": MINILM.h,
         "max_tokens": MAX_TOKENS,
-        "examples": [],
-        "spec": realheads_spec(),
+        "spec": realheads_spec(layers=MINILM.n_layers, heads=MINILM.h),
     }
     for changes, (text, layer, head) in [
         ({"layer": 3, "head": 1}, (CORPUS_TEXTS[0], 3, 1)),
@@ -211,7 +211,8 @@ def test_constructor_checks():
 
 def test_the_bundle_holds_the_widget_and_the_static_viewer_of_the_corpus():
     explorer = EncoderExplorer(encoder(), sentence="Birds sing.", layer=4, head=6, corpus=corpus())
-    assert explorer.config["examples"] == list(CORPUS_TEXTS)
+    sentence = explorer.config["spec"]["controls"][0]  # a text box that suggests the corpus's sentences
+    assert sentence["kind"] == "text" and [v for v, _ in sentence["choices"]] == list(CORPUS_TEXTS)
     data, _ = explorer._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
     assert data["text/plain"] == "EncoderExplorer(all-MiniLM-L6-v2, layer 5, head 7, 5 tokens: 'Birds sing.')"
@@ -220,10 +221,11 @@ def test_the_bundle_holds_the_widget_and_the_static_viewer_of_the_corpus():
     assert page.startswith(prefix)  # what the site's realheads.js mounts, and tests/test_site.py reads
     config = json.loads(page[len(prefix) :].split("</script>", 1)[0])
     # the corpus, opened on the sentence shown (it is the corpus's second) at the layer and head shown
-    assert config == {**corpus(), "settings": {"sentence": 1, "layer": 4, "head": 6}}
+    spec = realheads_spec(layers=MINILM.n_layers, heads=MINILM.h, sentences=list(CORPUS_TEXTS))
+    assert config == {**corpus(), "settings": {"sentence": 1, "layer": 4, "head": 6}, "spec": spec}
     explorer.update(sentence=TIRED)  # not in the corpus: the static viewer opens on the corpus's own first
     first = {**corpus(), "settings": {"sentence": 0, "layer": 4, "head": 6}}
-    assert explorer.static_html().startswith(prefix + inline_json(first) + "</script>")
+    assert explorer.static_html() == viewer_html(first)
 
 
 def test_without_a_corpus_the_static_viewer_shows_the_sentence_within_8_bit_rounding():
@@ -254,11 +256,10 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def site(tmp_path_factory):
     """A page over http (a blob: module needs it) with the classic scripts and a static viewer on it."""
     directory = tmp_path_factory.mktemp("realheads")
-    for name in ("core.js", "heatmaps.js", "realheads.js", "mha.css"):
+    for name in (*WIDGET_SCRIPTS["mountRealHeads"], "mha.css"):
         shutil.copy(STATIC / name, directory / name)
-    scripts = "".join(f'<script src="{n}"></script>' for n in ("core.js", "heatmaps.js", "realheads.js"))
-    data = f'<script type="application/json">{inline_json(corpus())}</script>'
-    root = f'<div class="mha-realheads" id="static">{data}</div>'
+    scripts = "".join(f'<script src="{n}"></script>' for n in WIDGET_SCRIPTS["mountRealHeads"])
+    root = viewer_html(corpus()).replace('class="mha-realheads"', 'class="mha-realheads" id="static"')
     (directory / "index.html").write_text(
         f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>real heads</title>'
         f'<link rel="stylesheet" href="mha.css">{scripts}</head>'

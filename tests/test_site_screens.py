@@ -178,7 +178,7 @@ def _realheads_config(lengths: list[int]) -> dict:
         "sentences": sentences,
         "data": base64.b64encode(zlib.compress(data)).decode(),
         "settings": {"sentence": 0, "layer": 0, "head": 0},
-        "spec": realheads_spec(),
+        "spec": realheads_spec(layers=1, heads=1, sentences=[s["text"] for s in sentences]),
     }
 
 

@@ -596,7 +596,7 @@ def test_calculator_from_the_page_with_a_bad_value_goes_back():
 
 def _all_specs() -> list[dict]:
     from mha.costs.report import calculator_data
-    from mha.widgets.spec import calculator_spec, windows_spec
+    from mha.widgets.spec import calculator_spec, realheads_spec, windows_spec
 
     return [
         explorer_spec(),
@@ -604,6 +604,7 @@ def _all_specs() -> list[dict]:
         windows_spec(),
         calculator_spec([c["name"] for c in calculator_data()]),
         stepper_spec(),
+        realheads_spec(layers=6, heads=12, sentences=["a"]),
     ]
 
 
@@ -644,7 +645,7 @@ def test_the_spec_holds_the_constants_python_uses():
     from mha.costs.report import DTYPES
     from mha.widgets.spec import PERIODS, WINDOW_BOUNDS
 
-    explorer, trained, windows, calculator, _ = _all_specs()
+    explorer, trained, windows, calculator, *_ = _all_specs()
     controls = {c["name"]: c for c in explorer["controls"]}
     assert [v for v, _ in controls["d_model"]["choices"]] == list(D_MODELS)
     assert [v for v, _ in controls["mask"]["choices"]] == list(MASKS)

@@ -8,15 +8,17 @@ zlib (deflate) and written in base64 into the root element of ``mha/widgets/stat
     <div class="mha-realheads"><script type="application/json">{...}</script></div>
 
 That front end needs no kernel: it inflates the bytes in the browser (``DecompressionStream``) and draws one
-head with ``heatmaps.js``. :func:`viewer_config` builds the JSON, :func:`dequantise` reads it back (for the
-tests and a chapter's check), :class:`RealHeadsViewer` puts it in a notebook's output, for the site.
+head with ``heatmaps.js``. :func:`viewer_config` builds the data, :func:`dequantise` reads it back (for the
+tests and a chapter's check), :func:`viewer_html` writes it in the root with its spec (the controls and
+messages, :func:`viewer_spec`), and :class:`RealHeadsViewer` puts that in a notebook's output, for the site.
 
 In a live kernel, :class:`EncoderExplorer` is the same front end as an anywidget
 (:func:`mha.widgets.frontend.widget_esm`), and the reader types the sentence: Python tokenizes it, runs the
 encoder (:func:`mha.pretrained.attend`, cached per sentence) and sends the chosen head. The traitlets:
 
-- ``config`` (Python to page, once): ``{"model", "layers", "heads", "max_tokens", "examples"}``;
-  ``examples`` are sentences the text field offers (a corpus's, or none).
+- ``config`` (Python to page, once): ``{"model", "layers", "heads", "max_tokens", "spec"}``; the spec
+  (:func:`mha.widgets.spec.realheads_spec`) holds the controls, their choices and the messages, and offers
+  the corpus's sentences, if any, as suggestions in the text field.
 - ``settings`` (both ways): ``{"sentence": text, "layer", "head"}``, layer and head 0-based (the page shows
   them 1-based).
 - ``drawn`` (Python to page): ``{"text", "tokens", "shape": [n, n], "weights": <n n float32 little-endian
@@ -52,7 +54,7 @@ from mha.widgets.frontend import (
     widget_css,
     widget_esm,
 )
-from mha.widgets.spec import STILL_SENTENCE, fill, realheads_spec
+from mha.widgets.spec import STILL_SENTENCE, fill, merge_settings, realheads_spec
 
 SCALE = 255  # a weight w is stored as round(w * SCALE), one byte
 ENCODING = "uint8-zlib-base64"
@@ -107,9 +109,8 @@ def viewer_config(
         if tuple(a.shape) != (L, h, n, n):
             raise ValueError(f"weights of {text!r} have shape {tuple(a.shape)}, expected {(L, h, n, n)}")
         chunks.append(quantise(a))
-    for name, value, size in (("sentence", sentence, len(texts)), ("layer", layer, L), ("head", head, h)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < size:
-            raise ValueError(f"{name} must be an index in 0..{size - 1}, got {value!r}")
+    spec = realheads_spec(layers=int(L), heads=int(h), sentences=list(texts))
+    settings = merge_settings(spec, spec["defaults"], {"sentence": sentence, "layer": layer, "head": head})
     return {
         "model": model,
         "layers": int(L),
@@ -118,8 +119,7 @@ def viewer_config(
         "encoding": ENCODING,
         "sentences": [{"text": t, "tokens": list(toks)} for t, toks in zip(texts, tokens, strict=True)],
         "data": base64.b64encode(zlib.compress(b"".join(chunks), 9)).decode("ascii"),
-        "settings": {"sentence": sentence, "layer": layer, "head": head},
-        "spec": realheads_spec(),
+        "settings": settings,
     }
 
 
@@ -139,14 +139,22 @@ def dequantise(config: dict) -> list[np.ndarray]:
     return out
 
 
+def viewer_spec(config: dict) -> dict:
+    """The spec of a static viewer of ``config`` (:func:`mha.widgets.spec.realheads_spec`)."""
+    texts = [s["text"] for s in config["sentences"]]
+    return realheads_spec(layers=config["layers"], heads=config["heads"], sentences=texts)
+
+
 def viewer_html(config: dict) -> str:
-    """The static viewer's root element with ``config`` inline, and a note for pages without its scripts."""
+    """The static viewer's root element with ``config`` inline (and its spec: data stored without one gets
+    it here), and a note for pages without its scripts."""
     note = (
         '<p class="mha-note">The real-heads viewer runs on the book\'s website. Here, draw any head with '
         "<code>plot_attention_head(weights[layer, head], tokens, layer=layer, head=head)</code> from "
         "<code>mha.figures.pretrained</code>, after "
         "<code>tokens, weights = attend(encoder, text)</code>.</p>"
     )
+    config = {**config, "spec": viewer_spec(config)}
     return (
         f'<div class="{CLASS_NAME}"><script type="application/json">{inline_json(config)}</script>'
         f"{note}</div>"
@@ -258,19 +266,15 @@ class EncoderExplorer(ComputedWidget):
         self._shown: tuple[str, list[str], torch.Tensor] | None = None  # text, tokens, (L, h, n, n)
         self.message = ""
         self._level = ""  # of the message: "", "warning" or "error"
+        examples = [] if corpus is None else [s["text"] for s in corpus["sentences"]]
+        self.spec = realheads_spec(layers=L, heads=h, examples=examples)
         self._merge({"sentence": sentence, "layer": layer, "head": head})
         try:
             self._shown = self._attend(sentence)
         except ReaderInputError as note:
             raise ValueError(f"sentence cannot be drawn: {note}") from None
-        self.config = {
-            "model": MODEL_NAME,
-            "layers": L,
-            "heads": h,
-            "max_tokens": max_tokens,
-            "examples": [] if corpus is None else [s["text"] for s in corpus["sentences"]],
-            "spec": realheads_spec(),
-        }
+        self.config = {"model": MODEL_NAME, "layers": L, "heads": h, "max_tokens": max_tokens}
+        self.config["spec"] = self.spec  # the controls (a text box that suggests the examples), messages
         self._publish(self._state, self.payload())
 
     # -- what is shown ---------------------------------------------------------------------------------------
@@ -333,21 +337,9 @@ class EncoderExplorer(ComputedWidget):
         self._shown = self._attend(self._state["sentence"])
 
     def _merge(self, changes: dict) -> None:
-        """Check the changes as the page's controls do, then apply them; a bad value raises and changes
-        nothing."""
-        state = dict(self._state)
-        sizes = {"layer": self.encoder.config.n_layers, "head": self.encoder.config.h}
-        for key, size in sizes.items():
-            if key in changes:
-                value = changes[key]
-                if not _is_int(value) or not 0 <= value < size:
-                    raise ValueError(f"{key} must be an int in 0..{size - 1} (0-based), got {value!r}")
-                state[key] = value
-        if "sentence" in changes:
-            if not isinstance(changes["sentence"], str):
-                raise TypeError(f"sentence must be a str, got {type(changes['sentence']).__name__}")
-            state["sentence"] = changes["sentence"]
-        self._state = state
+        """Check the changes as the page's controls do (:func:`mha.widgets.spec.merge_settings`), then apply
+        them; a bad value raises and changes nothing."""
+        self._state = merge_settings(self.spec, self._state, changes)
 
     def _attend(self, text: str) -> tuple[str, list[str], torch.Tensor]:
         """``(text, tokens, attentions (L, h, n, n))``; a reader error for a sentence it cannot draw."""
@@ -355,12 +347,12 @@ class EncoderExplorer(ComputedWidget):
             self._cache.move_to_end(text)
             return (text, *self._cache[text])
         if not text.strip():
-            raise ReaderInputError(realheads_spec()["messages"]["no_tokens"])
+            raise ReaderInputError(self.spec["messages"]["no_tokens"])
         encoding = self.encoder.tokenizer.encode(text)  # truncated at the tokenizer's limit
         n = len(encoding.ids)  # [CLS] and [SEP] included
         if encoding.overflowing or n > self.max_tokens:
             size = f"more than {n}" if encoding.overflowing else str(n)
-            template = realheads_spec()["messages"]["too_long"]
+            template = self.spec["messages"]["too_long"]
             raise ReaderInputError(fill(template, size=size, limit=self.max_tokens))
         with one_thread():  # a second thread only costs at this size, most of all on a busy machine
             tokens, attentions = attend(self.encoder, text)  # (L, h, n, n)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 
 from mha.compute.explorer import D_MODELS, MASKS, MAX_HEADS, MAX_SEED, MAX_TOKENS, PARAMETERS, split_tokens
 from mha.compute.stages import STAGES
@@ -175,16 +176,49 @@ def stepper_spec() -> dict:
 STILL_SENTENCE = " (The picture still shows the last valid sentence.)"
 
 
-def realheads_spec() -> dict:
-    """The real-heads viewer's messages (its controls are its sentence, layer and head: set by its data)."""
+def realheads_spec(
+    *, layers: int, heads: int, sentences: Sequence[str] | None = None, examples: Sequence[str] = ()
+) -> dict:
+    """The real-heads viewer's controls, defaults and messages.
+
+    Args:
+        layers, heads: the encoder's numbers of layers and of heads per layer (the choices, 0-based values
+            shown 1-based).
+        sentences: the stored sentences a static page offers (the setting is an index); ``None`` in a live
+            kernel, where the reader types the sentence (the setting is the text) and ``examples`` are
+            offered as suggestions.
+    """
+    if sentences is not None:
+        sentence = Control(
+            "sentence", "select", "sentence", tuple((i, f"{i + 1}. {t}") for i, t in enumerate(sentences))
+        )
+    else:
+        sentence = Control("sentence", "text", "sentence", tuple((t, t) for t in examples))
+    controls = [
+        sentence,
+        Control("layer", "select", "layer", _pairs(range(layers), {i: str(i + 1) for i in range(layers)})),
+        Control("head", "select", "head", _pairs(range(heads), {i: str(i + 1) for i in range(heads)})),
+        Control("show_numbers", "checkbox", "show numbers", setting=False),
+    ]
+    rows = "Row i shows where token i looks; each row sums to 1."
     return {
-        "figure": "explorer",
-        "controls": [],
-        "defaults": {},
+        "figure": "real-heads viewer",
+        "controls": [c.to_json() for c in controls],
+        "defaults": {"sentence": 0 if sentences is not None else "", "layer": 0, "head": 0},
         "messages": {
             "still": STILL_SENTENCE,
             "bug": BUG,
             "help": HELP,
+            "invalid": dict(INVALID),
+            "loading": "Loading the weights of {model}\u2026",
+            "waiting": "Waiting for {model} in the kernel\u2026",
+            "load_failed": "The weights could not be loaded: {error}",
+            "shown": (
+                "{model}, sentence {sentence} of {count}: {n} tokens. " + rows + " Weights stored to the "
+                "nearest 1/{scale}."
+            ),
+            "shown_live": "{model}, run in the kernel: {n} tokens ([CLS] and [SEP] included). " + rows,
+            "sentence_hint": "Type a sentence (at most {max_tokens} tokens), or choose an example",
             "no_tokens": "Type a sentence: the explorer needs at least one word.",
             "too_long": (
                 "That sentence makes {size} tokens ([CLS] and [SEP] included); the explorer shows at most "

@@ -14,8 +14,9 @@
  *     "encoding": "uint8-zlib-base64",
  *     "sentences": [{"text": "The cat sat on the mat.", "tokens": ["[CLS]", "the", ...]}, ...],
  *     "data": "<base64 of the zlib-compressed bytes>",
- *     "settings": {"sentence": 0, "layer": 0, "head": 2}      0-based indices, shown 1-based
- *   }
+ *     "settings": {"sentence": 0, "layer": 0, "head": 2},     0-based indices, shown 1-based
+ *     "spec": {...}         mha.widgets.spec.realheads_spec(): the controls (sentence, layer, head, show
+ *   }                       numbers), their choices, and the messages; controller.js mounts them
  *
  * The bytes are sentence after sentence, each layers * heads * n * n bytes in the order
  * [layer][head][query][key] (n = the sentence's number of tokens). They are inflated in the page with the
@@ -27,9 +28,9 @@
  *
  * Live mode (options.live, set by the anywidget adapter in core.js; Python side:
  * mha.widgets.realheads.EncoderExplorer): the reader TYPES the sentence, and the model runs in the kernel.
- * The config then holds no weights: {"model", "layers", "heads", "max_tokens", "examples": [texts offered
- * in the sentence field's list], "settings": {"sentence": "<text>", "layer": 0, "head": 2}} (sentence is
- * the text here, not an index). A reader's change updates the controls and calls
+ * The config then holds no weights: {"model", "layers", "heads", "max_tokens", "spec", "settings":
+ * {"sentence": "<text>", "layer": 0, "head": 2}} (sentence is the text here, not an index; the spec's
+ * sentence is a text box that suggests the examples). A reader's change updates the controls and calls
  * options.onChange(settings); nothing is computed here. Python answers with el.mha.show(drawn), drawn =
  * {text, tokens, shape: [n, n], weights: float32 bytes (DataView, ArrayBuffer or typed array; n * n
  * little-endian values, the head's rows), layer, head, message, level: "" | "warning" | "error"}; a
@@ -52,9 +53,10 @@
   }
 
   function mountRealHeads(el, config, options) {
-    const { make, field, select } = ns;
+    const { make } = ns;
     options = options || {};
     const live = Boolean(options.live);
+    const spec = config.spec, m = spec.messages;
     const L = config.layers, H = config.heads, scale = config.scale || 255;
     const sentences = live ? [] : config.sentences;
     const offsets = []; // where each sentence's bytes start
@@ -63,8 +65,9 @@
       offsets.push(total);
       total += L * H * s.tokens.length * s.tokens.length;
     }
-    const state = Object.assign({ sentence: live ? "" : 0, layer: 0, head: 0 }, config.settings || {});
     let bytes = null, shown = null, selected = null, layout = null, draws = 0, message = "", level = "";
+    const ctl = ns.controller(spec, config, options, { refresh });
+    const { c, status } = ctl;
 
     // -- the page ---------------------------------------------------------------------------------------
     el.classList.add("mha-realheads");
@@ -73,29 +76,17 @@
       border: "1px solid rgba(128, 128, 128, 0.45)", borderRadius: "8px", padding: "0.8em 1em", margin: "1em 0",
       fontSize: "0.95rem", lineHeight: "1.4", maxWidth: "100%", boxSizing: "border-box",
     });
-    const examples = make("datalist", { id: ns.uniqueId("mha-examples") },
-      (live && config.examples || []).map((text) => make("option", { value: text })));
-    const c = {
-      sentence: live
-        ? make("input", { type: "text", name: "sentence", value: state.sentence, list: examples.id, autocomplete: "off",
-          spellcheck: "false", maxLength: 1000, title: `Type a sentence (at most ${config.max_tokens} tokens), or choose an example` })
-        : select("sentence", sentences.map((s, i) => [i, `${i + 1}. ${s.text}`]), state.sentence),
-      layer: select("layer", Array.from({ length: L }, (_, i) => [i, String(i + 1)]), state.layer),
-      head: select("head", Array.from({ length: H }, (_, i) => [i, String(i + 1)]), state.head),
-      numbers: make("input", { type: "checkbox", name: "show_numbers" }),
-    };
     c.sentence.style.maxWidth = "100%";
-    const status = make("p", { className: "mha-status", role: "status", "aria-live": "polite" },
-      live ? `Waiting for ${config.model} in the kernel\u2026` : `Loading the weights of ${config.model}\u2026`);
-    const help = make("p", { className: "mha-help", id: ns.uniqueId("mha-help") },
-      config.spec ? config.spec.messages.help : ""); // the spec: mha.widgets.spec.realheads_spec()
+    if (live) Object.assign(c.sentence, { maxLength: 1000, title: ns.format(m.sentence_hint, { max_tokens: config.max_tokens }) });
+    ns.setStatus(status, ns.format(live ? m.waiting : m.loading, { model: config.model }), "");
+    const help = make("p", { className: "mha-help", id: ns.uniqueId("mha-help") }, m.help);
     const canvas = make("canvas", { className: "mha-canvas", tabIndex: 0, role: "img", "aria-describedby": help.id });
     const readout = make("p", { className: "mha-readout", "aria-live": "polite" });
     const numbersNote = make("p", { className: "mha-note", hidden: true }); // why no numbers are printed
+    const f = (name) => ns.labelled(spec, c, name);
     el.append(
-      make("div", { className: "mha-controls" }, field("sentence", c.sentence, live ? examples : null)),
-      make("div", { className: "mha-controls" }, field("layer", c.layer), field("head", c.head),
-        field("show numbers", c.numbers)),
+      make("div", { className: "mha-controls" }, f("sentence")),
+      make("div", { className: "mha-controls" }, f("layer"), f("head"), f("show_numbers")),
       numbersNote, status, make("div", { className: "mha-figure" }, canvas), readout, help);
 
     // -- the numbers ----------------------------------------------------------------------------------
@@ -105,28 +96,11 @@
       return Array.from({ length: n }, (_, i) => Array.from(bytes.subarray(start + i * n, start + (i + 1) * n), (q) => q / scale));
     }
 
-    function merge(s) {
-      const indices = live ? [["layer", L], ["head", H]] : [["sentence", sentences.length], ["layer", L], ["head", H]];
-      for (const [key, size] of indices) {
-        if (key in s) {
-          const v = s[key];
-          if (!Number.isInteger(v) || v < 0 || v >= size) throw new RangeError(`${key} must be an index in 0..${size - 1}, got ${v}`);
-          state[key] = v;
-        }
-      }
-      if (live && "sentence" in s) {
-        if (typeof s.sentence !== "string") throw new TypeError(`sentence must be a string, got ${typeof s.sentence}`);
-        state.sentence = s.sentence;
-      }
-      if (c.sentence.value !== String(state.sentence)) c.sentence.value = String(state.sentence); // keeps the caret while typing
-      c.layer.value = String(state.layer);
-      c.head.value = String(state.head);
-    }
-
     function refresh() {
+      ctl.sync();
       if (live) return shown ? shown.weights.map((row) => row.slice()) : null; // Python computes, show() draws
       if (!bytes) return null;
-      const { sentence, layer, head } = state;
+      const { sentence, layer, head } = ctl.state;
       const tokens = sentences[sentence].tokens;
       shown = { tokens, weights: headWeights(sentence, layer, head), sentence, layer, head };
       const n = tokens.length;
@@ -141,19 +115,17 @@
       const n = shown.tokens.length;
       const maxWidth = Math.max(300, canvas.parentElement.clientWidth || el.clientWidth || 860); // the picture's own box
       const cell = Math.max(12, Math.min(40, Math.floor((maxWidth - 230) / n)));
-      const messages = config.spec ? config.spec.messages : {};
       layout = ns.drawHeatmaps(canvas, {
         panels: [{ title: `layer ${shown.layer + 1}, head ${shown.head + 1}`, values: shown.weights, mask: null }],
         rowLabels: shown.tokens, colLabels: shown.tokens, rowName: "query", colName: "key",
         lo: 0, hi: 1, cell: [cell, cell], maxWidth, maxColumns: 1,
-        format: c.numbers.checked && cell >= NUMBERS_MIN ? (v) => v.toFixed(2).replace(/^0/, "") : null,
+        format: c.show_numbers.checked && cell >= NUMBERS_MIN ? (v) => v.toFixed(2).replace(/^0/, "") : null,
         selected: selected && { panel: 0, row: selected.row, col: selected.col },
         scaleLabel: "weight", maskKey: false,
       });
       // "show numbers" with cells too small to print in: say why (the spec's message), never do nothing
-      numbersNote.hidden = !(c.numbers.checked && !layout.printed && messages.numbers_too_small);
-      numbersNote.textContent = numbersNote.hidden ? ""
-        : ns.format(messages.numbers_too_small, { min: NUMBERS_MIN, n, cell: layout.cw });
+      numbersNote.hidden = !(c.show_numbers.checked && !layout.printed);
+      numbersNote.textContent = numbersNote.hidden ? "" : ns.format(m.numbers_too_small, { min: NUMBERS_MIN, n, cell: layout.cw });
       canvas.setAttribute("aria-label",
         `Attention weights of layer ${shown.layer + 1}, head ${shown.head + 1} of ${config.model}, an ${n} by ${n} grid (queries on rows, keys on columns), for the tokens: ${shown.tokens.join(" ")}`);
       describe();
@@ -163,16 +135,13 @@
     /** The status line: Python's message in live mode if there is one, else what the picture shows. */
     function describe() {
       if (!shown || (live && message)) {
-        status.textContent = message || status.textContent;
-        status.className = !message ? "mha-status" : level === "error" ? "mha-status mha-error" : "mha-status mha-warning";
+        if (message) ns.setStatus(status, message, level);
         return;
       }
       const n = shown.tokens.length;
-      status.className = "mha-status";
-      status.textContent = live
-        ? `${config.model}, run in the kernel: ${n} tokens ([CLS] and [SEP] included). Row i shows where token i looks; each row sums to 1.`
-        : `${config.model}, sentence ${shown.sentence + 1} of ${sentences.length}: ${n} tokens. `
-          + `Row i shows where token i looks; each row sums to 1. Weights stored to the nearest 1/${scale}.`;
+      ns.setStatus(status, live
+        ? ns.format(m.shown_live, { model: config.model, n })
+        : ns.format(m.shown, { model: config.model, sentence: shown.sentence + 1, count: sentences.length, n, scale }), "");
     }
 
     /** Live mode: draw what Python computed (see the header for `drawn`); returns the drawn weights [n][n]. */
@@ -203,17 +172,8 @@
         + (live ? w.toFixed(4) : `${w.toFixed(3)} (stored as ${Math.round(w * scale)}/${scale})`);
     }
 
-    // -- events ---------------------------------------------------------------------------------------
-    const fromReader = (s) => {
-      merge(s);
-      refresh();
-      if (options.onChange) options.onChange(api.settings);
-    };
-    if (live) c.sentence.addEventListener("input", () => fromReader({ sentence: c.sentence.value }));
-    else c.sentence.addEventListener("change", () => fromReader({ sentence: Number(c.sentence.value) }));
-    c.layer.addEventListener("change", () => fromReader({ layer: Number(c.layer.value) }));
-    c.head.addEventListener("change", () => fromReader({ head: Number(c.head.value) }));
-    c.numbers.addEventListener("change", draw);
+    // -- events: the controller listens to the controls; the picture answers the pointer and the keys --
+    c.show_numbers.addEventListener("change", draw);
     const cellAt = (event) => {
       const box = canvas.getBoundingClientRect();
       return layout && layout.hit(event.clientX - box.left, event.clientY - box.top);
@@ -232,7 +192,7 @@
       const n = shown.tokens.length, s = selected || { row: 0, col: 0 };
       const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
       if (event.key === "PageUp" || event.key === "PageDown") {
-        fromReader({ head: Math.min(H - 1, Math.max(0, state.head + (event.key === "PageUp" ? -1 : 1))) });
+        ctl.fromReader({ head: Math.min(H - 1, Math.max(0, ctl.state.head + (event.key === "PageUp" ? -1 : 1))) });
       } else if (event.key === "Home" || event.key === "End") {
         selected = { row: s.row, col: event.key === "Home" ? 0 : n - 1 };
         draw();
@@ -252,21 +212,14 @@
     }
 
     // -- the element's API ------------------------------------------------------------------------------
-    merge(state);
     const ready = live ? Promise.resolve() : inflate(config.data).then((raw) => {
       if (raw.length !== total) throw new RangeError(`the data holds ${raw.length} weights, the sentences need ${total}`);
       bytes = raw;
       refresh();
-    }).catch((error) => {
-      status.textContent = `The weights could not be loaded: ${error.message}`;
-      status.className = "mha-status mha-warning";
-    });
-    const api = {
+    }).catch((error) => ns.setStatus(status, ns.format(m.load_failed, { error: error.message }), "warning"));
+    const api = ctl.expose(el, { // update(settings) returns the drawn weights [n][n]
       /** Resolves once the weights are inflated and the first head is drawn. */
       ready,
-      get settings() { return { sentence: state.sentence, layer: state.layer, head: state.head }; },
-      /** Merge 0-based settings, update the controls, redraw now; returns the drawn weights [n][n]. */
-      update(settings) { merge(settings || {}); return refresh(); },
       get weights() { return shown ? shown.weights.map((row) => row.slice()) : null; },
       get tokens() { return shown ? shown.tokens.slice() : null; },
       /** Live mode: Python's message to the reader (plain text; "" when all is well). */
@@ -280,8 +233,8 @@
       show,
       live,
       canvas,
-    };
-    el.mha = api;
+    });
+    ctl.sync();
     if (live) show(options.drawn);
     return api;
   }
