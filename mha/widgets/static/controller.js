@@ -277,6 +277,59 @@
     return ctl;
   }
 
+  /**
+   * The read-out of a heatmap picture, the same for every figure that has one: the pointer, a tap, or the
+   * arrow keys (Home/End: first/last key) on the focused canvas choose a cell {panel, row, col}; Page
+   * Up/Down go to the previous/next panel, or call view.page(step) if the figure turns them into a setting.
+   * The picture redraws when the theme or the width of its column changes.
+   *
+   * view: {layout() (drawHeatmaps' result, for its hit test), size() ({panels, n} of what is drawn, or null),
+   * selected(), select(cell) (keep it and redraw), say(cell) (write the read-out), draw(), page(step)?}.
+   */
+  function heatmapReadout(el, canvas, view) {
+    const cellAt = (event) => {
+      const box = canvas.getBoundingClientRect(), layout = view.layout();
+      return layout && layout.hit(event.clientX - box.left, event.clientY - box.top);
+    };
+    canvas.addEventListener("pointermove", (event) => view.say(cellAt(event) || view.selected()));
+    canvas.addEventListener("pointerleave", () => view.say(view.selected()));
+    canvas.addEventListener("click", (event) => {
+      const cell = cellAt(event);
+      if (cell) view.select(cell);
+    });
+    canvas.addEventListener("focus", () => {
+      if (!view.selected() && view.size()) view.select({ panel: 0, row: 0, col: 0 });
+    });
+    const moves = {
+      ArrowUp: [0, -1, 0], ArrowDown: [0, 1, 0], ArrowLeft: [0, 0, -1], ArrowRight: [0, 0, 1],
+      PageUp: [-1, 0, 0], PageDown: [1, 0, 0],
+    };
+    canvas.addEventListener("keydown", (event) => {
+      const size = view.size();
+      if (!size) return;
+      const s = view.selected() || { panel: 0, row: 0, col: 0 };
+      const clamp = (v, k) => Math.min(k - 1, Math.max(0, v));
+      if (view.page && (event.key === "PageUp" || event.key === "PageDown")) {
+        view.page(event.key === "PageUp" ? -1 : 1);
+      } else if (event.key === "Home" || event.key === "End") {
+        view.select({ panel: s.panel, row: s.row, col: event.key === "Home" ? 0 : size.n - 1 });
+      } else if (moves[event.key]) {
+        const [dp, dr, dc] = moves[event.key];
+        view.select({ panel: clamp(s.panel + dp, size.panels), row: clamp(s.row + dr, size.n), col: clamp(s.col + dc, size.n) });
+      } else {
+        return;
+      }
+      event.preventDefault();
+    });
+    ns.onThemeChange(view.draw);
+    if (root.ResizeObserver) {
+      let width = el.clientWidth;
+      new ResizeObserver(() => {
+        if (Math.abs(el.clientWidth - width) > 40) { width = el.clientWidth; view.draw(); }
+      }).observe(el);
+    }
+  }
+
   /** The message of an unexpected error (a bug), from the spec's template. */
   function bugMessage(spec, error) {
     return format(spec.messages.bug, { figure: spec.figure, error: `${error.name}: ${error.message}` });
@@ -285,6 +338,6 @@
   Object.assign(ns, {
     format, choicesOf, nextValid, mergeSettings,
     buildControls, labelled, syncControls, readControl, statusLine, setStatus, boxMessage, listen, bugMessage,
-    controller,
+    controller, heatmapReadout,
   });
 })(globalThis);

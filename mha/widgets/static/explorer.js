@@ -287,47 +287,11 @@
     if (c.scale) c.scale.addEventListener("change", () => { if (shown) draw(); });
 
     // The read-out follows the pointer, a tap, or the keyboard on the focused picture.
-    const cellAt = (event) => {
-      const box = canvas.getBoundingClientRect();
-      return layout && layout.hit(event.clientX - box.left, event.clientY - box.top);
-    };
-    canvas.addEventListener("pointermove", (event) => { const cell = cellAt(event); say(cell || selected); });
-    canvas.addEventListener("pointerleave", () => say(selected));
-    canvas.addEventListener("click", (event) => {
-      const cell = cellAt(event);
-      if (cell) { selected = cell; draw(); }
+    ns.heatmapReadout(el, canvas, {
+      layout: () => layout, selected: () => selected, say, draw,
+      select(cell) { selected = cell; draw(); },
+      size: () => shown && { panels: shown.h, n: shown.tokens.length },
     });
-    canvas.addEventListener("focus", () => {
-      if (!selected && shown) { selected = { panel: 0, row: 0, col: 0 }; draw(); }
-    });
-    canvas.addEventListener("keydown", (event) => {
-      if (!shown) return;
-      const n = shown.tokens.length, h = shown.h;
-      const s = selected || { panel: 0, row: 0, col: 0 };
-      const moves = {
-        ArrowUp: [0, -1, 0], ArrowDown: [0, 1, 0], ArrowLeft: [0, 0, -1], ArrowRight: [0, 0, 1],
-        PageUp: [-1, 0, 0], PageDown: [1, 0, 0],
-      };
-      if (event.key === "Home" || event.key === "End") {
-        selected = { panel: s.panel, row: s.row, col: event.key === "Home" ? 0 : n - 1 };
-      } else if (moves[event.key]) {
-        const [dp, dr, dc] = moves[event.key];
-        selected = {
-          panel: Math.min(h - 1, Math.max(0, s.panel + dp)),
-          row: Math.min(n - 1, Math.max(0, s.row + dr)),
-          col: Math.min(n - 1, Math.max(0, s.col + dc)),
-        };
-      } else {
-        return;
-      }
-      event.preventDefault();
-      draw();
-    });
-    ns.onThemeChange(draw);
-    if (root.ResizeObserver) { // redraw when the page's column changes width
-      let width = el.clientWidth;
-      new ResizeObserver(() => { if (Math.abs(el.clientWidth - width) > 40) { width = el.clientWidth; draw(); } }).observe(el);
-    }
 
     // -- the element's API ------------------------------------------------------------------------------
     const api = ctl.expose(el, { // update(settings) returns the drawn weights [h][n][n]

@@ -120,7 +120,7 @@
         rowLabels: shown.tokens, colLabels: shown.tokens, rowName: "query", colName: "key",
         lo: 0, hi: 1, cell: [cell, cell], maxWidth, maxColumns: 1,
         format: c.show_numbers.checked && cell >= NUMBERS_MIN ? (v) => v.toFixed(2).replace(/^0/, "") : null,
-        selected: selected && { panel: 0, row: selected.row, col: selected.col },
+        selected,
         scaleLabel: "weight", maskKey: false,
       });
       // "show numbers" with cells too small to print in: say why (the spec's message), never do nothing
@@ -174,42 +174,12 @@
 
     // -- events: the controller listens to the controls; the picture answers the pointer and the keys --
     c.show_numbers.addEventListener("change", draw);
-    const cellAt = (event) => {
-      const box = canvas.getBoundingClientRect();
-      return layout && layout.hit(event.clientX - box.left, event.clientY - box.top);
-    };
-    canvas.addEventListener("pointermove", (event) => say(cellAt(event) || selected));
-    canvas.addEventListener("pointerleave", () => say(selected));
-    canvas.addEventListener("click", (event) => {
-      const cell = cellAt(event);
-      if (cell) { selected = { row: cell.row, col: cell.col }; draw(); }
+    ns.heatmapReadout(el, canvas, { // Page Up/Down: the other heads
+      layout: () => layout, selected: () => selected, say, draw,
+      select(cell) { selected = cell; draw(); },
+      size: () => shown && { panels: 1, n: shown.tokens.length },
+      page: (step) => ctl.fromReader({ head: Math.min(H - 1, Math.max(0, ctl.state.head + step)) }),
     });
-    canvas.addEventListener("focus", () => {
-      if (!selected && shown) { selected = { row: 0, col: 0 }; draw(); }
-    });
-    canvas.addEventListener("keydown", (event) => {
-      if (!shown) return;
-      const n = shown.tokens.length, s = selected || { row: 0, col: 0 };
-      const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
-      if (event.key === "PageUp" || event.key === "PageDown") {
-        ctl.fromReader({ head: Math.min(H - 1, Math.max(0, ctl.state.head + (event.key === "PageUp" ? -1 : 1))) });
-      } else if (event.key === "Home" || event.key === "End") {
-        selected = { row: s.row, col: event.key === "Home" ? 0 : n - 1 };
-        draw();
-      } else if (moves[event.key]) {
-        const [dr, dc] = moves[event.key];
-        selected = { row: Math.min(n - 1, Math.max(0, s.row + dr)), col: Math.min(n - 1, Math.max(0, s.col + dc)) };
-        draw();
-      } else {
-        return;
-      }
-      event.preventDefault();
-    });
-    ns.onThemeChange(draw);
-    if (root.ResizeObserver) { // redraw when the page's column changes width
-      let width = el.clientWidth;
-      new ResizeObserver(() => { if (Math.abs(el.clientWidth - width) > 40) { width = el.clientWidth; draw(); } }).observe(el);
-    }
 
     // -- the element's API ------------------------------------------------------------------------------
     const ready = live ? Promise.resolve() : inflate(config.data).then((raw) => {
