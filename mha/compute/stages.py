@@ -29,13 +29,17 @@ class Stage:
     title: str  # a few words for a reader
     formula: str  # the step in matplotlib mathtext (a subset of LaTeX)
     shape: str  # its shape in the legend's symbols
+    side_by_side: bool = False  # its columns are the h heads side by side, d_k each
 
+
+# What a picture calls the axes of a stage, by the symbol of its shape (a (n, n) stage: query and key).
+AXIS_NAMES = {"n": "token", "d_model": "dimension", "d_k": "dimension in the head"}
 
 STAGES = (
     Stage("x", "input", r"$X$", "(n, d_model)"),
-    Stage("q", "queries", r"$Q = X W^Q$", "(n, d_model)"),
-    Stage("k", "keys", r"$K = X W^K$", "(n, d_model)"),
-    Stage("v", "values", r"$V = X W^V$", "(n, d_model)"),
+    Stage("q", "queries", r"$Q = X W^Q$", "(n, d_model)", side_by_side=True),
+    Stage("k", "keys", r"$K = X W^K$", "(n, d_model)", side_by_side=True),
+    Stage("v", "values", r"$V = X W^V$", "(n, d_model)", side_by_side=True),
     Stage("q_heads", "queries split into heads", r"$Q_i = X W_i^Q$", "(h, n, d_k)"),
     Stage("k_heads", "keys split into heads", r"$K_i = X W_i^K$", "(h, n, d_k)"),
     Stage("v_heads", "values split into heads", r"$V_i = X W_i^V$", "(h, n, d_k)"),
@@ -48,6 +52,7 @@ STAGES = (
         "concatenation",
         r"$\mathrm{Concat}(\mathrm{head}_1, \ldots, \mathrm{head}_h)$",
         "(n, d_model)",
+        side_by_side=True,
     ),
     Stage("out", "output projection", r"$\mathrm{Concat}(\ldots)\, W^O$", "(n, d_model)"),
 )

@@ -19,13 +19,10 @@ import torch
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
-from mha.compute.stages import STAGES
+from mha.compute.stages import AXIS_NAMES, STAGES
 from mha.figures.heatmaps import draw_heatmap
 
 _BY_KEY = {stage.key: stage for stage in STAGES}
-# Stages whose columns are the h heads side by side, d_k each.
-_HEADS_SIDE_BY_SIDE = ("q", "k", "v", "concat")
-_AXIS_NAMES = {"n": "token", "d_model": "dimension", "d_k": "dimension in the head"}
 
 
 def _value_format(t: torch.Tensor, key: str) -> str:
@@ -112,12 +109,12 @@ def plot_stage(
         )
         ax.tick_params(labelsize=7)
         if p == 0:
-            ax.set_ylabel("query" if names == ["n", "n"] else _AXIS_NAMES[names[0]], fontsize=8)
-        ax.set_xlabel("key" if names == ["n", "n"] else _AXIS_NAMES[names[1]], fontsize=8)
+            ax.set_ylabel("query" if names == ["n", "n"] else AXIS_NAMES[names[0]], fontsize=8)
+        ax.set_xlabel("key" if names == ["n", "n"] else AXIS_NAMES[names[1]], fontsize=8)
         if len(panels) > 1:
             ax.set_title(f"head {p + 1}", fontsize=9)
         h = stages["q_heads"].size(0)
-        if key in _HEADS_SIDE_BY_SIDE and h > 1:  # mark where each head's d_k columns begin and end
+        if _BY_KEY[key].side_by_side and h > 1:  # mark where each head's d_k columns begin and end
             d_k = cols // h
             for i in range(1, h):
                 ax.axvline(i * d_k - 0.5, color="white", linewidth=2.5)

@@ -22,7 +22,7 @@ import json
 from collections.abc import Sequence
 
 from mha.compute.explorer import D_MODELS, MASKS, MAX_HEADS, MAX_SEED, MAX_TOKENS, PARAMETERS, split_tokens
-from mha.compute.stages import STAGES
+from mha.compute.stages import AXIS_NAMES, STAGES
 from mha.costs.report import DTYPES, ROWS
 
 # -- the messages of every figure ----------------------------------------------------------------------------
@@ -167,6 +167,7 @@ def stepper_spec() -> dict:
         "figure": "stepper",
         "controls": [control.to_json()],
         "defaults": {"stage": STAGES[-1].key},
+        "axis_names": dict(AXIS_NAMES),  # what the picture calls a stage's axes, by the shape's symbol
         "messages": {"still": STILL, "bug": BUG, "whole": WHOLE, "invalid": dict(INVALID)},
     }
 

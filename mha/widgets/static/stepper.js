@@ -11,11 +11,12 @@
  * of mha.compute.stages.STAGES:
  *
  *   {
- *     "spec": {...},                                         mha.widgets.spec.stepper_spec(): the slider
+ *     "spec": {...},                                         mha.widgets.spec.stepper_spec(): the slider,
+ *                                                            the axis names (mha.compute.stages.AXIS_NAMES)
  *     "tokens": ["the", "cat", "sat"],                       n labels (optional: 1..n)
  *     "settings": {"stage": "out"},                          the stage shown first (default: the spec's)
  *     "stages": [
- *       {"key": "x", "title": "input", "formula": "$X$", "shape": "(n, d_model)",
+ *       {"key": "x", "title": "input", "formula": "$X$", "shape": "(n, d_model)", "side_by_side": false,
  *        "values": [[...], ...]},                            nested lists, (rows, cols) or (h, rows, cols)
  *       ... one entry per Stage of STAGES, in order
  *     ]
@@ -33,8 +34,6 @@
   "use strict";
   const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
   const { make } = ns;
-  const SIDE_BY_SIDE = ["q", "k", "v", "concat"]; // stages whose columns are the h heads side by side
-  const AXIS_NAMES = { n: "token", d_model: "dimension", d_k: "dimension in the head" };
   const SYMBOLS = { top: "\u22a4", ldots: "\u2026", cdot: "\u00b7", times: "\u00d7" };
 
   /** DOM nodes for a mathtext formula such as "$A_i = \mathrm{softmax}(S_i / \sqrt{d_k})$". */
@@ -114,14 +113,14 @@
       const cw = Math.max(14, Math.min(44, Math.floor((maxWidth - 190 - 18 * (panels.length - 1)) / (cols * Math.min(panels.length, 4)))));
       const ch = Math.max(14, Math.min(26, cw));
       const numbered = (k) => Array.from({ length: k }, (_, i) => String(i + 1));
-      const groups = SIDE_BY_SIDE.includes(stage.key) && h > 1
+      const groups = stage.side_by_side && h > 1
         ? { size: cols / h, names: numbered(h).map((i) => `head ${i}`) } : null;
       ns.drawHeatmaps(canvas, {
         panels: panels.map((values, p) => ({ title: perHead ? `head ${p + 1}` : "", values, mask: null })),
         rowLabels: rowSym === "n" ? tokens : numbered(rows),
         colLabels: colSym === "n" ? tokens : numbered(cols),
-        rowName: rowSym === "n" && colSym === "n" ? "query" : AXIS_NAMES[rowSym] || rowSym,
-        colName: rowSym === "n" && colSym === "n" ? "key" : AXIS_NAMES[colSym] || colSym,
+        rowName: rowSym === "n" && colSym === "n" ? "query" : spec.axis_names[rowSym] || rowSym,
+        colName: rowSym === "n" && colSym === "n" ? "key" : spec.axis_names[colSym] || colSym,
         lo, hi, cell: [cw, ch], maxWidth, selected: null, groups,
         format: cw >= 34 && ch >= 16 ? valueFormat(stage.key, panels) : null,
         scaleLabel: stage.key === "weights" ? "weight" : "value", maskKey: false,
