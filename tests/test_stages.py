@@ -62,3 +62,13 @@ def test_stages_are_detached_copies():
 def test_bad_arguments_raise_clear_errors(attn, x, error, words):
     with pytest.raises(error, match=words):
         attention_stages(attn, x)
+
+
+def test_stage_decimals_fit_the_largest_value():
+    """The stage figure and the page's stepper print a stage's values with these decimals."""
+    from mha.compute.stages import stage_decimals
+
+    assert stage_decimals(torch.tensor([0.5, 150.0]), "weights") == 2  # weights: always two
+    largest = (9.99, 10.0, 99.9, 100.0)
+    assert [stage_decimals(torch.tensor([-v, 0.1]), "scores") for v in largest] == [2, 1, 1, 0]
+    assert stage_decimals(torch.empty(0), "x") == 2

@@ -58,6 +58,15 @@ STAGES = (
 )
 
 
+def stage_decimals(values: torch.Tensor, key: str) -> int:
+    """How many decimals a picture prints a stage's values with: 2 for the weights, else 2, 1 or 0 as its
+    largest magnitude is below 10, below 100 or larger (the stage figure and the page's stepper use it)."""
+    if key == "weights":
+        return 2
+    biggest = float(values.abs().max()) if values.numel() else 0.0
+    return 0 if biggest >= 100 else 1 if biggest >= 10 else 2
+
+
 def attention_stages(attn: MultiHeadAttention, x: torch.Tensor) -> dict[str, torch.Tensor]:
     """Run multi-head self-attention on one sequence and return every intermediate tensor.
 

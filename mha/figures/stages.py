@@ -19,17 +19,10 @@ import torch
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
-from mha.compute.stages import AXIS_NAMES, STAGES
+from mha.compute.stages import AXIS_NAMES, STAGES, stage_decimals
 from mha.figures.heatmaps import draw_heatmap
 
 _BY_KEY = {stage.key: stage for stage in STAGES}
-
-
-def _value_format(t: torch.Tensor, key: str) -> str:
-    if key == "weights":
-        return "{:.2f}"
-    biggest = float(t.abs().max()) if t.numel() else 0.0
-    return "{:.0f}" if biggest >= 100 else "{:.1f}" if biggest >= 10 else "{:.2f}"
 
 
 def stage_caption(stages: Mapping[str, torch.Tensor], key: str) -> str:
@@ -95,7 +88,8 @@ def plot_stage(
     if lo == hi:
         lo, hi = lo - 1.0, hi + 1.0
     norm = Normalize(vmin=lo, vmax=hi)
-    fmt = _value_format(t, key) if annotate and panels.size(-2) * panels.size(-1) <= 100 else None
+    small = panels.size(-2) * panels.size(-1) <= 100
+    fmt = f"{{:.{stage_decimals(t, key)}f}}" if annotate and small else None
     for p, panel in enumerate(panels):
         ax = fig.add_subplot(grid[0, p + 1])
         rows, cols = panel.shape

@@ -44,7 +44,7 @@ import torch
 import traitlets
 
 from mha.compute.explorer import PARAMETERS
-from mha.compute.stages import STAGES
+from mha.compute.stages import STAGES, stage_decimals
 from mha.costs.report import calculator_data
 from mha.multihead import MultiHeadAttention
 from mha.widgets.spec import BUG, STILL, calculator_spec, explorer_spec, fill, stepper_spec
@@ -75,20 +75,24 @@ WIDGET_SCRIPTS = {
     "mountCalculator": ("core.js", "controller.js", "calculator.js"),
     "mountRealHeads": ("core.js", "controller.js", "heatmaps.js", "realheads.js"),
     "mountWindows": ("core.js", "controller.js", "heatmaps.js", "windows.js"),
+    "mountMiniLM": ("core.js", "controller.js", "heatmaps.js", "minilm.js"),  # its own adapter: `export`
 }
 
 
-def widget_esm(mount: str) -> str:
+def widget_esm(mount: str, *, export: str | None = None) -> str:
     """The ES module of a live widget: its classic scripts, then ``export default`` of the anywidget adapter.
 
     Args:
-        mount: ``"mountExplorer"``, ``"mountStepper"``, ``"mountCalculator"``, ``"mountRealHeads"`` or
-            ``"mountWindows"``.
+        mount: ``"mountExplorer"``, ``"mountStepper"``, ``"mountCalculator"``, ``"mountRealHeads"``,
+            ``"mountWindows"`` or ``"mountMiniLM"``.
+        export: what the module exports instead of core.js's adapter for ``mount``: an expression, for a
+            widget with an adapter of its own (``"globalThis.mhaMiniLM.anywidget"``).
     """
     if mount not in WIDGET_SCRIPTS:
         raise ValueError(f"mount must be one of {sorted(WIDGET_SCRIPTS)}, got {mount!r}")
     sources = [static_file(name) for name in WIDGET_SCRIPTS[mount]]
-    return "\n".join([*sources, f"export default globalThis.mhaFrontEnd.anywidget({json.dumps(mount)});\n"])
+    default = export or f"globalThis.mhaFrontEnd.anywidget({json.dumps(mount)})"
+    return "\n".join([*sources, f"export default {default};\n"])
 
 
 def widget_css() -> str:
@@ -162,7 +166,12 @@ def stepper_config(stages: dict[str, torch.Tensor], tokens: Sequence[str], stage
         "tokens": list(tokens),
         "settings": {"stage": stage},
         "stages": [
-            {**dataclasses.asdict(s), "values": stages[s.key].to(torch.float64).tolist()} for s in STAGES
+            {
+                **dataclasses.asdict(s),
+                "values": stages[s.key].to(torch.float64).tolist(),
+                "decimals": stage_decimals(stages[s.key], s.key),  # printed in cells large enough
+            }
+            for s in STAGES
         ],
     }
 

@@ -17,7 +17,8 @@
  *     "settings": {"stage": "out"},                          the stage shown first (default: the spec's)
  *     "stages": [
  *       {"key": "x", "title": "input", "formula": "$X$", "shape": "(n, d_model)", "side_by_side": false,
- *        "values": [[...], ...]},                            nested lists, (rows, cols) or (h, rows, cols)
+ *        "values": [[...], ...],                             nested lists, (rows, cols) or (h, rows, cols)
+ *        "decimals": 2},                                     printed in cells large enough
  *       ... one entry per Stage of STAGES, in order
  *     ]
  *   }
@@ -66,12 +67,9 @@
     return make("span", { className: "mha-formula" }, seq());
   }
 
-  /** Python's _value_format: two decimals for weights, fewer for big numbers. */
-  function valueFormat(key, panels) {
-    if (key === "weights") return (v) => v.toFixed(2);
-    const biggest = Math.max(...panels.flat(2).map(Math.abs));
-    const d = biggest >= 100 ? 0 : biggest >= 10 ? 1 : 2;
-    return (v) => v.toFixed(d).replace(/^-(0\.?0*)$/, "$1");
+  /** How a cell prints a value: with the stage's decimals (mha.compute.stages.stage_decimals), no "-0". */
+  function valueFormat(decimals) {
+    return (v) => v.toFixed(decimals).replace(/^-(0\.?0*)$/, "$1");
   }
 
   function mountStepper(el, config, options) {
@@ -122,7 +120,7 @@
         rowName: rowSym === "n" && colSym === "n" ? "query" : spec.axis_names[rowSym] || rowSym,
         colName: rowSym === "n" && colSym === "n" ? "key" : spec.axis_names[colSym] || colSym,
         lo, hi, cell: [cw, ch], maxWidth, selected: null, groups,
-        format: cw >= 34 && ch >= 16 ? valueFormat(stage.key, panels) : null,
+        format: cw >= 34 && ch >= 16 ? valueFormat(stage.decimals) : null,
         scaleLabel: stage.key === "weights" ? "weight" : "value", maskKey: false,
       });
       const shape = perHead ? [panels.length, rows, cols] : [rows, cols];
