@@ -709,3 +709,25 @@ def test_the_window_explorer_equals_python_and_its_controls_follow_the_spec(page
         "The tokens must be a whole number from 2 to 32." + spec["messages"]["still"]
     )
     assert settings_of(page, "windows")["n"] == 9
+
+
+def test_the_parameter_counts_shown_are_python_s(page):
+    """The line under the picture shows the counts Python made: a fresh layer's from the spec, a trained
+    model's from its payload (nothing counted in the page)."""
+    from mha.widgets.frontend import module_parameters
+
+    def line(root: str) -> str:
+        text = page.locator(f"#{root} .mha-shapes p").nth(1).text_content()
+        return text.split(": ", 1)[1]
+
+    def expected(counts: dict) -> str:
+        each = " + ".join(f"{w} {counts[w]:,}" for w in ("W_q", "W_k", "W_v", "W_o"))
+        return f"{each} = {counts['total']:,}"
+
+    for d_model in (8, 48):
+        update(page, "explorer", {"d_model": d_model, "h": 2})
+        assert line("explorer") == expected(module_parameters(MultiHeadAttention(d_model, 2)))
+    with torch.random.fork_rng():
+        torch.manual_seed(1)
+        model = OneLayerAttentionModel(TASKS["recall-3-split"], d_model=16, h=4)
+    assert line("trained") == expected(module_parameters(model.attn))

@@ -71,12 +71,20 @@ from mha.widgets.frontend import (
     ReaderInputError,
     explorer_config,
     model_payload,
+    module_parameters,
     one_thread,
     root_html,
     widget_css,
     widget_esm,
 )
-from mha.widgets.spec import EXPLORER_DEFAULTS, explorer_spec, fill, merge_settings
+from mha.widgets.spec import (
+    EXPLORER_DEFAULTS,
+    PROJECTIONS,
+    explorer_spec,
+    fill,
+    merge_settings,
+    parameter_counts,
+)
 
 DEFAULT_SENTENCE = EXPLORER_DEFAULTS["sentence"]
 STATIC_NOTE = (
@@ -84,7 +92,6 @@ STATIC_NOTE = (
     "use the launch button (rocket icon) at the top of the page to open this chapter in Binder or Colab."
 )
 SETTINGS = ("d_model", "h", "mask", "valid_length", "sentence", "seed", "source")
-PROJECTIONS = ("W_q", "W_k", "W_v", "W_o")
 
 Embed = Callable[[Sequence[str]], torch.Tensor]
 
@@ -344,10 +351,8 @@ class HeadExplorer(ComputedWidget):
     def _parameters(self) -> dict[str, int]:
         """Parameters per projection and in total: the trained model's own, or a fresh layer's."""
         if self.source == "trained":
-            counts = {w: sum(p.numel() for p in getattr(self.trained, w).parameters()) for w in PROJECTIONS}
-        else:
-            counts = projection_params(*self.shown)
-        return {**{w: counts[w] for w in PROJECTIONS}, "total": sum(counts[w] for w in PROJECTIONS)}
+            return module_parameters(self.trained)
+        return parameter_counts(projection_params(*self.shown))
 
     # -- what the settings imply ---------------------------------------------------------------------------
 

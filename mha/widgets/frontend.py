@@ -47,7 +47,16 @@ from mha.compute.explorer import PARAMETERS
 from mha.compute.stages import STAGES, stage_decimals
 from mha.costs.report import calculator_data
 from mha.multihead import MultiHeadAttention
-from mha.widgets.spec import BUG, STILL, calculator_spec, explorer_spec, fill, stepper_spec
+from mha.widgets.spec import (
+    BUG,
+    PROJECTIONS,
+    STILL,
+    calculator_spec,
+    explorer_spec,
+    fill,
+    parameter_counts,
+    stepper_spec,
+)
 
 SCRIPTS = (
     "core.js",
@@ -155,7 +164,13 @@ def model_payload(
         "embeddings": tensor_json(tokens),
         "positions": tensor_json(positions),
         "params": {key: tensor_json(state[key]) if key in state else None for key in PARAMETERS},
+        "parameters": module_parameters(attn),  # per projection and in total, as the page shows them
     }
+
+
+def module_parameters(attn: MultiHeadAttention) -> dict[str, int]:
+    """A layer's parameters per projection and in total (:func:`mha.widgets.spec.parameter_counts`)."""
+    return parameter_counts({w: sum(p.numel() for p in getattr(attn, w).parameters()) for w in PROJECTIONS})
 
 
 def stepper_config(stages: dict[str, torch.Tensor], tokens: Sequence[str], stage: str = "out") -> dict:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from mha.compute.explorer import D_MODELS, MASKS, MAX_HEADS, MAX_SEED, MAX_TOKENS, PARAMETERS, split_tokens
 from mha.compute.stages import AXIS_NAMES, STAGES
+from mha.costs.counts import projection_params
 from mha.costs.report import DTYPES, ROWS
 
 # -- the messages of every figure ----------------------------------------------------------------------------
@@ -93,6 +94,14 @@ def quoted(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+PROJECTIONS = ("W_q", "W_k", "W_v", "W_o")
+
+
+def parameter_counts(counts: dict[str, int]) -> dict[str, int]:
+    """Parameters per projection and their total, as the explorer shows them."""
+    return {**{w: counts[w] for w in PROJECTIONS}, "total": sum(counts[w] for w in PROJECTIONS)}
+
+
 # -- the explorer -------------------------------------------------------------------------------------------
 
 EXPLORER_DEFAULTS = {
@@ -128,6 +137,8 @@ def explorer_spec(*, trained: bool = False) -> dict:
         "masks": [{"name": m, "no_later": "causal" in m, "cut": "padding" in m} for m in MASKS],
         "max_tokens": MAX_TOKENS,
         "parameters": list(PARAMETERS),
+        # a fresh layer's parameters by d_model (the same for every h: heads split d_model)
+        "fresh_parameters": {str(d): parameter_counts(projection_params(d, 1)) for d in D_MODELS},
         "messages": {
             "still": STILL,
             "bug": BUG,

@@ -307,7 +307,7 @@
       index: new Map(vocab.map((t, i) => [t, i])),
       embeddings,
       maxTokens: positions ? Math.min(positions.length, MAX_TOKENS) : MAX_TOKENS,
-      nParams: PARAMETERS.reduce((s, k) => s + (params[k] ? (k.endsWith("weight") ? d_model * d_model : d_model) : 0), 0),
+      parameters: payload.parameters, // per projection and in total, counted by Python
     };
     loadedModels.set(payload, model);
     return model;

@@ -23,7 +23,8 @@
  *       "vocab": ["0", "1", "A5", "?"],       token names, as split from the sentence
  *       "embeddings": T,                      (len(vocab), d_model): each token's vector, without position
  *       "positions": T | null,                (max_len, d_model): added to the token at each position
- *       "params": {"W_q.weight": T, "W_q.bias": T, ..., "W_o.bias": T}   mha.compute.explorer.PARAMETERS
+ *       "params": {"W_q.weight": T, "W_q.bias": T, ..., "W_o.bias": T},  mha.compute.explorer.PARAMETERS
+ *       "parameters": {"W_q": 272, ..., "total": 1088}     counts shown under the picture
  *     }
  *   }
  *
@@ -235,15 +236,14 @@
         [["Concat(", sub("head", "1..h"), ")"], make("code", {}, tuple(n, h * d_k))],
         ["output", make("code", {}, tuple(n, d_model))],
       ];
-      const p = shown.parameters;
-      const each = p ? null : (trained() ? model.nParams : 4 * d_model * d_model + 4 * d_model) / 4;
+      // counted by Python: sent with its arrays, with a trained model, or in the spec for a fresh layer
+      const p = shown.parameters || (trained() ? model.parameters : spec.fresh_parameters[String(d_model)]);
       const fmt = (k) => k.toLocaleString("en-US");
-      const count = (w) => (p ? p[w] : each), total = p ? p.total : 4 * each;
       shapes.replaceChildren(
         make("p", {}, make("strong", {}, "Shapes"), ` for n = ${n} token${n > 1 ? "s" : ""}, d_model = ${d_model}, h = ${h}`),
         make("table", {}, make("tbody", {}, rows.map(([name, value]) => make("tr", {}, make("th", { scope: "row" }, name), make("td", {}, value))))),
-        make("p", {}, make("strong", {}, "Parameters"), `: ${["W_q", "W_k", "W_v", "W_o"].map((w) => `${w} ${fmt(count(w))}`).join(" + ")} = `,
-          make("strong", {}, fmt(total))),
+        make("p", {}, make("strong", {}, "Parameters"), `: ${Object.keys(p).filter((w) => w !== "total").map((w) => `${w} ${fmt(p[w])}`).join(" + ")} = `,
+          make("strong", {}, fmt(p.total))),
         make("p", { className: "mha-small" }, m.same_parameters));
     }
 
