@@ -585,12 +585,14 @@ def test_the_live_stepper_and_calculator(browser, site):
     page.locator("#calc select[name=model]").select_option("GPT-2 small")
     saved = page.evaluate("() => calc.saved")
     assert saved == [{**calc.settings, "model": "GPT-2 small"}]
-    assert (
-        page.locator("#calc table tr").first.text_content().startswith("modelLlama 3.1 8B")
-    )  # not computed here
+    # drawn at once from the port; then Python's answer (the same rows) takes its place
+    assert page.locator("#calc table tr").first.text_content().startswith("modelGPT-2 small")
+    assert page.evaluate("() => calc.root.mha.received") == 1  # Python's first rows, at mount
     calc.settings = saved[-1]
-    page.evaluate("d => calc.python('drawn', d)", calc.drawn)
+    page.evaluate("d => calc.python('drawn', d)", {**calc.drawn, "message": "from Python"})
     assert page.locator("#calc table tr").all_text_contents() == [k + v for k, v in calc.rows]
+    assert page.evaluate("() => calc.root.mha.received") == 2
+    assert page.locator("#calc .mha-status").text_content() == "from Python"
     page.close()
     assert errors == [], errors
 

@@ -273,8 +273,8 @@ class EncoderExplorer(ComputedWidget):
             self._shown = self._attend(sentence)
         except ReaderInputError as note:
             raise ValueError(f"sentence cannot be drawn: {note}") from None
-        self.config = {"model": MODEL_NAME, "layers": L, "heads": h, "max_tokens": max_tokens}
-        self.config["spec"] = self.spec  # the controls (a text box that suggests the examples), messages
+        # the spec: the controls (a text box that suggests the examples) and the messages
+        self.config = dict(model=MODEL_NAME, layers=L, heads=h, max_tokens=max_tokens, spec=self.spec)
         self._publish(self._state, self.payload())
 
     # -- what is shown ---------------------------------------------------------------------------------------

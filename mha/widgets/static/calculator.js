@@ -29,9 +29,9 @@
  * kv_cache_bytes_as_mha, kv_cache_bytes_all_global (BigInt each), rows: [[label, value], ...]}}.
  *
  * Live mode (options.live, set by the anywidget adapter in core.js): Python computes (mha.costs.cost_rows)
- * and this file only draws. A reader's change calls onChange(settings); el.mha.show(drawn) draws what
- * Python sends, drawn = {rows: [[label, value], ...], numbers: {params, macs_per_token, ...: decimal
- * strings}, message}. The sums above are for the static page only.
+ * and is in charge. A reader's change is drawn at once from the sums above, then sent with
+ * onChange(settings); el.mha.show(drawn) draws what Python sends, drawn = {rows: [[label, value], ...],
+ * numbers: {params, macs_per_token, ...: decimal strings}, message}, in place of the page's rows.
  */
 (function (root) {
   "use strict";
@@ -129,13 +129,17 @@
       make("div", { className: "mha-controls" }, f("context"), f("batch")),
       status, report);
 
+    let draws = 0;
     function drawRows(rows) {
+      draws += 1;
       report.replaceChildren(make("tbody", {}, rows.map(([k, v]) => make("tr", {}, make("th", { scope: "row" }, k), make("td", {}, v)))));
     }
 
-    /** Live mode: draw the rows Python computed for the current settings. */
+    /** Live mode: draw the rows Python computed for the current settings (they replace the port's). */
+    let received = 0;
     function show(drawn) {
       if (!drawn || !drawn.rows) return null;
+      received += 1;
       result = Object.assign({}, drawn.numbers || {}, { rows: drawn.rows });
       drawRows(drawn.rows);
       ns.setStatus(status, drawn.message || "", "error");
@@ -143,8 +147,8 @@
       return Object.assign({}, result);
     }
 
+    /** Compute and draw the rows at once, from the port (live too: Python's rows replace them). */
     function refresh() {
-      if (live) { ctl.sync(); return result && Object.assign({}, result); }
       const s = ctl.state;
       result = costs(byName.get(s.model), s.context, s.batch, s.dtype, spec);
       drawRows(result.rows);
@@ -157,6 +161,10 @@
       show,
       live,
       get rows() { return result ? result.rows.map((r) => r.slice()) : null; },
+      /** How many times the table was drawn (a test waits for it to change). */
+      get draws() { return draws; },
+      /** Live: how many answers from Python were shown. */
+      get received() { return received; },
     });
     if (live) show(options.drawn);
     else refresh();
