@@ -19,7 +19,7 @@ import yaml
 from mha.pretrained import MINILM, ablate_encoder_heads, ablated_embeddings, attend, load_minilm
 from mha.pretrained.heads import PATTERNS
 from mha.widgets import minilm_page
-from mha.widgets.frontend import SCRIPTS, static_file
+from mha.widgets.frontend import SCRIPTS, WIDGET_SCRIPTS, static_file
 from mha.widgets.minilm_page import (
     CLASS_NAME,
     FORMAT,
@@ -35,6 +35,7 @@ from mha.widgets.minilm_page import (
     weights_size,
     write_weights_script,
 )
+from mha.widgets.spec import INVALID, merge_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = [["cls"] * 6 + ["broad"] * 3 + ["previous", "mixed", "sep"] for _ in range(MINILM.n_layers)]
@@ -50,10 +51,24 @@ def test_the_spec_carries_limits_messages_and_the_census_patterns():
     assert (spec["layers"], spec["heads"], spec["d_model"]) == (MINILM.n_layers, MINILM.h, MINILM.d_model)
     assert spec["max_tokens"] == MAX_TOKENS and spec["weights"] == WEIGHTS_FILE and spec["format"] == FORMAT
     megabytes = f"{weights_size()[1] / 1e6:.0f}"
-    assert spec["messages"] == {k: v.replace("{mb}", megabytes) for k, v in MESSAGES.items()}
+    messages = {k: v.replace("{mb}", megabytes) for k, v in MESSAGES.items()}
+    assert {k: spec["messages"][k] for k in MESSAGES} == messages and spec["messages"]["invalid"] == INVALID
     assert spec["labels"] == LABELS and "{mb}" in MESSAGES["loading"] and megabytes == "60"
-    assert [p for p, _ in spec["patterns"]] == ["cls", "sep", "previous", "broad", "mixed"]  # census order
     assert set(PATTERNS) <= set(minilm_page.PATTERN_NAMES)
+
+
+def test_the_spec_defines_the_controls_and_their_defaults():
+    spec = box_spec(LABELS, sentence="one", other="two")
+    controls = {c["name"]: c for c in spec["controls"]}
+    assert list(controls) == ["sentence", "other", "layer_off", "pattern_off"]
+    assert spec["defaults"] == {"sentence": "one", "other": "two"}
+    assert merge_settings(spec, spec["defaults"], {"other": "three"}) == {"sentence": "one", "other": "three"}
+    assert not controls["layer_off"]["setting"] and not controls["pattern_off"]["setting"]  # actions
+    layers = controls["layer_off"]["choices"]
+    assert layers[0][0] == "" and [v for v, _ in layers[1:]] == list(range(MINILM.n_layers))
+    patterns = controls["pattern_off"]["choices"]
+    assert [p for p, _ in patterns[1:]] == ["cls", "sep", "previous", "broad", "mixed"]  # census order
+    assert patterns[1][1] == f"{minilm_page.PATTERN_NAMES['cls']} (36)"  # with its number of heads
 
 
 def test_the_max_tokens_are_the_tokenizers_truncation():
@@ -83,7 +98,7 @@ def test_the_spec_rejects_a_sentence_that_is_not_a_string():
 def test_the_root_holds_the_spec_inline_and_a_visible_fallback():
     page = box_html(LABELS, sentence="a </script> b")
     assert page.startswith(f'<div class="{CLASS_NAME}">')
-    assert _spec_of(page)["sentence"] == "a </script> b"  # "</" cannot end the script early
+    assert _spec_of(page)["defaults"]["sentence"] == "a </script> b"  # "</" cannot end the script early
     assert 'class="mm-fallback"' in page and len(page) < 10_000
 
 
@@ -230,19 +245,22 @@ def test_the_live_widget_front_end_shows_what_python_computes(browser):
 
 def test_where_the_weights_are_missing_the_box_says_so_and_shows_its_picture(browser, tmp_path):
     """A page without minilm-weights.js beside minilm.js (a slide deck, say): a message, then the picture."""
-    (tmp_path / "minilm.js").write_text(static_file("minilm.js"))
+    for name in (*WIDGET_SCRIPTS["mountMiniLM"], "mha.css"):
+        (tmp_path / name).write_text(static_file(name))
+    scripts = "".join(f'<script src="{name}"></script>' for name in WIDGET_SCRIPTS["mountMiniLM"])
     box = minilm_box(LABELS, encoder=load_minilm()).html
     (tmp_path / "index.html").write_text(
-        f'<!doctype html><html><head><meta charset="utf-8"><script src="minilm.js"></script></head>'
-        f"<body>{box}</body></html>"
+        f'<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="mha.css">{scripts}'
+        f"</head><body>{box}</body></html>"
     )
     page = browser.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto((tmp_path / "index.html").as_uri())
     assert not page.locator(".mm-print").is_visible()
+    assert page.locator("input[name=sentence]").input_value() == minilm_page.DEFAULT_SENTENCE
     page.locator("button[name=run]").click()
-    status = page.locator(".mm-status[data-level=error]")
+    status = page.locator(".mha-status.mha-error")
     status.wait_for()
     assert WEIGHTS_FILE in status.text_content() and page.locator(".mm-print").is_visible()
     page.close()

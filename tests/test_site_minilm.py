@@ -131,7 +131,7 @@ def test_the_box_shows_heads_switches_them_off_and_says_when_it_truncates(tabs):
     tab, errors, _ = tabs("file")
     root = tab.locator(f".{CLASS_NAME}")
     assert root.locator(".mm-grid canvas").count() == 72
-    root.locator("textarea[name=sentence]").fill("The cat sat on the mat because it was warm.")
+    root.locator("input[name=sentence]").fill("The cat sat on the mat because it was warm.")
     root.locator("button[name=run]").click()
     readout = root.locator(".mm-readout")
     readout.filter(has_text="All 72 heads on").wait_for()
@@ -145,14 +145,14 @@ def test_the_box_shows_heads_switches_them_off_and_says_when_it_truncates(tabs):
     root.locator("button[name=reset]").click()
     readout.filter(has_text="All 72 heads on").wait_for()
     long = " ".join(["word"] * (MAX_TOKENS + 20))
-    root.locator("textarea[name=sentence]").fill(long)
+    root.locator("input[name=sentence]").fill(long)
     root.locator("button[name=run]").click()
-    status = root.locator(".mm-status")
+    status = root.locator(".mha-status")
     status.filter(has_text="truncates").wait_for()
     assert f"has {MAX_TOKENS + 22} tokens" in status.text_content()
     got = tab.evaluate(f"s => {ROOT}.tokenize(s)", long)
     assert len(got["tokens"]) == MAX_TOKENS and got["tokens"][-1] == "[SEP]" and got["truncated"]
-    root.locator("textarea[name=sentence]").fill("   ")
+    root.locator("input[name=sentence]").fill("   ")
     root.locator("button[name=run]").click()
     status.filter(has_text="Type a sentence first").wait_for()
     assert not errors, errors

@@ -596,6 +596,7 @@ def test_calculator_from_the_page_with_a_bad_value_goes_back():
 
 def _all_specs() -> list[dict]:
     from mha.costs.report import calculator_data
+    from mha.widgets.minilm_page import box_spec
     from mha.widgets.spec import calculator_spec, realheads_spec, windows_spec
 
     return [
@@ -605,6 +606,7 @@ def _all_specs() -> list[dict]:
         calculator_spec([c["name"] for c in calculator_data()]),
         stepper_spec(),
         realheads_spec(layers=6, heads=12, sentences=["a"]),
+        box_spec([["cls"] * 12] * 6),
     ]
 
 
@@ -626,7 +628,8 @@ def test_no_script_declares_a_mask_name_or_a_message_of_python():
 
     static = Path(mha.__file__).parent / "widgets" / "static"
     scripts = {p.name: p.read_text(encoding="utf-8") for p in sorted(static.glob("*.js"))}
-    assert {"core.js", "controller.js", "explorer.js", "windows.js", "calculator.js"} <= set(scripts)
+    figures = {"explorer.js", "windows.js", "calculator.js", "realheads.js", "minilm.js"}
+    assert {"core.js", "controller.js", *figures} <= set(scripts)
     pieces = set()
     for spec in _all_specs():
         for template in _messages(spec):

@@ -7,7 +7,10 @@ one of them large, and lets the reader switch heads off, as :func:`mha.pretraine
 Python and nothing comes from the network: the page carries only the box's spec (this module's
 :func:`box_spec`); the weights are a separate classic script, ``minilm-weights.js``, that the book's build
 writes beside ``minilm.js`` (:func:`write_weights_script`, called by the Sphinx extension
-``_ext/minilm_weights.py``) and that the box inserts only when the reader first uses it.
+``_ext/minilm_weights.py``) and that the box inserts only when the reader first uses it. Like every figure
+of the book, the box is mounted from its spec by the shared controller (``controller.js``): its controls
+(:class:`mha.widgets.spec.Control`), defaults and every text it shows (:data:`MESSAGES`) are defined here;
+``minilm.js`` keeps the model and the drawing, and its look is ``mha.css``'s.
 
 The weights script's format (:data:`FORMAT`), one call::
 
@@ -47,6 +50,7 @@ import json
 import math
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -59,7 +63,8 @@ from tokenizers import Tokenizer
 from mha.figures.pretrained import plot_head_grid
 from mha.pretrained.heads import PATTERNS, ablate_encoder_heads, ablated_embeddings
 from mha.pretrained.minilm import MINILM, MiniLMEncoder, attend, load_minilm, model_version
-from mha.widgets.frontend import inline_json, one_thread, static_file
+from mha.widgets.frontend import inline_json, one_thread, widget_css, widget_esm
+from mha.widgets.spec import BUG, INVALID, STILL, Control, fill
 
 CLASS_NAME = "mha-minilm"  # the root element's class, which minilm.js mounts
 WEIGHTS_FILE = "minilm-weights.js"  # written beside minilm.js in the built site's _static/
@@ -82,8 +87,7 @@ PATTERN_NAMES = {
     "broad": "spread their weight broadly",
     "mixed": "are focused, but on no listed pattern",
 }
-# What the box says, in one place; {mb} is filled in by box_spec, {n}, {max}, {chars}, {cut}, {k}, {words}
-# and {error} by the page.
+# What the box says, in one place; {mb} is filled in by box_spec, the other {fields} by the page.
 MESSAGES = {
     "idle": "Type a sentence and press Run: the model loads in your browser the first time ({mb} MB).",
     "loading": "Loading all-MiniLM-L6-v2 into this page ({mb} MB, once)…",
@@ -95,9 +99,49 @@ MESSAGES = {
     ),
     "too_long": "Only the first {chars} characters are used ({cut} cut off).",
     "unknown": "{k} word(s) are not in the vocabulary and became [UNK]: {words}.",
+    "shown": "{n} tokens. Click a head to see it large.",
     "failed": "The model could not be loaded in this page: {error}",
     "no_worker": "This browser cannot run the model off the page's main thread (no Web Workers).",
+    "no_weights": "could not load {file}",
+    "bad_format": "the weights script is in format {got}, this page reads {expected}",
+    "worker_failed": "the model's worker stopped",
+    # the buttons, the grid of all heads and the large head
+    "run": "Run",
+    "reset": "All heads on",
+    "toggle_off": "Switch layer {layer}, head {head} off",
+    "toggle_on": "Switch layer {layer}, head {head} back on",
+    "grid": "All heads, layers down, heads across",
+    "grid_layer": "layer {layer}",
+    "thumb": "layer {layer}, head {head}: {pattern}",
+    "big": "Layer {layer}, head {head} ({pattern}){switched}: row i shows where token i looks{others}.",
+    "big_switched": ", switched off: its weights are computed but its output is zeroed",
+    "big_others": ", in the model with {k} head(s) off (later layers' weights change too)",
+    "panel": "layer {layer}, head {head}",
+    "big_label": (
+        "Attention of layer {layer}, head {head} over {n} tokens; the arrow keys move along its cells, Page "
+        "Up and Page Down to the layer's other heads"
+    ),
+    "rows": "query",
+    "cols": "key",
+    "scale": "weight",
+    "cell": (
+        "layer {layer}, head {head}: query \u201c{query}\u201d (row {row}) \u2192 key \u201c{key}\u201d "
+        "(column {col}): weight {weight}"
+    ),
+    # the read-out of what switching heads off changes
+    "all_on": "All {total} heads on.",
+    "some_off": "{k} of {total} heads off. Your sentence's embedding vs. the intact model's: cosine {cos}.",
+    "pair": " Similarity of your two sentences: {sim}.",
+    "pair_off": " Similarity of your two sentences: {sim} (intact: {sim0}).",
 }
+# The controls' labels, and the first choice of a menu that switches heads off (it switches none).
+CONTROL_LABELS = {
+    "sentence": "Your sentence",
+    "other": "Compare with",
+    "layer_off": "Switch off all heads of",
+    "pattern_off": "Switch off the heads that",
+}
+CHOOSE = "\u2026"
 FALLBACK = (
     "<p>This box runs all-MiniLM-L6-v2 in your browser, on the book's site (online or opened from disk). "
     "It needs JavaScript; in a live notebook, <code>mha.widgets.minilm_page.MiniLMWidget</code> is the same "
@@ -108,7 +152,7 @@ FALLBACK = (
 def box_spec(
     labels: Sequence[Sequence[str]], *, sentence: str = DEFAULT_SENTENCE, other: str = DEFAULT_OTHER
 ) -> dict:
-    """The box's JSON: the model's sizes, the limits, the messages and the census's head labels.
+    """The box's spec: its controls, defaults and messages, the model's sizes and limits, the head labels.
 
     Args:
         labels: ``labels[layer][head]``, an ``L x h`` nested list of pattern names, as
@@ -117,8 +161,10 @@ def box_spec(
         other: the second sentence, whose similarity to the first the box reports with heads switched off.
 
     Returns:
-        ``{"model", "layers", "heads", "d_model", "max_tokens", "max_chars", "weights", "format", "callback",
-        "labels", "patterns": [[label, name], ...], "messages", "sentence", "other"}``.
+        ``{"figure", "controls", "defaults": {"sentence", "other"}, "messages", "model", "layers", "heads",
+        "d_model", "max_tokens", "max_chars", "weights", "format", "callback", "labels"}``. The controls
+        (:class:`mha.widgets.spec.Control`) are the two sentences and two menus that switch heads off, a
+        layer's or a pattern's (named with its number of heads); ``controller.js`` mounts them.
     """
     L, h = MINILM.n_layers, MINILM.h
     if (
@@ -134,9 +180,26 @@ def box_spec(
     for name, text in (("sentence", sentence), ("other", other)):
         if not isinstance(text, str):
             raise TypeError(f"{name} must be a string, got {type(text).__name__}")
-    present = [p for p in (*PATTERNS, "broad", "mixed") if any(p in row for row in labels)]
+    count = Counter(label for row in labels for label in row)
+    present = [p for p in (*PATTERNS, "broad", "mixed") if count[p]]
+    layers = tuple((layer, fill(MESSAGES["grid_layer"], layer=layer + 1)) for layer in range(L))
+    patterns = tuple((p, f"{PATTERN_NAMES[p]} ({count[p]})") for p in present)
+    menus = {"layer_off": layers, "pattern_off": patterns}  # actions, not settings; "" does nothing
+    controls = [Control(name, "text", CONTROL_LABELS[name]) for name in ("sentence", "other")] + [
+        Control(name, "select", CONTROL_LABELS[name], (("", CHOOSE), *choices), setting=False)
+        for name, choices in menus.items()
+    ]
     megabytes = f"{weights_size()[1] / 1e6:.0f}"
     return {
+        "figure": "MiniLM box",
+        "controls": [c.to_json() for c in controls],
+        "defaults": {"sentence": sentence, "other": other},
+        "messages": {
+            **{key: text.replace("{mb}", megabytes) for key, text in MESSAGES.items()},
+            "still": STILL,
+            "bug": BUG,
+            "invalid": dict(INVALID),
+        },
         "model": MODEL_NAME,
         "layers": L,
         "heads": h,
@@ -147,10 +210,6 @@ def box_spec(
         "format": FORMAT,
         "callback": CALLBACK,
         "labels": [list(row) for row in labels],
-        "patterns": [[p, PATTERN_NAMES[p]] for p in present],
-        "messages": {key: text.replace("{mb}", megabytes) for key, text in MESSAGES.items()},
-        "sentence": sentence,
-        "other": other,
     }
 
 
@@ -252,7 +311,8 @@ class MiniLMWidget(anywidget.AnyWidget):
         sentence, other: as for :func:`box_spec`.
     """
 
-    _esm = static_file("minilm.js") + "\nexport default globalThis.mhaMiniLM.anywidget;\n"
+    _esm = widget_esm("mountMiniLM", export="globalThis.mhaMiniLM.anywidget")
+    _css = widget_css()
     spec = traitlets.Dict().tag(sync=True)  # box_spec(), sent to the page once
 
     def __init__(
@@ -319,7 +379,7 @@ class MiniLMWidget(anywidget.AnyWidget):
     def _repr_mimebundle_(self, **kwargs: object) -> tuple[dict, dict]:
         """The widget for live front ends, plus the static box for renderers without a kernel."""
         data, metadata = super()._repr_mimebundle_(**kwargs)
-        data["text/plain"] = f"MiniLMWidget(sentence={self.spec['sentence']!r})"
+        data["text/plain"] = f"MiniLMWidget(sentence={self.spec['defaults']['sentence']!r})"
         data["text/html"] = self._static
         return data, metadata
 

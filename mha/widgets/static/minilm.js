@@ -1,13 +1,19 @@
 /* Your own sentence, in the page: all-MiniLM-L6-v2 in the reader's browser (mha/widgets/minilm_page.py).
  *
- * A classic script (no modules, no build step, nothing from a CDN), so it runs from disk too. It mounts every
+ * A classic script (no modules, no build step, nothing from a CDN), so it runs from disk too; it needs core.js,
+ * controller.js and heatmaps.js first, and its look is mha.css's. It mounts every
  *   <div class="mha-minilm"><script type="application/json">{spec of box_spec()}</script></div>
- * and gives the root a property `mha`:
+ * as the controller (controller.js) mounts a figure: its controls (the two sentences, the menus that switch
+ * heads off), defaults and every text it shows are the spec's; this file keeps the model, the grid of 72
+ * small heads and the head shown large (drawHeatmaps). The root gets a property `mha` (the controller's
+ * settings and update(settings), for the two sentences, and):
  *   attend(sentence)     -> Promise<{tokens: string[], attention: number[L][h][n][n]}> (layer, head, query, key)
  *   embed(sentence, {off}) -> Promise<number[d_model]>, the normalised sentence embedding with the heads of
  *                           `off`, [layer, head] pairs counted from 0, switched off (zeroed before W_o)
  *   tokenize(sentence)   -> Promise<{tokens, ids, truncated, total}>
  *   load()               -> Promise, resolved once the model is in the worker
+ *   refresh()            -> Promise: run the model on the box's sentences, as the Run button does
+ *   off                  the heads switched off, [layer, head] pairs (settable)
  *
  * The weights (minilm-weights.js, float16 in base64, written at build time) are a classic script inserted
  * only on first use; its data goes, as transferable ArrayBuffers, to a Web Worker built from a Blob URL (a
@@ -23,6 +29,7 @@
  */
 (function () {
   "use strict";
+  const ns = globalThis.mhaFrontEnd; // core.js, controller.js and heatmaps.js, loaded before this file
 
   // ---- the worker: tokenizer and forward pass (its source is this function's text) ----------------------
   function workerMain(scope) {
@@ -258,14 +265,17 @@
 
   function loadModel(spec) {
     if (model) return model;
+    const M = spec.messages;
     model = new Promise((resolve, reject) => {
-      if (typeof Worker !== "function") return reject(new Error(spec.messages.no_worker));
+      if (typeof Worker !== "function") return reject(new Error(M.no_worker));
       const started = performance.now();
       const script = document.createElement("script");
       globalThis[spec.callback] = (data) => {
         delete globalThis[spec.callback];
         script.remove();
-        if (data.format !== spec.format) return reject(new Error("weights in format " + data.format));
+        if (data.format !== spec.format) {
+          return reject(new Error(ns.format(M.bad_format, { got: data.format, expected: spec.format })));
+        }
         const tensors = {}, buffers = [];
         for (const name in data.tensors) {
           const bytes = base64Bytes(data.tensors[name].data);
@@ -289,11 +299,11 @@
           if (error !== undefined) p.fail(new Error(error));
           else p.ok(result);
         };
-        worker.onerror = (event) => reject(new Error(event.message || "the worker failed"));
+        worker.onerror = (event) => reject(new Error(event.message || M.worker_failed));
         call({ type: "init", tensors, vocab: data.vocab, config: data.config, max_tokens: data.max_tokens }, buffers)
           .then(() => resolve({ call, loadMs: performance.now() - started }), reject);
       };
-      script.onerror = () => reject(new Error("could not load " + spec.weights));
+      script.onerror = () => reject(new Error(ns.format(M.no_weights, { file: spec.weights })));
       script.src = here ? new URL(spec.weights, here).href : spec.weights;
       document.head.appendChild(script);
     });
@@ -301,204 +311,137 @@
     return model;
   }
 
-  // ---- the box -------------------------------------------------------------------------------------------
-  // Colours come from the page (currentColor, translucent greys), as in mha.css, so that the theme's light
-  // and dark modes (and a notebook output's own background) both read well.
-  const STYLE = `
-.mha-minilm { border: 1px solid rgba(128,128,128,.45); border-radius: 6px; padding: .75em; margin: 1em 0;
-  font-size: .9rem; }
-.mha-minilm .mm-row { display: flex; flex-wrap: wrap; gap: .5em; align-items: center; margin: .35em 0; }
-.mha-minilm textarea, .mha-minilm input[type=text] { flex: 1 1 16em; min-width: 0; font: inherit; padding: .3em;
-  color: inherit; background: rgba(128,128,128,.12); border: 1px solid rgba(128,128,128,.45); border-radius: 4px; }
-.mha-minilm button, .mha-minilm select { font: inherit; color: inherit; padding: .2em .5em; border-radius: 4px;
-  background: rgba(128,128,128,.12); border: 1px solid rgba(128,128,128,.45); max-width: 100%; cursor: pointer; }
-.mha-minilm select option { color: initial; background: initial; }
-.mha-minilm :focus-visible { outline: 2px solid var(--pst-color-primary, #1a73e8); }
-.mha-minilm .mm-status { min-height: 1.4em; }
-.mha-minilm .mm-status[data-level=warning] { color: #9a5b00; }
-.mha-minilm .mm-status[data-level=error] { color: #c62828; }
-.mha-minilm .mm-grid { display: grid; grid-template-columns: 3.2em repeat(12, minmax(0, 1fr)); gap: 2px;
-  max-width: 36em; }
-.mha-minilm .mm-grid canvas { width: 100%; aspect-ratio: 1; cursor: pointer; display: block;
-  border: 2px solid rgba(128,128,128,.2); box-sizing: border-box; }
-.mha-minilm .mm-grid canvas.mm-shown { border-color: var(--pst-color-primary, #1a73e8); }
-.mha-minilm .mm-grid canvas.mm-off { opacity: .45; }
-.mha-minilm .mm-grid span { font-size: .75em; align-self: center; }
-.mha-minilm .mm-big { max-width: 100%; overflow-x: auto; }
-.mha-minilm .mm-big canvas { display: block; }
-.mha-minilm .mm-readout { font-variant-numeric: tabular-nums; font-weight: 600; }
-.mha-minilm .mm-print { display: none; }
-.mha-minilm.mm-failed .mm-print { display: block; max-width: 100%; }
-.mha-minilm.mm-failed .mm-grid, .mha-minilm.mm-failed .mm-big { display: none; }
-@media print {
-  .mha-minilm > :not(.mm-print) { display: none; }
-  .mha-minilm .mm-print { display: block; max-width: 100%; }
-}
-`;
-
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const k in attrs || {}) {
-      if (k === "text") e.textContent = attrs[k];
-      else e.setAttribute(k, attrs[k]);
-    }
-    for (const c of children) e.appendChild(c);
-    return e;
-  }
-  function fill(template, values) {
-    return template.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m));
-  }
+  // ---- the box: mounted from its spec by the controller (controller.js); it keeps only its drawing ----------
   function dot(a, b) { let s = 0; for (let i = 0; i < a.length; i++) s += a[i] * b[i]; return s; }
 
-  function ink(root) { // the page's text colour, for drawing on canvases in light and dark mode
-    const c = getComputedStyle(root).color.match(/\d+(\.\d+)?/g) || [0, 0, 0];
-    return c.slice(0, 3).map(Number);
-  }
-  function drawHead(canvas, weights, size, color, off) { // weights (n, n) into a size x size square
-    const n = weights.length, ctx = canvas.getContext("2d"), cell = size / n;
-    ctx.clearRect(0, 0, size, size);
-    for (let i = 0; i < n; i++) {
-      for (let j = 0; j < n; j++) {
-        ctx.fillStyle = `rgba(${color[0]},${color[1]},${color[2]},${weights[i][j].toFixed(3)})`;
-        ctx.fillRect(j * cell, i * cell, Math.ceil(cell), Math.ceil(cell));
-      }
-    }
-    if (off) {
-      ctx.strokeStyle = "rgb(200,40,40)";
-      ctx.lineWidth = Math.max(1, size / 16);
-      ctx.beginPath(); ctx.moveTo(0, 0); ctx.lineTo(size, size); ctx.moveTo(size, 0); ctx.lineTo(0, size);
-      ctx.stroke();
-    }
+  let scratch = null; // one pixel per cell, scaled up onto a thumbnail
+  /** One head's weights (n, n) into a 48 px thumbnail, in the heatmaps' colours; a cross if it is off. */
+  function drawThumb(canvas, weights, off) {
+    const n = weights.length, image = new ImageData(n, n), size = canvas.width, ctx = canvas.getContext("2d");
+    weights.forEach((row, i) => row.forEach((w, j) => {
+      image.data.set(ns.colour(w).rgb, 4 * (i * n + j));
+      image.data[4 * (i * n + j) + 3] = 255;
+    }));
+    scratch = scratch || document.createElement("canvas");
+    scratch.width = scratch.height = n;
+    scratch.getContext("2d").putImageData(image, 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(scratch, 0, 0, size, size);
+    if (!off) return;
+    ctx.strokeStyle = "rgb(200,40,40)";
+    ctx.lineWidth = size / 16;
+    ctx.beginPath(); ctx.moveTo(0, 0); ctx.lineTo(size, size); ctx.moveTo(size, 0); ctx.lineTo(0, size);
+    ctx.stroke();
   }
 
   // backend: {call(message) -> Promise<result>} that computes instead of the worker (a live kernel's Python,
   // see `anywidget` below); spec: the box's spec, if not inline in `root`.
   function mount(root, backend, givenSpec) {
-    if (root.mha) return;
-    const spec = givenSpec || JSON.parse(root.querySelector("script[type='application/json']").textContent);
+    if (root.mha) return root.mha;
+    const spec = givenSpec || ns.readConfig(root);
     const getModel = () => (backend ? Promise.resolve(backend) : loadModel(spec));
-    const L = spec.layers, H = spec.heads, M = spec.messages;
+    const L = spec.layers, H = spec.heads, M = spec.messages, { make, format } = ns;
+    const state = { shown: [0, 0], off: new Set(), result: null, loaded: Boolean(backend), ticket: 0, cell: null };
+    let layout = null;
+    // the controls (the sentences, the menus that switch heads off) and the status line, from the spec
+    const ctl = ns.controller(spec, {}, {}, { refresh() { ctl.sync(); return ctl.settings(); } });
+    const { c, status } = ctl;
+    const say = (text, level) => ns.setStatus(status, text, level || "");
+    const button = (name, text) => make("button", { type: "button", name, className: "mha-button" }, text);
+    const run = button("run", M.run), toggle = button("toggle", ""), reset = button("reset", M.reset);
+    const grid = make("div", { className: "mm-grid", role: "group", "aria-label": M.grid }, make("span"));
+    for (let hh = 0; hh < H; hh++) grid.append(make("span", {}, String(hh + 1)));
+    const thumbs = Array.from({ length: L }, (_, l) => {
+      grid.append(make("span", {}, format(M.grid_layer, { layer: l + 1 })));
+      return Array.from({ length: H }, (_, hh) => {
+        const thumb = make("canvas", { width: 48, height: 48, "data-layer": l, "data-head": hh,
+          title: format(M.thumb, { layer: l + 1, head: hh + 1, pattern: spec.labels[l][hh] }) });
+        thumb.addEventListener("click", () => { state.shown = [l, hh]; state.cell = null; draw(); });
+        grid.append(thumb);
+        return thumb;
+      });
+    });
+    const bigTitle = make("p", { className: "mm-big-title" });
+    const big = make("canvas", { className: "mha-canvas", tabIndex: 0, role: "img" });
+    const cellOut = make("p", { className: "mha-readout", "aria-live": "polite" });
+    const readout = make("p", { className: "mm-readout", "aria-live": "polite" });
     root.querySelectorAll(".mm-fallback").forEach((e) => e.remove()); // for pages that run no scripts
-    if (!document.getElementById("mha-minilm-style")) {
-      document.head.appendChild(el("style", { id: "mha-minilm-style", text: STYLE }));
-    }
-    const heatColor = [37, 99, 235];
-    const sentence = el("textarea", { name: "sentence", rows: "2", "aria-label": "Your sentence" });
-    sentence.value = spec.sentence;
-    const other = el("input", { type: "text", name: "other", "aria-label": "A second sentence to compare" });
-    other.value = spec.other;
-    const run = el("button", { type: "button", name: "run", text: "Run" });
-    const status = el("div", { class: "mm-status", role: "status", "aria-live": "polite", text: M.idle });
-    const grid = el("div", { class: "mm-grid", role: "group", "aria-label": "All heads, layers down, heads across" });
-    const thumbs = [];
-    grid.appendChild(el("span"));
-    for (let hh = 0; hh < H; hh++) grid.appendChild(el("span", { text: String(hh + 1) }));
-    for (let l = 0; l < L; l++) {
-      grid.appendChild(el("span", { text: "layer " + (l + 1) }));
-      thumbs.push([]);
-      for (let hh = 0; hh < H; hh++) {
-        const c = el("canvas", { width: "48", height: "48", title: `layer ${l + 1}, head ${hh + 1}: ` + spec.labels[l][hh],
-          "data-layer": String(l), "data-head": String(hh) });
-        c.addEventListener("click", () => { state.shown = [l, hh]; draw(); });
-        grid.appendChild(c);
-        thumbs[l].push(c);
-      }
-    }
-    const bigTitle = el("div", { class: "mm-big-title" });
-    const big = el("canvas", { width: "10", height: "10" });
-    const toggle = el("button", { type: "button", name: "toggle" });
-    const layerSelect = el("select", { name: "layer_off", "aria-label": "Switch off a layer's heads" },
-      el("option", { value: "", text: "Switch off all heads of a layer…" }),
-      ...Array.from({ length: L }, (_, l) => el("option", { value: String(l), text: "layer " + (l + 1) })));
-    const patternSelect = el("select", { name: "pattern_off", "aria-label": "Switch off the heads of a pattern" },
-      el("option", { value: "", text: "Switch off the heads that…" }),
-      ...spec.patterns.map(([p, name]) => {
-        const k = spec.labels.flat().filter((x) => x === p).length;
-        return el("option", { value: p, text: `${name} (${k})` });
-      }));
-    const reset = el("button", { type: "button", name: "reset", text: "All heads on" });
-    const readout = el("div", { class: "mm-readout", "aria-live": "polite" });
+    root.classList.add("mm-mounted");
     root.append(
-      el("div", { class: "mm-row" }, el("label", { text: "Your sentence" }), sentence),
-      el("div", { class: "mm-row" }, el("label", { text: "Compare with" }), other, run),
+      make("div", { className: "mha-controls" }, ns.labelled(spec, c, "sentence")),
+      make("div", { className: "mha-controls" }, ns.labelled(spec, c, "other"), run),
       status, grid,
-      el("div", { class: "mm-row" }, toggle, layerSelect, patternSelect, reset),
-      readout, bigTitle, el("div", { class: "mm-big" }, big));
+      make("div", { className: "mha-controls" }, toggle, ns.labelled(spec, c, "layer_off"),
+        ns.labelled(spec, c, "pattern_off"), reset),
+      readout, bigTitle, make("div", { className: "mha-figure" }, big), cellOut);
     const picture = root.querySelector(".mm-print"); // the static picture, for print: after the controls
     if (picture) root.appendChild(picture);
+    ctl.sync();
+    say(M.idle);
 
-    const state = { shown: [0, 0], off: new Set(), result: null, loaded: Boolean(backend), ticket: 0 };
     const key = (l, hh) => l * H + hh;
     const offList = () => [...state.off].sort((a, b) => a - b).map((i) => [Math.floor(i / H), i % H]);
 
-    function say(text, level) { status.textContent = text; status.dataset.level = level || ""; }
-
     function draw() {
       const [l, hh] = state.shown;
-      toggle.textContent = state.off.has(key(l, hh)) ? `Switch layer ${l + 1}, head ${hh + 1} back on`
-        : `Switch layer ${l + 1}, head ${hh + 1} off`;
-      const color = ink(root);
-      for (let a = 0; a < L; a++) {
-        for (let b = 0; b < H; b++) {
-          const c = thumbs[a][b], off = state.off.has(key(a, b));
-          c.classList.toggle("mm-shown", a === l && b === hh);
-          c.classList.toggle("mm-off", off);
-          if (state.result) drawHead(c, state.result.attention[a][b], 48, heatColor, off);
-        }
-      }
-      if (!state.result) return;
-      const r = state.result, tokens = r.tokens, n = tokens.length;
-      bigTitle.textContent = `Layer ${l + 1}, head ${hh + 1} (${spec.labels[l][hh]})` +
-        (state.off.has(key(l, hh)) ? ", switched off: its weights are computed but its output is zeroed" : "") +
-        ": row i shows where token i looks" +
-        (state.off.size ? `, in the model with ${state.off.size} heads off (later layers' weights change too).` : ".");
-      const ctx = big.getContext("2d");
-      const font = "12px sans-serif";
-      ctx.font = font;
-      const label = Math.min(110, Math.ceil(Math.max(...tokens.map((t) => ctx.measureText(t).width))) + 6);
-      const cell = Math.max(6, Math.min(26, Math.floor((Math.min(root.clientWidth || 600, 720) - label - 4) / n)));
-      const dpr = window.devicePixelRatio || 1, size = label + cell * n;
-      big.width = Math.round(size * dpr); big.height = Math.round(size * dpr);
-      big.style.width = size + "px"; big.style.height = size + "px";
-      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-      ctx.clearRect(0, 0, size, size);
-      const w = r.attention[l][hh];
-      for (let i = 0; i < n; i++) {
-        for (let j = 0; j < n; j++) {
-          ctx.fillStyle = `rgba(${heatColor.join(",")},${w[i][j].toFixed(3)})`;
-          ctx.fillRect(label + j * cell, label + i * cell, cell, cell);
-        }
-      }
-      ctx.fillStyle = `rgb(${color.join(",")})`;
-      ctx.font = Math.min(12, cell) + "px sans-serif";
-      ctx.textBaseline = "middle";
-      ctx.textAlign = "right";
-      for (let i = 0; i < n; i++) ctx.fillText(tokens[i], label - 4, label + (i + 0.5) * cell, label - 6);
-      ctx.save();
-      ctx.rotate(-Math.PI / 2);
-      ctx.textAlign = "left";
-      for (let j = 0; j < n; j++) ctx.fillText(tokens[j], -label + 4, label + (j + 0.5) * cell, label - 6);
-      ctx.restore();
-      big.setAttribute("aria-label", `Attention of layer ${l + 1}, head ${hh + 1} over ${n} tokens`);
+      toggle.textContent = format(state.off.has(key(l, hh)) ? M.toggle_on : M.toggle_off, { layer: l + 1, head: hh + 1 });
+      thumbs.forEach((row, a) => row.forEach((thumb, b) => {
+        const off = state.off.has(key(a, b));
+        thumb.classList.toggle("mm-shown", a === l && b === hh);
+        thumb.classList.toggle("mm-off", off);
+        if (state.result) drawThumb(thumb, state.result.attention[a][b], off);
+      }));
+      drawBig();
     }
 
+    /** The head shown large: drawHeatmaps (heatmaps.js), with its tokens, colour bar and read-out. */
+    function drawBig() {
+      const r = state.result;
+      if (!r) return;
+      const [l, hh] = state.shown, head = { layer: l + 1, head: hh + 1 }, n = r.tokens.length;
+      bigTitle.textContent = format(M.big, { ...head, pattern: spec.labels[l][hh],
+        switched: state.off.has(key(l, hh)) ? M.big_switched : "",
+        others: state.off.size ? format(M.big_others, { k: state.off.size }) : "" });
+      layout = ns.drawHeatmaps(big, {
+        panels: [{ title: format(M.panel, head), values: r.attention[l][hh], mask: null }],
+        rowLabels: r.tokens, colLabels: r.tokens, rowName: M.rows, colName: M.cols,
+        lo: 0, hi: 1, cell: [26, 26], maxWidth: Math.max(300, big.parentElement.clientWidth || 720), maxColumns: 1,
+        format: null, selected: state.cell && { panel: 0, ...state.cell }, scaleLabel: M.scale, maskKey: false,
+      });
+      big.setAttribute("aria-label", format(M.big_label, { ...head, n }));
+      tell(state.cell);
+    }
+
+    /** The read-out of one cell of the large head (pointed at, tapped or reached with the arrow keys). */
+    function tell(cell) {
+      const r = state.result, [l, hh] = state.shown;
+      cellOut.textContent = !cell || !r ? "" : format(M.cell, { layer: l + 1, head: hh + 1,
+        query: r.tokens[cell.row], row: cell.row + 1, key: r.tokens[cell.col], col: cell.col + 1,
+        weight: r.attention[l][hh][cell.row][cell.col].toFixed(3) });
+    }
+    ns.heatmapReadout(root, big, { // pointer, tap and arrow keys (Page Up/Down: the next head of the layer)
+      layout: () => layout, selected: () => state.cell, say: tell, draw: drawBig,
+      select(cell) { state.cell = { row: cell.row, col: cell.col }; drawBig(); },
+      size: () => state.result && { panels: 1, n: state.result.tokens.length },
+      page(step) { state.shown = [state.shown[0], (state.shown[1] + step + H) % H]; draw(); },
+    });
+
     function readOut(values, k) {
-      const pair = Number.isNaN(values.sim0) ? "" : k === 0
-        ? ` Similarity of your two sentences: ${values.sim0.toFixed(3)}.`
-        : ` Similarity of your two sentences: ${values.sim.toFixed(3)} (intact: ${values.sim0.toFixed(3)}).`;
-      readout.textContent = (k === 0 ? `All ${L * H} heads on.`
-        : `${k} of ${L * H} heads off. Your sentence's embedding vs. the intact model's: cosine ` +
-          `${values.cos.toFixed(3)}.`) + pair;
+      const total = L * H, fixed = (v) => v.toFixed(3);
+      const pair = Number.isNaN(values.sim0) ? ""
+        : k === 0 ? format(M.pair, { sim: fixed(values.sim0) }) : format(M.pair_off, { sim: fixed(values.sim), sim0: fixed(values.sim0) });
+      readout.textContent = (k === 0 ? format(M.all_on, { total }) : format(M.some_off, { k, total, cos: fixed(values.cos) })) + pair;
     }
 
     async function refresh() {
-      let text = sentence.value, notes = [];
+      let text = ctl.state.sentence;
+      const notes = [];
       if (!text.trim()) { state.ticket++; say(M.empty, "warning"); return; }
       if (text.length > spec.max_chars) {
-        notes.push(fill(M.too_long, { chars: spec.max_chars, cut: text.length - spec.max_chars }));
+        notes.push(format(M.too_long, { chars: spec.max_chars, cut: text.length - spec.max_chars }));
         text = text.slice(0, spec.max_chars);
       }
-      const second = other.value.slice(0, spec.max_chars);
+      const second = ctl.state.other.slice(0, spec.max_chars);
       const ticket = ++state.ticket; // only the latest run draws: the reader may click while one runs
       try {
         if (!state.loaded) say(M.loading);
@@ -507,8 +450,8 @@
         say(M.running);
         const off = offList();
         const r = await m.call({ type: "attend", sentence: text, off });
-        if (r.truncated) notes.push(fill(M.truncated, { n: r.total, max: spec.max_tokens }));
-        if (r.unknown.length) notes.push(fill(M.unknown, { k: r.unknown.length, words: r.unknown.join(", ") }));
+        if (r.truncated) notes.push(format(M.truncated, { n: r.total, max: spec.max_tokens }));
+        if (r.unknown.length) notes.push(format(M.unknown, { k: r.unknown.length, words: r.unknown }));
         const intact = off.length ? (await m.call({ type: "embed", sentence: text, off: [] })).embedding : r.embedding;
         let sim0 = NaN, sim = NaN;
         if (second.trim()) {
@@ -517,44 +460,46 @@
           sim0 = dot(intact, b0.embedding); sim = dot(r.embedding, b.embedding);
         }
         if (ticket !== state.ticket) return;
+        if (!state.result || state.result.tokens.length !== r.tokens.length) state.cell = null;
         state.result = r;
-        say(notes.join(" ") || `${r.tokens.length} tokens. Click a head to see it large.`,
-          notes.length ? "warning" : "");
+        say(notes.join(" ") || format(M.shown, { n: r.tokens.length }), notes.length ? "warning" : "");
         draw();
         readOut({ cos: dot(intact, r.embedding), sim, sim0 }, off.length);
       } catch (error) {
-        if (ticket === state.ticket) say(fill(M.failed, { error: error.message }), "error");
+        if (ticket === state.ticket) say(format(M.failed, { error: error.message }), "error");
         if (!state.loaded) root.classList.add("mm-failed"); // no model here (a deck, say): the static picture
       }
     }
 
     const change = (fn) => () => { fn(); draw(); if (state.loaded) refresh(); };
     run.addEventListener("click", () => refresh());
-    sentence.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); refresh(); } });
+    for (const name of ["sentence", "other"]) {
+      c[name].addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); refresh(); } });
+    }
     toggle.addEventListener("click", change(() => {
       const i = key(...state.shown);
       if (state.off.has(i)) state.off.delete(i); else state.off.add(i);
     }));
-    layerSelect.addEventListener("change", change(() => {
-      if (layerSelect.value !== "") for (let hh = 0; hh < H; hh++) state.off.add(key(Number(layerSelect.value), hh));
-      layerSelect.value = "";
+    c.layer_off.addEventListener("change", change(() => {
+      if (c.layer_off.value !== "") for (let hh = 0; hh < H; hh++) state.off.add(key(Number(c.layer_off.value), hh));
+      c.layer_off.value = "";
     }));
-    patternSelect.addEventListener("change", change(() => {
+    c.pattern_off.addEventListener("change", change(() => {
       for (let l = 0; l < L; l++) for (let hh = 0; hh < H; hh++) {
-        if (spec.labels[l][hh] === patternSelect.value) state.off.add(key(l, hh));
+        if (spec.labels[l][hh] === c.pattern_off.value) state.off.add(key(l, hh));
       }
-      patternSelect.value = "";
+      c.pattern_off.value = "";
     }));
     reset.addEventListener("click", change(() => state.off.clear()));
     draw();
 
     const api = (type) => async (text, options) => {
-      if (typeof text !== "string") throw new TypeError("sentence must be a string");
+      if (typeof text !== "string") throw new TypeError(format(M.invalid.text, { name: "sentence", value: JSON.stringify(text) }));
       const m = await getModel();
       state.loaded = true;
       return m.call({ type, sentence: text, off: (options && options.off) || [] });
     };
-    root.mha = {
+    return ctl.expose(root, { // and settings, update(settings): the two sentences
       spec,
       load: async () => { const m = await getModel(); state.loaded = true; return { loadMs: m.loadMs }; },
       tokenize: api("tokenize"),
@@ -563,7 +508,9 @@
       refresh,
       get off() { return offList(); },
       set off(pairs) { state.off = new Set(pairs.map(([l, hh]) => key(l, hh))); draw(); },
-    };
+      canvas: big,
+      get layout() { return layout && { width: layout.width, height: layout.height, boxes: layout.boxes, cw: layout.cw }; },
+    });
   }
 
   function mountAll() { document.querySelectorAll(".mha-minilm").forEach((root) => mount(root)); }
@@ -571,8 +518,8 @@
   // In a live kernel (mha.widgets.minilm_page.MiniLMWidget): the same box, computed by Python. Each request
   // goes to Python as a custom message {id, type, sentence, off}; the reply is {id, result} (the attention as
   // float32 bytes in buffers[0], of shape result.attention_shape) or {id, error}.
-  function toNested(view, shape) { // float32 little-endian bytes -> nested arrays of `shape`
-    const flat = new Float32Array(view.buffer.slice(view.byteOffset, view.byteOffset + view.byteLength));
+  function toNested(buffer, shape) { // float32 little-endian bytes -> nested arrays of `shape`
+    const flat = ns.float32s(buffer);
     const build = (axis, offset) => {
       if (axis === shape.length - 1) return Array.from(flat.subarray(offset, offset + shape[axis]));
       const stride = shape.slice(axis + 1).reduce((a, b) => a * b, 1), out = [];
@@ -583,8 +530,7 @@
   }
   const anywidget = {
     render({ model, el }) {
-      const root = document.createElement("div");
-      root.className = "mha-minilm";
+      const root = ns.make("div", { className: "mha-minilm" });
       el.appendChild(root);
       const pending = new Map();
       let next = 0;
@@ -615,5 +561,6 @@
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll);
     else mountAll();
   }
+  ns.mountMiniLM = mount;
   globalThis.mhaMiniLM = { mount, mountAll, anywidget };
 })();
