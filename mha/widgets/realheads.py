@@ -22,9 +22,11 @@ encoder (:func:`mha.pretrained.attend`, cached per sentence) and sends the chose
 - ``settings`` (both ways): ``{"sentence": text, "layer", "head"}``, layer and head 0-based (the page shows
   them 1-based).
 - ``drawn`` (Python to page): ``{"text", "tokens", "shape": [n, n], "weights": <n n float32 little-endian
-  bytes>, "layer", "head", "message", "level"}``, the shown head's weights; ``message`` is plain text for the
-  reader, ``level`` is ``""``, ``"warning"`` (an empty or too long sentence: the picture stays that of the
-  last valid one) or ``"error"`` (a bug).
+  bytes>, "layer", "head", "message", "level", "heads": <L h n n bytes>}``, the shown head's weights, and
+  every head's stored as the static viewer stores them (``round(w * 255)``), from which the page draws a
+  change of layer or head at once, before Python's answer; ``message`` is plain text for the reader,
+  ``level`` is ``""``, ``"warning"`` (an empty or too long sentence: the picture stays that of the last
+  valid one) or ``"error"`` (a bug).
 
 Its display bundle also holds ``text/html``: the static viewer's root (a corpus's, or the shown sentence's),
 which the book's site ranks above the widget view and mounts without a kernel.
@@ -380,7 +382,8 @@ class EncoderExplorer(ComputedWidget):
             "head": self.head,
             "message": self.message,
             "level": self._level,
-        }
+            "heads": quantise(self.attentions),  # every head, 8-bit: the page draws another layer or head
+        }  # at once from these, and this payload's float32 head then replaces it
 
     # -- display ---------------------------------------------------------------------------------------------
 

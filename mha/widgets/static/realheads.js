@@ -65,7 +65,7 @@
       offsets.push(total);
       total += L * H * s.tokens.length * s.tokens.length;
     }
-    let bytes = null, shown = null, selected = null, layout = null, draws = 0, message = "", level = "";
+    let bytes = null, shown = null, selected = null, layout = null, draws = 0, received = 0, message = "", level = "";
     const ctl = ns.controller(spec, config, options, { refresh });
     const { c, status } = ctl;
 
@@ -98,12 +98,17 @@
 
     function refresh() {
       ctl.sync();
-      if (live) return shown ? shown.weights.map((row) => row.slice()) : null; // Python computes, show() draws
-      if (!bytes) return null;
       const { sentence, layer, head } = ctl.state;
-      const tokens = sentences[sentence].tokens;
-      shown = { tokens, weights: headWeights(sentence, layer, head), sentence, layer, head };
-      const n = tokens.length;
+      if (live) { // Python computes; another layer or head of the sentence shown is drawn at once, 8-bit
+        if (!bytes || !shown || sentence !== shown.sentence || (layer === shown.layer && head === shown.head)) {
+          return shown ? shown.weights.map((row) => row.slice()) : null;
+        }
+        shown = Object.assign({}, shown, { weights: headWeights(0, layer, head), layer, head });
+      } else {
+        if (!bytes) return null;
+        shown = { tokens: sentences[sentence].tokens, weights: headWeights(sentence, layer, head), sentence, layer, head };
+      }
+      const n = shown.tokens.length;
       if (selected && (selected.row >= n || selected.col >= n)) selected = null;
       draw();
       return shown.weights.map((row) => row.slice());
@@ -147,6 +152,7 @@
     /** Live mode: draw what Python computed (see the header for `drawn`); returns the drawn weights [n][n]. */
     function show(drawn) {
       if (!drawn) return null;
+      received += 1;
       if (drawn.tokens && drawn.weights) {
         const [n] = drawn.shape, values = ns.float32s(drawn.weights);
         if (values.length !== n * n || drawn.tokens.length !== n) {
@@ -154,6 +160,11 @@
         }
         const weights = Array.from({ length: n }, (_, i) => Array.from(values.subarray(i * n, (i + 1) * n)));
         shown = { tokens: drawn.tokens.slice(), weights, sentence: drawn.text, layer: drawn.layer, head: drawn.head };
+        if (drawn.heads) { // every head of this sentence, 8-bit: a change of layer or head is drawn at once
+          sentences.splice(0, sentences.length, { text: drawn.text, tokens: shown.tokens });
+          offsets.splice(0, offsets.length, 0);
+          bytes = ns.bytesOf(drawn.heads);
+        }
         if (selected && (selected.row >= n || selected.col >= n)) selected = null;
       }
       message = drawn.message || "";
@@ -199,6 +210,8 @@
           boxes: layout.boxes, perLine: layout.perLine, angle: layout.angle, printed: layout.printed };
       },
       get draws() { return draws; },
+      /** Live: how many answers from Python were shown. */
+      get received() { return received; },
       /** Live mode: draw a payload computed by Python. */
       show,
       live,
