@@ -146,3 +146,19 @@ def test_kv_cache_lines_are_in_gib():
 def test_bad_arguments(call, error):
     with pytest.raises(error):
         call()
+
+
+def test_head_width_labels_overlap_no_other_label_and_stay_in_the_figure():
+    """At the book's figure text size (mha.figures._style.TEXT_PT) the labels still leave each other room."""
+    fig = plot_head_widths()
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in ax.texts]
+    boxes.append(("the legend", ax.get_legend().get_window_extent(renderer)))
+    inside = fig.bbox
+    for i, (a, box_a) in enumerate(boxes):
+        assert inside.x0 <= box_a.x0 and box_a.x1 <= inside.x1, a
+        assert inside.y0 <= box_a.y0 and box_a.y1 <= inside.y1, a
+        for b, box_b in boxes[i + 1 :]:
+            assert not box_a.overlaps(box_b), (a, b)

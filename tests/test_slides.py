@@ -5,8 +5,9 @@ Chromium with every request to another host blocked, as a lecturer offline would
 8 slides, paging works, equations typeset, the interactive figures mount. Then each deck is read as a
 lecture hall sees it, at 1280 x 800 in Chromium: every slide fits (also with an interactive figure at its
 largest settings), no slide shows more than 8 lines of code or a test-harness comment, figure and widget text
-is at least about 18 px (a picture that fills its slide may be smaller, as drawn: listed in the failure), and
-a focused figure keeps its arrow keys. The rules that shape a chapter into a deck are checked on a small
+is at least about 18 px (a picture's smallest text is mha.figures' TEXT_PT at the dpi written in the PNG,
+tests/test_figure_style.py; a canvas's is the font size heatmaps.js reports), and a focused figure keeps its
+arrow keys. The rules that shape a chapter into a deck are checked on a small
 notebook made here.
 """
 
@@ -19,6 +20,8 @@ import build_slides  # the book's scripts/, which tests/conftest.py puts on sys.
 import nbformat
 import pytest
 import tag_slides
+
+from mha.figures._style import TEXT_PT
 
 pytestmark = pytest.mark.site  # builds the decks
 
@@ -181,19 +184,27 @@ W, H = 1280, 800
 FIGURES = ".mha-explorer, .mha-stepper, .mha-calculator, .mha-windows, .mha-realheads"
 
 # Every slide of the deck, shown in turn: how far its content reaches (zoom included), its code lines, its
-# harness comments, the size of figure text (matplotlib's 10 pt labels at the picture's 100 dpi, as drawn)
-# and of the interactive figures' text.
-_MEASURE = r"""async (largest) => {
+# harness comments, the size of figure text (a picture's smallest text, TEXT_PT points, at the dpi its PNG
+# records, as drawn) and of the interactive figures' text (HTML, and the smallest font drawn on a canvas).
+_MEASURE = r"""async ([largest, textPt]) => {
   await MathJax.startup.promise;
   await document.fonts.ready;
   await window.mhaFitted;
   Reveal.configure({transition: "none"});
   const W = Reveal.getConfig().width, H = Reveal.getConfig().height, out = [];
   const frame = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const dpi = (img) => {  // the PNG's pHYs chunk: pixels per metre (matplotlib writes the figure's dpi)
+    const data = /^data:image\/png;base64,/.test(img.src) ? atob(img.src.split(",")[1].slice(0, 8000)) : "";
+    const at = data.indexOf("pHYs");
+    if (at < 0 || data.charCodeAt(at + 12) !== 1) return null;
+    const ppm = [...data.slice(at + 4, at + 8)].reduce((n, c) => n * 256 + c.charCodeAt(0), 0);
+    return ppm * 0.0254;
+  };
   for (const s of Reveal.getSlides()) {
     const idx = Reveal.getIndices(s);
     Reveal.slide(idx.h, idx.v);
     await frame();
+    if (s.querySelector("FIGURES")) await new Promise(r => setTimeout(r, 400));  // fitted again at 250 ms
     if (largest && s.querySelector("select")) {  // every control of a figure at its last (largest) choice
       for (const select of s.querySelectorAll("select")) {
         select.selectedIndex = select.options.length - 1;
@@ -221,19 +232,26 @@ _MEASURE = r"""async (largest) => {
     const shownText = [...s.childNodes].filter(n => !(n.matches && n.matches("aside.notes")))
       .map(n => n.textContent).join(" ");
     if (/nbval/.test(shownText)) problems.push("a test-harness comment");
-    const figures = [];
+    const figures = [], zoom = parseFloat(s.style.zoom) || 1;
     for (const img of s.querySelectorAll(".jp-OutputArea-output img")) {
       const b = img.getBoundingClientRect();
       if (!img.naturalWidth || !b.width) continue;
-      const px = 10 / 72 * 100 * (b.width / scale) / img.naturalWidth;
-      const fills = b.width / scale >= 0.95 * (W - 40) * (parseFloat(s.style.zoom) || 1)
-        || (b.bottom - top) / scale >= 0.95 * (H - 40);
-      figures.push({px: Math.round(px * 10) / 10, fills});
-      if (px < 17.5 && !fills) problems.push(`figure text ${px.toFixed(1)} px, the picture not filling it`);
+      const d = dpi(img);
+      if (!d) { problems.push("a picture without its dpi"); continue; }
+      const px = textPt / 72 * d * (b.width / scale) / img.naturalWidth;
+      figures.push({px: Math.round(px * 10) / 10, size: [img.naturalWidth, img.naturalHeight]});
+      const size = `${img.naturalWidth} x ${img.naturalHeight}`;
+      if (px < 17.5) problems.push(`figure text ${px.toFixed(1)} px (${size})`);
+    }
+    for (const canvas of s.querySelectorAll("FIGURES".split(", ").map(f => f + " canvas").join(", "))) {
+      if (!canvas.dataset.mhaFontPx || !canvas.getBoundingClientRect().width) continue;
+      const px = parseFloat(canvas.dataset.mhaFontPx) * zoom;
+      figures.push({px: Math.round(px * 10) / 10, canvas: true});
+      if (px < 17.5) problems.push(`canvas text ${px.toFixed(1)} px`);
     }
     for (const e of s.querySelectorAll("FIGURES".split(", ").map(f => f + " *").join(", "))) {
       if (![...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
-      const px = parseFloat(getComputedStyle(e).fontSize) * (parseFloat(s.style.zoom) || 1);
+      const px = parseFloat(getComputedStyle(e).fontSize) * zoom;
       if (px >= 17.5) continue;
       problems.push(`figure text ${px.toFixed(1)} px: ${e.textContent.trim().slice(0, 30)}`);
       break;
@@ -254,7 +272,7 @@ def _open(deck, browser):
 @pytest.mark.parametrize("chapter", [p.stem for p in CHAPTERS])
 def test_every_slide_fits_1280_by_800_and_reads_in_a_hall(chapter, decks, browser):
     tab = _open(decks[chapter], browser)
-    slides = tab.evaluate(_MEASURE, False)
+    slides = tab.evaluate(_MEASURE, [False, TEXT_PT])
     tab.close()
     bad = [
         f"slide {s['index']} ({s['text'][:40]!r}): {'; '.join(s['problems'])}"
@@ -268,7 +286,7 @@ def test_every_slide_fits_1280_by_800_and_reads_in_a_hall(chapter, decks, browse
 @pytest.mark.parametrize("chapter", [p.stem for p in CHAPTERS])
 def test_interactive_figures_at_their_largest_settings_still_fit(chapter, decks, browser):
     tab = _open(decks[chapter], browser)
-    slides = tab.evaluate(_MEASURE, True)
+    slides = tab.evaluate(_MEASURE, [True, TEXT_PT])
     tab.close()
     bad = [f"slide {s['index']}: {'; '.join(p for p in s['problems'] if 'runs' in p)}" for s in slides]
     bad = [b for b in bad if not b.endswith(": ")]

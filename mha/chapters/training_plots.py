@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 
 from mha.chapters.tasks import TASKS
 from mha.figures._pyplot import subplots
+from mha.figures._style import TEXT_PT
 
 
 def _runs(results: dict, task: str, h: int) -> list[dict]:
@@ -34,7 +35,7 @@ def _tasks(results: dict, tasks: Sequence[str] | None) -> list[str]:
 def plot_learning_curves(
     results: dict, *, tasks: Sequence[str] | None = None, metric: str = "accuracy"
 ) -> Figure:
-    """A panel per task, two per row: held-out ``metric`` ("accuracy" or "loss") by step, a line per h.
+    """A panel per task, three per row: held-out ``metric`` ("accuracy" or "loss") by step, a line per h.
 
     The line is the mean over seeds, the band spans the lowest to the highest seed.
     """
@@ -43,10 +44,10 @@ def plot_learning_curves(
     tasks = _tasks(results, tasks)
     hs = results["grid"]["h"]
     colours = mpl.colormaps["viridis"](np.linspace(0.0, 0.85, len(hs)))
-    ncols = min(2, len(tasks))
+    ncols = min(3, len(tasks))
     nrows = -(-len(tasks) // ncols)
     fig, axes = subplots(
-        nrows, ncols, figsize=(4.4 * ncols, 3.2 * nrows), sharex=True, sharey=True, layout="constrained",
+        nrows, ncols, figsize=(3.1 * ncols, 2.6 * nrows), sharex=True, sharey=True, layout="constrained",
         squeeze=False,
     )  # fmt: skip
     for ax in axes.flat[len(tasks) :]:
@@ -68,7 +69,7 @@ def plot_learning_curves(
         ax.set_ylabel(f"held-out {metric}")
     if metric == "loss":
         axes[0, 0].set_yscale("log")
-    axes[0, -1].legend(loc="lower right" if metric == "accuracy" else "upper right", fontsize="small")
+    axes[0, -1].legend(loc="lower right" if metric == "accuracy" else "upper right", fontsize=TEXT_PT)
     return fig
 
 
@@ -102,6 +103,6 @@ def plot_accuracy_by_heads(results: dict, *, tasks: Sequence[str] | None = None)
         ax.set_xlabel(f"number of heads h (d_model = {d_model})")
         ax.set_title("lookup by position" if family == "copy" else "lookup by content")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize="small", loc="center")  # the middle of the panel stays free of data
+        ax.legend(fontsize=TEXT_PT, loc="center")  # the middle of the panel stays free of data
     axes[0, 0].set_ylabel("held-out accuracy")
     return fig

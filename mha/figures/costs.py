@@ -18,6 +18,7 @@ from mha._checks import check_positive_int
 from mha.costs.configs import MODEL_CONFIGS, ModelConfig, get_config
 from mha.costs.counts import attention_macs_parts, format_bytes, model_kv_cache_bytes
 from mha.figures._pyplot import subplots
+from mha.figures._style import TEXT_PT
 
 _STYLE = {
     "MHA": ("o", "tab:blue"),
@@ -57,6 +58,18 @@ _KIND_SPREAD = 2**0.15
 _LABEL_BOX = {"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8}
 
 
+def _wrap(names: Sequence[str], width: int) -> str:
+    """Names joined by commas, a new line before a name that would make a line longer than ``width``."""
+    lines = [names[0]]
+    for name in names[1:]:
+        if len(lines[-1]) + 2 + len(name) <= width:
+            lines[-1] += f", {name}"
+        else:
+            lines[-1] += ","
+            lines.append(name)
+    return "\n".join(lines)
+
+
 def _names_by_kind(configs: Sequence[ModelConfig]) -> dict[str, dict[tuple[int, int], list[str]]]:
     """``{kind: {(h d_k, h): [names]}}``: models of one kind at one ``(h d_k, h)`` share a marker. A model
     whose ``d_model`` differs from ``h d_k`` is named with its ``d_model``."""
@@ -80,7 +93,7 @@ def plot_head_widths(models: Iterable[str | ModelConfig] | None = None) -> Figur
     kind, so that no model seems to use another's attention.
     """
     configs = _configs(models)
-    fig, ax = subplots(figsize=(10, 6.5), layout="constrained")
+    fig, ax = subplots(figsize=(9.2, 5.4), layout="constrained")
     xs = [c.h * c.d_k for c in configs]
     lo, hi = min(xs) / 4, max(xs) * 1.5
     for d_k, style in ((64, ":"), (128, "--"), (256, "-.")):
@@ -107,8 +120,8 @@ def plot_head_widths(models: Iterable[str | ModelConfig] | None = None) -> Figur
                 va, offset = ("top", (5, -3)) if kind == kinds[0] else ("bottom", (5, 3))
                 if kind != kinds[0] and crowded:
                     left, offset = True, (-5, 3)
-            ax.annotate((", " if len(kinds) == 1 and d_model <= 1024 else "\n").join(text), xy[-1],
-                        xytext=offset, textcoords="offset points", fontsize=7, color=colour_of_text, va=va,
+            ax.annotate(_wrap(text, 30 if len(kinds) == 1 else 42), xy[-1], xytext=offset,
+                        textcoords="offset points", fontsize=TEXT_PT, color=colour_of_text, va=va,
                         ha="right" if left else "left", bbox=_LABEL_BOX)  # fmt: skip
         ax.scatter(*zip(*xy, strict=True), marker=marker, color=colour, s=45, label=kind, zorder=3)
     ax.set_xscale("log", base=2)
@@ -116,13 +129,13 @@ def plot_head_widths(models: Iterable[str | ModelConfig] | None = None) -> Figur
     ax.set_xlim(lo, hi * 2.5)  # room for the labels on the right
     _powers_of_two_axis(ax.xaxis, lo, hi * 2.5)
     heads = [c.h for c in configs]
-    ax.set_ylim(min(heads) / 2, max(heads) * 2)  # the d_k lines run on below; the models need the room
+    ax.set_ylim(min(heads) / 1.5, max(heads) * 1.5)  # the d_k lines run on below; the labels need the room
     _powers_of_two_axis(ax.yaxis, *ax.get_ylim())
     ax.set_xlabel("h d_k, the width of all heads together (d_model for most models)")
     ax.set_ylabel("h (query heads)")
     ax.set_title("Heads grow with the width; the head width d_k mostly stays at 64 or 128")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="lower right", fontsize=TEXT_PT)  # under the lines of constant d_k, where no model is
     return fig
 
 
@@ -135,7 +148,7 @@ def plot_attention_macs(models: Iterable[str | ModelConfig], contexts: Sequence[
     """
     configs = _configs(models)
     ns = _contexts(contexts)
-    fig, axes = subplots(1, len(configs), figsize=(4.2 * len(configs), 3.8), layout="constrained",
+    fig, axes = subplots(1, len(configs), figsize=(3.1 * len(configs), 3.6), layout="constrained",
                              squeeze=False)  # fmt: skip
     for c in configs:
         if c.kv_latent is not None:
@@ -154,12 +167,12 @@ def plot_attention_macs(models: Iterable[str | ModelConfig], contexts: Sequence[
         ax.set_yscale("log")
         ax.yaxis.set_minor_locator(NullLocator())  # a dozen decades: minor ticks would only slow drawing down
         _powers_of_two_axis(ax.xaxis, ns[0], ns[-1])
-        ax.tick_params(axis="x", labelrotation=45)
+        ax.tick_params(axis="x", labelrotation=90)
         ax.set_xlabel("sequence length n")
-        ax.set_title(f"{c.name} (d_model={c.d_model}, {c.attention})", fontsize=9)
+        ax.set_title(f"{c.name} (d_model={c.d_model}, {c.attention})", fontsize=TEXT_PT)
         ax.grid(True, alpha=0.3)
     axes[0][0].set_ylabel("multiply-adds per layer")
-    axes[0][0].legend(fontsize=7, loc="upper left")
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=TEXT_PT)
     return fig
 
 
@@ -203,5 +216,5 @@ def plot_kv_cache(
         "Key/value cache: linear in the context for global layers; local layers stop at their window"
     )
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=TEXT_PT, loc="upper left")
     return fig

@@ -30,6 +30,7 @@ from matplotlib.patches import Patch
 
 from mha._checks import check_positive_int
 from mha.figures import _pyplot
+from mha.figures._style import TEXT_PT, TITLE_PT
 
 CMAP = "viridis"  # perceptually uniform and readable in greyscale and by colour-blind readers
 _MASK_BASE = (0.86, 0.86, 0.86)  # light grey under the hatching of a masked cell
@@ -38,8 +39,10 @@ _HATCH_CELL = 8  # texture pixels per cell side in the mask overlay
 _HATCH_PERIOD = 4  # a hatching line every this many texture pixels, i.e. two per cell
 _MAX_PANEL_COLUMNS = 4
 _ATOL = 1e-6  # tolerance on "weights lie in [0, 1]" and "masked weights are 0"
-TICK_SIZE = 8.0  # points: token labels and colour bar ticks
-TITLE_SIZE = 9.0  # points: panel titles and axis names
+TICK_SIZE = TEXT_PT  # points: token labels and colour bar ticks
+TITLE_SIZE = TITLE_PT  # points: panel titles and axis names
+_MAX_SIZE = (9.3, 5.4)  # inches: the largest figure a slide shows with its text at 18 px (figures/_style.py)
+_TOKEN_PITCH = 0.2  # inches a token: the room its label is given in a panel
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -157,7 +160,7 @@ def draw_heatmap(
     col_labels: Sequence[str] | None = None,
     mask: np.ndarray | None = None,
     fmt: str | Callable[[float], str] | None = None,
-    fontsize: float = 6.5,
+    fontsize: float = TEXT_PT,
 ) -> AxesImage:
     """Draw one panel: ``values`` ``(rows, cols)`` as a heatmap on ``norm``, row 0 on top.
 
@@ -205,6 +208,29 @@ def _hatch_texture(n_q: int, n_k: int) -> np.ndarray:
     texture[..., :3] = np.round(255 * np.where(line[..., None], _MASK_LINE, _MASK_BASE))
     texture[..., 3] = 255
     return texture
+
+
+def _panel_grid(panels: int, n_q: int, n_k: int, label_room: float) -> tuple[int, int, float, float]:
+    """Rows, columns and panel size (inches) for ``panels`` heatmaps of ``(n_q, n_k)`` cells.
+
+    A panel gets ``_TOKEN_PITCH`` inches a token (1.3 to 3 inches a side), up to ``_MAX_PANEL_COLUMNS``
+    side by side. Where that would make the figure larger than ``_MAX_SIZE``, the panels shrink, on the
+    grid that shrinks them least (a long sequence goes on two rows rather than make its labels small on a
+    slide).
+    """
+    want_w, want_h = min(max(_TOKEN_PITCH * n_k, 1.3), 3.0), min(max(_TOKEN_PITCH * n_q, 1.3), 3.0)
+    best = (0.0, 1, panels)
+    for rows in range(1, panels + 1):
+        cols = math.ceil(panels / rows)
+        if cols > _MAX_PANEL_COLUMNS:
+            continue
+        room_w = (_MAX_SIZE[0] - label_room - 1.6) / cols - 0.3
+        room_h = (_MAX_SIZE[1] - label_room - 0.6) / rows - 0.45
+        scale = min(1.0, room_w / want_w, room_h / want_h)
+        if scale > best[0] + 1e-9:
+            best = (scale, rows, cols)
+    scale, rows, cols = best
+    return rows, cols, want_w * scale, want_h * scale
 
 
 def plot_heads(
@@ -283,10 +309,8 @@ def plot_heads(
     if average:  # a cell is hatched in the mean where every head masks it
         panels.append((f"mean of {h} heads", w.mean(axis=0), None if m is None else m.any(axis=0)))
 
-    rows = math.ceil(len(panels) / _MAX_PANEL_COLUMNS)
-    cols = math.ceil(len(panels) / rows)
-    label_room = 0.06 * max(len(t) for t in (*q, *k))  # inches for the longest label
-    panel_w, panel_h = min(max(0.2 * n_k, 1.3), 3.0), min(max(0.2 * n_q, 1.3), 3.0)
+    label_room = 0.08 * max(len(t) for t in (*q, *k))  # inches for the longest label
+    rows, cols, panel_w, panel_h = _panel_grid(len(panels), n_q, n_k, label_room)
     size = (cols * (panel_w + 0.3) + label_room + 1.6, rows * (panel_h + 0.45) + label_room + 0.6)
     fig = _pyplot.figure() if fig is None else fig
     fig.clear()
@@ -313,7 +337,8 @@ def plot_heads(
             ax.set_ylabel("query", fontsize=TITLE_SIZE)
         if below:
             ax.set_xlabel("key", fontsize=TITLE_SIZE)
-    bar = fig.colorbar(image, ax=axes, ticks=[0, 0.25, 0.5, 0.75, 1], shrink=min(1.0, 3.0 / size[1] + 0.3))
+    shown = [ax for ax in axes.flat if ax.figure is fig]  # the grid's unused cells are removed
+    bar = fig.colorbar(image, ax=shown, ticks=[0, 0.25, 0.5, 0.75, 1], shrink=min(1.0, 3.0 / size[1] + 0.3))
     bar.ax.tick_params(labelsize=TICK_SIZE, length=2)
     bar.set_label("attention weight", fontsize=TITLE_SIZE, labelpad=3)
     if m is not None and not m.all():
@@ -322,5 +347,5 @@ def plot_heads(
         )
         fig.legend(handles=[swatch], loc="lower right", fontsize=TICK_SIZE, frameon=False)
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(title, fontsize=TITLE_PT)
     return fig

@@ -25,6 +25,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from mha.figures import _pyplot
+from mha.figures._style import TEXT_PT, TITLE_PT
 from mha.figures.heatmaps import CMAP, draw_heatmap, literal
 from mha.pretrained.heads import PATTERNS
 
@@ -62,8 +63,9 @@ MEASURE_NAMES = {
     "entropy": "entropy (nats)",
     "entropy_normalised": "entropy / log(n)",
 }
-FONT = 8.0  # points: tick labels
-TITLE = 9.0  # points: titles and axis names
+FONT = TEXT_PT  # points: tick labels, legends, values in cells
+TITLE = TITLE_PT  # points: titles and axis names
+CORNER_TOKENS = 4.5  # points: the token labels of plot_head_grid's corner panel, the one text below TEXT_PT
 
 
 def _array(name: str, values: object, ndim: int) -> np.ndarray:
@@ -125,14 +127,14 @@ def plot_attention_head(
     labels = _tokens(tokens, w.shape[0])
     layer, head = _index("layer", layer, n_layers), _index("head", head, n_heads)
     n = w.shape[0]
-    size = min(0.42 * n + 1.6, 8.0)
+    size = min(0.4 * n + 1.4, 5.2)  # inches: a slide shows it with its text at 18 px
     fig = _pyplot.figure(figsize=(size + 1.0, size), layout="constrained")
     ax = fig.subplots()
     norm = Normalize(0.0, 1.0)
     image = draw_heatmap(ax, w, norm=norm, row_labels=labels, col_labels=labels, fmt=_weight_text)
     ax.set_xlabel("key (the token looked at)", fontsize=TITLE)
     ax.set_ylabel("query (the token looking)", fontsize=TITLE)
-    ax.set_title(f"layer {layer + 1}, head {head + 1}", fontsize=10)
+    ax.set_title(f"layer {layer + 1}, head {head + 1}", fontsize=TITLE)
     bar = fig.colorbar(image, ax=ax, shrink=0.8)
     bar.set_label("attention weight", fontsize=TITLE)
     bar.ax.tick_params(labelsize=FONT)
@@ -153,7 +155,7 @@ def plot_head_grid(attentions: object, tokens: Sequence[str], *, title: str | No
     a = _weights("attentions", attentions, 4)  # (L, h, n, n)
     L, h, n, _ = a.shape
     labels = _tokens(tokens, n)
-    panel, gap = 0.78, 0.1  # inches: a panel's side, the space between panels
+    panel, gap = 0.58, 0.08  # inches: a panel's side, the space between panels
     left, right, top, bottom = 0.55, 1.0, 0.75 if title else 0.45, 0.55
     width, height = left + h * panel + (h - 1) * gap + right, top + L * panel + (L - 1) * gap + bottom
     fig = _pyplot.figure(figsize=(width, height))  # placed by hand: a layout engine is slow for 72 panels
@@ -173,8 +175,8 @@ def plot_head_grid(attentions: object, tokens: Sequence[str], *, title: str | No
                 ax.set_ylabel(f"layer {layer + 1}", fontsize=FONT)
             axes[layer, head] = ax
     corner = axes[L - 1, 0]
-    corner.set_xticks(range(n), [literal(t) for t in labels], rotation=90, fontsize=4.5)
-    corner.set_yticks(range(n), [literal(t) for t in labels], fontsize=4.5)
+    corner.set_xticks(range(n), [literal(t) for t in labels], rotation=90, fontsize=CORNER_TOKENS)
+    corner.set_yticks(range(n), [literal(t) for t in labels], fontsize=CORNER_TOKENS)
     corner.tick_params(length=0, pad=1)
     bar_ax = fig.add_axes(
         (
@@ -188,7 +190,7 @@ def plot_head_grid(attentions: object, tokens: Sequence[str], *, title: str | No
     bar.set_label("attention weight", fontsize=TITLE)
     bar.ax.tick_params(labelsize=FONT)
     if title:
-        fig.suptitle(literal(title), fontsize=10)
+        fig.suptitle(literal(title), fontsize=TITLE)
     return fig
 
 
@@ -208,7 +210,7 @@ def plot_head_patterns(labels: Sequence[Sequence[str]], *, title: str | None = N
     L, h = len(rows), len(rows[0])
     codes = np.array([[LABELS.index(x) for x in row] for row in rows])  # (L, h)
     cmap = ListedColormap([PATTERN_COLOURS[x] for x in LABELS])
-    fig = _pyplot.figure(figsize=(0.5 * h + 3.6, 0.5 * L + 1.3), layout="constrained")
+    fig = _pyplot.figure(figsize=(0.45 * h + 3.6, 0.45 * L + 1.3), layout="constrained")
     ax = fig.subplots()
     ax.imshow(codes, cmap=cmap, vmin=-0.5, vmax=len(LABELS) - 0.5, interpolation="nearest")
     ax.set_xticks(range(h), [str(j + 1) for j in range(h)], fontsize=FONT)
@@ -235,7 +237,7 @@ def plot_head_patterns(labels: Sequence[Sequence[str]], *, title: str | None = N
         title_fontsize=FONT,
     )
     if title:
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=TITLE)
     return fig
 
 
@@ -259,7 +261,7 @@ def plot_census_by_layer(
     L, h = next(iter(values.values())).shape
     cols = min(3, len(measures))
     rows = -(-len(measures) // cols)
-    fig = _pyplot.figure(figsize=(3.0 * cols + 0.4, 2.3 * rows + 0.3), layout="constrained")
+    fig = _pyplot.figure(figsize=(2.9 * cols + 0.4, 2.3 * rows + 0.3), layout="constrained")
     axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
     layers = np.arange(1, L + 1)
     jitter = np.linspace(-0.18, 0.18, h)  # (h,): heads side by side within a layer
@@ -278,7 +280,7 @@ def plot_census_by_layer(
         ax.grid(alpha=0.3)
     for ax in axes[len(measures) :]:
         ax.remove()
-    axes[0].legend(fontsize=FONT - 1, frameon=False, loc="upper right")
+    axes[0].legend(fontsize=FONT, frameon=False, loc="upper right")
     return fig
 
 
@@ -303,10 +305,10 @@ def plot_head_values(
     v = _array("values", values, 2)  # (L, h)
     L, h = v.shape
     norm = Normalize(v.min() if vmin is None else vmin, v.max() if vmax is None else vmax)
-    fig = _pyplot.figure(figsize=(0.62 * h + 2.2, 0.45 * L + 1.2), layout="constrained")
+    fig = _pyplot.figure(figsize=(0.56 * h + 2.2, 0.45 * L + 1.2), layout="constrained")
     ax = fig.subplots()
     heads, layers = [str(j + 1) for j in range(h)], [str(i + 1) for i in range(L)]
-    image = draw_heatmap(ax, v, norm=norm, row_labels=layers, col_labels=heads, fmt=fmt, fontsize=6)
+    image = draw_heatmap(ax, v, norm=norm, row_labels=layers, col_labels=heads, fmt=fmt, fontsize=FONT)
     ax.tick_params(axis="x", labelrotation=0)
     ax.set_xlabel("head", fontsize=TITLE)
     ax.set_ylabel("layer", fontsize=TITLE)
@@ -314,7 +316,7 @@ def plot_head_values(
     bar.set_label(label, fontsize=TITLE)
     bar.ax.tick_params(labelsize=FONT)
     if title:
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=TITLE)
     return fig
 
 

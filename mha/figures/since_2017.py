@@ -43,7 +43,7 @@ def plot_layer_stack(masks: torch.Tensor, seen: torch.Tensor, *, kinds: list[str
     L, n, _ = masks.shape
     if not isinstance(kinds, list) or len(kinds) != L:
         raise ValueError(f"kinds must be a list of L={L} names, got {kinds!r}")
-    fig, axes = _pyplot.subplots(2, L, figsize=(1.9 * L + 0.6, 4.3), squeeze=False, layout="constrained")
+    fig, axes = _pyplot.subplots(2, L, figsize=(1.45 * L + 0.6, 4.3), squeeze=False, layout="constrained")
     for layer in range(L):
         for row, (grid, what) in enumerate(((masks, "may attend"), (seen, "has seen"))):
             ax = axes[row][layer]

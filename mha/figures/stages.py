@@ -20,6 +20,7 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 
 from mha.compute.stages import AXIS_NAMES, STAGES, stage_decimals
+from mha.figures._style import TEXT_PT, TITLE_PT
 from mha.figures.heatmaps import draw_heatmap
 
 _BY_KEY = {stage.key: stage for stage in STAGES}
@@ -76,7 +77,7 @@ def plot_stage(
     current = [s.key for s in STAGES].index(key)
     for i, s in enumerate(STAGES):
         y = 1 - (i + 0.5) / len(STAGES)
-        style = {"fontsize": 8, "transform": menu.transAxes, "va": "center"}
+        style = {"fontsize": TEXT_PT, "transform": menu.transAxes, "va": "center"}
         if i == current:
             box = {"boxstyle": "round,pad=0.2", "facecolor": "#ffd54f", "edgecolor": "none"}
             menu.text(0.0, y, f"{i + 1}. {s.title}", fontweight="bold", bbox=box, **style)
@@ -101,21 +102,22 @@ def plot_stage(
             col_labels=labels if names[1] == "n" else [str(j + 1) for j in range(cols)],
             fmt=fmt,
         )
-        ax.tick_params(labelsize=7)
+        ax.tick_params(labelsize=TEXT_PT)
         if p == 0:
-            ax.set_ylabel("query" if names == ["n", "n"] else AXIS_NAMES[names[0]], fontsize=8)
-        ax.set_xlabel("key" if names == ["n", "n"] else AXIS_NAMES[names[1]], fontsize=8)
+            ax.set_ylabel("query" if names == ["n", "n"] else AXIS_NAMES[names[0]], fontsize=TEXT_PT)
+        ax.set_xlabel("key" if names == ["n", "n"] else AXIS_NAMES[names[1]], fontsize=TEXT_PT)
         if len(panels) > 1:
-            ax.set_title(f"head {p + 1}", fontsize=9)
+            ax.set_title(f"head {p + 1}", fontsize=TITLE_PT)
         h = stages["q_heads"].size(0)
         if _BY_KEY[key].side_by_side and h > 1:  # mark where each head's d_k columns begin and end
             d_k = cols // h
             for i in range(1, h):
                 ax.axvline(i * d_k - 0.5, color="white", linewidth=2.5)
             for i in range(h):
-                ax.text((i + 0.5) * d_k - 0.5, -0.6, f"head {i + 1}", ha="center", va="bottom", fontsize=8)
-    fig.colorbar(image, ax=fig.axes[1:], shrink=0.8).ax.tick_params(labelsize=7)
-    fig.suptitle(stage_caption(stages, key), fontsize=10)
+                x = (i + 0.5) * d_k - 0.5
+                ax.text(x, -0.6, f"head {i + 1}", ha="center", va="bottom", fontsize=TEXT_PT)
+    fig.colorbar(image, ax=fig.axes[1:], shrink=0.8).ax.tick_params(labelsize=TEXT_PT)
+    fig.suptitle(stage_caption(stages, key), fontsize=TITLE_PT)
     return fig
 
 

@@ -18,9 +18,15 @@
  * }
  *
  * The layout lays itself out: cells shrink (to 6 px at least; on cells under 12 px only every 2nd or 3rd
- * label shows) so that one panel and its labels fit maxWidth; as many panels per line as fit, key labels
+ * label shows) so that one panel and its labels fit maxWidth (with text scaled up by k, also by up to 1/k to
+ * put more panels on a line); as many panels per line as fit, key labels
  * under every panel, titles that fit their panel, a colour bar of at least 96 px with ticks at least 18 px
  * apart, a right column as wide as its labels. The returned layout's boxes list every text drawn ({kind, text, x, y, w, h}) and the panels and the bar, for tests of overlap.
+ *
+ * Text sizes (11 to 13 px) and the room laid out around text are multiplied by the canvas's CSS custom
+ * property --mha-text-scale (default 1): a lecture deck sets it so that the smallest text reads at 18 px in
+ * a hall (slides/template/mha_reveal), and the book's pages keep 1. The smallest font drawn, in CSS pixels,
+ * is the layout's fontPx, and is written on the canvas as data-mha-font-px for the decks' tests.
  */
 (function (root) {
   "use strict";
@@ -69,32 +75,69 @@
 
   function drawHeatmaps(canvas, spec) {
     const ctx = canvas.getContext("2d");
-    const ink = getComputedStyle(canvas).color || "#222";
+    const style = getComputedStyle(canvas);
+    const ink = style.color || "#222";
+    const k = parseFloat(style.getPropertyValue("--mha-text-scale")) || 1; // 1 on a page, larger on a slide
+    const px = (n) => n * k; // a size laid out around text, in CSS pixels
     const rows = spec.panels[0].values.length, cols = spec.panels[0].values[0].length;
     const rowLabels = spec.rowLabels.map(label), colLabels = spec.colLabels.map(label);
-    ctx.font = `12px ${FONT}`;
+    ctx.font = `${px(12)}px ${FONT}`;
     const widest = (labels) => Math.max(0, ...labels.map((t) => ctx.measureText(t).width));
     const rowLabelW = Math.ceil(widest(rowLabels)) + 8;
-    const gapX = 18, gapY = 10, axisW = 18;
+    const gapX = 18, gapY = 10, axisW = Math.ceil(px(18));
     const left = axisW + rowLabelW;
     // The colour bar's column: wide enough for its tick labels, its name and the key of masked cells.
     const tickText = spec.tickFormat || ((v, step) => formatNumber(v, step));
-    ctx.font = `11px ${FONT}`;
+    ctx.font = `${px(11)}px ${FONT}`;
     const probe = [spec.lo, spec.hi, (spec.lo + spec.hi) / 2].map((v) => tickText(v, niceStep((spec.hi - spec.lo || 1) / 4)));
     const barW = Math.ceil(Math.max(16 + 12 + 5 + widest(probe), 14 + widest([spec.scaleLabel || ""]),
-      16 + 19 + (spec.maskKey ? widest(["masked"]) : 0))) + 6;
+      16 + px(14) + 5 + (spec.maskKey ? widest(["masked"]) : 0))) + 6;
     // Cells: the size asked for, smaller (down to 6 px) when one panel would not fit the width.
     const room = spec.maxWidth - left - barW;
-    const shrink = Math.min(1, Math.max(6 / Math.min(...spec.cell), room / (cols * spec.cell[0])));
+    let shrink = Math.min(1, Math.max(6 / Math.min(...spec.cell), room / (cols * spec.cell[0])));
+    if (k !== 1) { // a slide: more panels on a line, on cells shrunk by the text's scale at most, not more lines
+      const fits = (s) => Math.floor((room + gapX) / (cols * Math.floor(spec.cell[0] * s) + gapX));
+      const most = Math.min(spec.panels.length, spec.maxColumns || 4);
+      for (let per = most; per > fits(shrink); per--) {
+        const s = (room - (per - 1) * gapX) / (per * cols * spec.cell[0]);
+        if (s >= 1 / k && Math.min(...spec.cell) * s >= 6) { shrink = Math.min(shrink, s); break; }
+      }
+    }
     const cw = Math.floor(spec.cell[0] * shrink), ch = Math.floor(spec.cell[1] * shrink);
     const pw = cols * cw, ph = rows * ch; // one panel in CSS pixels
-    ctx.font = `12px ${FONT}`;
+    ctx.font = `${px(12)}px ${FONT}`;
     // Column labels wider than a cell are turned: 45 degrees if the cells leave room, else upright.
     const angle = widest(colLabels) <= cw - 2 ? 0 : cw >= 24 ? Math.PI / 4 : Math.PI / 2;
-    const colLabelH = Math.ceil(widest(colLabels) * Math.sin(angle) + 14 * Math.cos(angle)) + 12;
+    const colLabelH = Math.ceil(widest(colLabels) * Math.sin(angle) + px(14) * Math.cos(angle) + px(12));
     // Labels one line (12 px) apart at least: on cells smaller than that, every 2nd (3rd...) label.
-    const everyRow = Math.ceil(12 / ch - 1e-9), everyCol = angle === Math.PI / 4 ? 1 : angle ? Math.ceil(12 / cw - 1e-9) : 1;
-    const titled = spec.panels.some((p) => p.title), titleH = spec.groups && titled ? 38 : 22;
+    const everyRow = Math.ceil(px(12) / ch - 1e-9);
+    const everyCol = angle === Math.PI / 4 ? 1 : angle ? Math.ceil(px(12) / cw - 1e-9) : 1;
+    // Titles: the longest of the panel's titles that fits its width, at 13 px, else 11 px (scaled by k).
+    const titleSlot = pw + gapX - 4;
+    const titles = spec.panels.map((panel) => {
+      const options = [panel.title, ...(panel.shortTitles || [])].filter(Boolean);
+      for (const size of [px(13), px(11)]) {
+        ctx.font = `600 ${size}px ${FONT}`;
+        const t = options.find((o) => ctx.measureText(o).width <= titleSlot);
+        if (t) return { text: t, size, w: ctx.measureText(t).width };
+      }
+      if (!options.length) return null;
+      if (k !== 1) { // a slide: a title too long for its panel takes two lines rather than an ellipsis
+        const words = options[0].split(" "), fits = (line) => ctx.measureText(line).width <= titleSlot;
+        let cut = words.length - 1;
+        while (cut > 1 && !fits(words.slice(0, cut).join(" "))) cut--;
+        const lines = [words.slice(0, cut).join(" "), words.slice(cut).join(" ")];
+        if (cut > 0 && lines.every(fits)) {
+          return { text: lines.join(" "), lines, size: px(11), w: Math.max(...lines.map((l) => ctx.measureText(l).width)) };
+        }
+      }
+      let t = Array.from(options[options.length - 1]);
+      while (t.length > 1 && ctx.measureText(t.join("") + "\u2026").width > titleSlot) t = t.slice(0, -1);
+      return { text: t.join("") + "\u2026", size: px(11), w: ctx.measureText(t.join("") + "\u2026").width };
+    });
+
+    const titled = spec.panels.some((p) => p.title), twoLines = titles.some((t) => t && t.lines);
+    const titleH = Math.ceil(px(spec.groups && titled ? 38 : 22) + (twoLines ? px(11) + 2 : 0));
 
     // The grid of panels: as many per line as fit (at most 4); row labels at the left of each line, key
     // labels under every panel (on a phone the panels stack, and each must say which column is which).
@@ -110,31 +153,18 @@
     }
     const gridW = perLine * pw + (perLine - 1) * gapX;
     // The colour bar: at least 96 px tall whatever the panels' height, ticks at least 18 px apart.
-    const bh = Math.max(96, Math.min(ph, 160));
+    const bh = Math.max(Math.round(px(96)), Math.min(ph, Math.round(px(160))));
     const width = left + gridW + barW;
-    const height = Math.max(y + 18, lineTop[0] + bh + (spec.maskKey ? 40 : 8));
+    const height = Math.ceil(Math.max(y + px(18), lineTop[0] + bh + px(spec.maskKey ? 40 : 8)));
     const rects = spec.panels.map((_, p) => ({ x: left + (p % perLine) * (pw + gapX), y: lineTop[Math.floor(p / perLine)] }));
-    // Numbers in the cells only where they fit the cells drawn (a smaller screen may shrink them).
-    ctx.font = `${Math.min(11, ch - 6)}px ${FONT}`;
-    const printed = Boolean(spec.format) && spec.panels.every((panel) => panel.values.every((row) =>
-      Array.from(row).every((v) => ctx.measureText(spec.format(v)).width <= cw - 2)));
+    // Numbers in the cells only where they fit the cells drawn (a smaller screen may shrink them); where the
+    // text is scaled up, only at the scaled size (not smaller than the other text).
+    const valuePx = Math.min(px(11), ch - 6);
+    ctx.font = `${valuePx}px ${FONT}`;
+    const printed = Boolean(spec.format) && (k === 1 || valuePx >= px(11)) && spec.panels.every((panel) =>
+      panel.values.every((row) => Array.from(row).every((v) => ctx.measureText(spec.format(v)).width <= cw - 2)));
     const boxes = []; // every text drawn: {kind, text, x, y, w, h} in CSS pixels (tests check that no two overlap)
     const box = (kind, text, x, y, w, h) => boxes.push({ kind, text, x, y, w, h });
-
-    // Titles: the longest of the panel's titles that fits its width, at 13 px, else 11 px.
-    const titleSlot = pw + gapX - 4;
-    const titles = spec.panels.map((panel) => {
-      const options = [panel.title, ...(panel.shortTitles || [])].filter(Boolean);
-      for (const size of [13, 11]) {
-        ctx.font = `600 ${size}px ${FONT}`;
-        const t = options.find((o) => ctx.measureText(o).width <= titleSlot);
-        if (t) return { text: t, size, w: ctx.measureText(t).width };
-      }
-      if (!options.length) return null;
-      let t = Array.from(options[options.length - 1]);
-      while (t.length > 1 && ctx.measureText(t.join("") + "\u2026").width > titleSlot) t = t.slice(0, -1);
-      return { text: t.join("") + "\u2026", size: 11, w: ctx.measureText(t.join("") + "\u2026").width };
-    });
 
     const dpr = root.devicePixelRatio || 1; // draw at device resolution, so text stays sharp
     canvas.width = Math.round(width * dpr);
@@ -167,7 +197,7 @@
       ctx.drawImage(scratch, x0, y0, pw, ph);
       if (panel.mask && panel.mask.some((r) => r.includes(false))) hatch(ctx, x0, y0, panel.mask, cw, ch);
       if (printed) {
-        ctx.font = `${Math.min(11, ch - 6)}px ${FONT}`;
+        ctx.font = `${valuePx}px ${FONT}`;
         ctx.textAlign = "center";
         for (let i = 0; i < rows; i++) {
           for (let j = 0; j < cols; j++) {
@@ -179,14 +209,14 @@
         }
       }
       if (spec.groups) { // heads side by side: a white line between them, their names above
-        ctx.font = `11px ${FONT}`;
+        ctx.font = `${px(11)}px ${FONT}`;
         ctx.textAlign = "center";
         spec.groups.names.forEach((name, g) => {
           if (g) { ctx.fillStyle = "#fff"; ctx.fillRect(x0 + g * spec.groups.size * cw - 1.5, y0, 3, ph); }
           ctx.fillStyle = ink;
-          ctx.fillText(name, x0 + (g + 0.5) * spec.groups.size * cw, y0 - 9);
+          ctx.fillText(name, x0 + (g + 0.5) * spec.groups.size * cw, y0 - px(9));
           const nw = ctx.measureText(name).width;
-          box("group", name, x0 + (g + 0.5) * spec.groups.size * cw - nw / 2, y0 - 15, nw, 12);
+          box("group", name, x0 + (g + 0.5) * spec.groups.size * cw - nw / 2, y0 - px(15), nw, px(12));
         });
       }
       ctx.strokeStyle = "rgba(128,128,128,0.6)";
@@ -198,36 +228,38 @@
       ctx.textAlign = "center";
       if (title) {
         ctx.font = `600 ${title.size}px ${FONT}`;
-        const ty = y0 - (spec.groups ? 27 : 11);
-        ctx.fillText(title.text, x0 + pw / 2, ty);
-        box("title", title.text, x0 + pw / 2 - title.w / 2, ty - title.size / 2 - 1, title.w, title.size + 2);
+        const ty = y0 - px(spec.groups ? 27 : 11), lines = title.lines || [title.text], line = title.size + 2;
+        lines.forEach((text, i) => ctx.fillText(text, x0 + pw / 2, ty - (lines.length - 1 - i) * line));
+        const top = ty - (lines.length - 1) * line - title.size / 2 - 1;
+        box("title", title.text, x0 + pw / 2 - title.w / 2, top, title.w, lines.length * line);
       }
       // row labels at the left of each line, column labels under every panel
-      ctx.font = `12px ${FONT}`;
+      ctx.font = `${px(12)}px ${FONT}`;
       if (p % perLine === 0) {
         ctx.textAlign = "right";
         rowLabels.forEach((t, i) => {
           if (i % everyRow) return;
-          if (sel && sel.row === i) ctx.font = `700 12px ${FONT}`; // the selected cell's row in bold
+          if (sel && sel.row === i) ctx.font = `700 ${px(12)}px ${FONT}`; // the selected cell's row in bold
           ctx.fillText(t, x0 - 5, y0 + (i + 0.5) * ch);
           const tw = ctx.measureText(t).width;
-          box("query", t, x0 - 5 - tw, y0 + (i + 0.5) * ch - 6, tw, 12);
-          if (sel && sel.row === i) ctx.font = `12px ${FONT}`;
+          box("query", t, x0 - 5 - tw, y0 + (i + 0.5) * ch - px(6), tw, px(12));
+          if (sel && sel.row === i) ctx.font = `${px(12)}px ${FONT}`;
         });
       }
       {
         colLabels.forEach((t, j) => {
           if (j % everyCol) return;
-          ctx.font = `${sel && sel.col === j ? "700 " : ""}12px ${FONT}`; // font strings are cached by the canvas
+          ctx.font = `${sel && sel.col === j ? "700 " : ""}${px(12)}px ${FONT}`; // the canvas caches font strings
           ctx.save();
-          ctx.translate(x0 + (j + 0.5) * cw, y0 + ph + 7);
+          ctx.translate(x0 + (j + 0.5) * cw, y0 + ph + px(7));
           if (angle) { ctx.rotate(-angle); ctx.textAlign = "right"; } else { ctx.textAlign = "center"; }
-          ctx.fillText(t, angle ? 0 : 0, angle ? 0 : 5);
+          ctx.fillText(t, 0, angle ? 0 : px(5));
           ctx.restore();
-          const tw = ctx.measureText(t).width, cx = x0 + (j + 0.5) * cw, top = y0 + ph + 7;
-          if (!angle) box("key", t, cx - tw / 2, top - 1, tw, 12);
-          else box("key", t, cx - tw * Math.cos(angle) - 6 * Math.sin(angle), top - 6 * Math.cos(angle),
-            tw * Math.cos(angle) + 12 * Math.sin(angle), tw * Math.sin(angle) + 12 * Math.cos(angle));
+          const tw = ctx.measureText(t).width, cx = x0 + (j + 0.5) * cw, top = y0 + ph + px(7);
+          const line = px(12), half = px(6);
+          if (!angle) box("key", t, cx - tw / 2, top - 1, tw, line);
+          else box("key", t, cx - tw * Math.cos(angle) - half * Math.sin(angle), top - half * Math.cos(angle),
+            tw * Math.cos(angle) + line * Math.sin(angle), tw * Math.sin(angle) + line * Math.cos(angle));
         });
       }
     });
@@ -245,19 +277,19 @@
 
     // axis names
     ctx.fillStyle = ink;
-    ctx.font = `italic 12px ${FONT}`;
+    ctx.font = `italic ${px(12)}px ${FONT}`;
     ctx.textAlign = "center";
     const rowName = `${spec.rowName} \u2192`, colName = `${spec.colName} \u2192`;
     const rnw = ctx.measureText(rowName).width, cnw = ctx.measureText(colName).width;
     const ry = Math.max(lineTop[0] + ph / 2, rnw / 2 + 2);
     ctx.save();
-    ctx.translate(8, ry);
+    ctx.translate(px(8), ry);
     ctx.rotate(-Math.PI / 2);
     ctx.fillText(rowName, 0, 0);
     ctx.restore();
-    box("axis", rowName, 2, ry - rnw / 2, 12, rnw);
-    ctx.fillText(colName, left + gridW / 2, y + 8);
-    box("axis", colName, left + gridW / 2 - cnw / 2, y + 2, cnw, 12);
+    box("axis", rowName, 2, ry - rnw / 2, px(12), rnw);
+    ctx.fillText(colName, left + gridW / 2, y + px(8));
+    box("axis", colName, left + gridW / 2 - cnw / 2, y + px(2), cnw, px(12));
 
     // colour bar with ticks, then the key of masked cells
     const bx = left + gridW + 16, by = lineTop[0], bw = 12;
@@ -267,34 +299,36 @@
     }
     ctx.strokeStyle = "rgba(128,128,128,0.6)";
     ctx.strokeRect(bx - 0.5, by - 0.5, bw + 1, bh + 1);
-    ctx.font = `11px ${FONT}`;
+    ctx.font = `${px(11)}px ${FONT}`;
     ctx.textAlign = "left";
     ctx.fillStyle = ink;
     let step = niceStep(span / 4);
-    while ((step / span) * (bh - 1) < 18 && step < span) step = niceStep(step * 2.1); // ticks 18 px apart or more
+    while ((step / span) * (bh - 1) < px(18) && step < span) step = niceStep(step * 2.1); // ticks a line and a half apart
     for (let v = Math.ceil(spec.lo / step - 1e-9) * step; v <= spec.hi + 1e-9 * span; v += step) {
       const ty = by + (1 - (v - spec.lo) / span) * (bh - 1), t = tickText(v, step);
       ctx.fillRect(bx + bw, ty - 0.5, 3, 1);
       ctx.fillText(t, bx + bw + 5, ty);
-      box("tick", t, bx + bw + 5, ty - 6, ctx.measureText(t).width, 12);
+      box("tick", t, bx + bw + 5, ty - px(6), ctx.measureText(t).width, px(12));
     }
     if (spec.scaleLabel) {
-      ctx.fillText(spec.scaleLabel, bx - 2, by - 14); // above the top tick's label (centred on by)
-      box("scale", spec.scaleLabel, bx - 2, by - 20, ctx.measureText(spec.scaleLabel).width, 12);
+      ctx.fillText(spec.scaleLabel, bx - 2, by - px(14)); // above the top tick's label (centred on by)
+      box("scale", spec.scaleLabel, bx - 2, by - px(20), ctx.measureText(spec.scaleLabel).width, px(12));
     }
     if (spec.maskKey) {
-      const ky = by + bh + 16;
-      hatch(ctx, bx, ky, [[false]], 14, 14);
-      ctx.strokeRect(bx - 0.5, ky - 0.5, 15, 15);
+      const ky = by + bh + px(16), key = Math.round(px(14));
+      hatch(ctx, bx, ky, [[false]], key, key);
+      ctx.strokeRect(bx - 0.5, ky - 0.5, key + 1, key + 1);
       ctx.fillStyle = ink;
-      ctx.fillText("masked", bx + 19, ky + 7);
-      box("legend", "masked", bx + 19, ky + 1, ctx.measureText("masked").width, 12);
+      ctx.fillText("masked", bx + key + 5, ky + key / 2);
+      box("legend", "masked", bx + key + 5, ky + key / 2 - px(6), ctx.measureText("masked").width, px(12));
     }
     const panels = rects.map((r) => ({ kind: "panel", text: "", x: r.x, y: r.y, w: pw, h: ph }));
     boxes.push({ kind: "bar", text: "", x: bx, y: by, w: bw, h: bh });
+    const fontPx = Math.min(px(11), ...titles.filter(Boolean).map((t) => t.size), printed ? valuePx : Infinity);
+    canvas.dataset.mhaFontPx = String(fontPx);
 
     return {
-      width, height, rects, cw, ch, rows, cols, perLine, angle, printed,
+      width, height, rects, cw, ch, rows, cols, perLine, angle, printed, fontPx,
       /** Every text drawn and every panel and the colour bar: {kind, text, x, y, w, h} in CSS pixels. */
       boxes: boxes.concat(panels),
       /** The cell under a point in CSS pixels: {panel, row, col}, or null. */
