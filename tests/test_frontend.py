@@ -732,4 +732,8 @@ def test_the_parameter_counts_shown_are_python_s(page):
     with torch.random.fork_rng():
         torch.manual_seed(1)
         model = OneLayerAttentionModel(TASKS["recall-3-split"], d_model=16, h=4)
+    update(page, "trained", {"source": "trained", "sentence": "3 A5 2 ?"})  # another test may leave it fresh
     assert line("trained") == expected(module_parameters(model.attn))
+    update(page, "trained", {"source": "fresh"})
+    fresh = settings_of(page, "trained")
+    assert line("trained") == expected(module_parameters(MultiHeadAttention(fresh["d_model"], fresh["h"])))
