@@ -95,7 +95,7 @@ _FIGURES = """() => {
     return getComputedStyle(document.body).backgroundColor;
   };
   const out = [];
-  const roots = '.mha-explorer, .mha-stepper, .mha-calculator, .mha-realheads, .mha-windows';
+  const roots = '.mha-explorer, .mha-stepper, .mha-calculator, .mha-realheads, .mha-windows, .mha-minilm';
   for (const fig of document.querySelectorAll(roots)) {
     const name = fig.className.split(' ')[0], right = fig.getBoundingClientRect().right;
     for (const el of fig.querySelectorAll('*')) {
