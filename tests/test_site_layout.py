@@ -95,7 +95,7 @@ _FIGURES = """() => {
     return getComputedStyle(document.body).backgroundColor;
   };
   const out = [];
-  const roots = '.mha-explorer, .mha-stepper, .mha-calculator, .mha-realheads, .mha-windows, .mha-minilm';
+  const roots = 'FIGURES';
   for (const fig of document.querySelectorAll(roots)) {
     const name = fig.className.split(' ')[0], right = fig.getBoundingClientRect().right;
     for (const el of fig.querySelectorAll('*')) {
@@ -116,7 +116,7 @@ _FIGURES = """() => {
     }
   }
   return out.slice(0, 5);
-}"""
+}""".replace("FIGURES", frontend.FIGURES)
 
 
 @pytest.mark.parametrize("width", [390, 1280])

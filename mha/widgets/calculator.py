@@ -20,7 +20,14 @@ import html
 from mha.costs.configs import MODEL_CONFIGS, get_config
 from mha.costs.counts import ModelCosts, model_costs
 from mha.costs.report import DTYPES, cost_report
-from mha.widgets.frontend import ComputedWidget, calculator_config, root_html, widget_css, widget_esm
+from mha.widgets.frontend import (
+    ROOT_CLASSES,
+    ComputedWidget,
+    calculator_config,
+    root_html,
+    widget_css,
+    widget_esm,
+)
 from mha.widgets.spec import BUG, MAX_BATCH, MAX_CONTEXT, calculator_spec, fill, merge_settings
 
 SETTINGS = ("model", "context", "batch", "dtype")
@@ -120,7 +127,7 @@ class CostCalculator(ComputedWidget):
         """The calculator for pages without a kernel: the front end with its settings inline."""
         table = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in self.rows)
         fallback = f"<table class='mha-cost-report'>{table}</table>"
-        return root_html("mha-calculator", calculator_config(self.settings), fallback=fallback)
+        return root_html(ROOT_CLASSES["mountCalculator"], calculator_config(self.settings), fallback=fallback)
 
     def __repr__(self) -> str:
         s = self.settings

@@ -67,6 +67,7 @@ from mha.compute.explorer import (
 from mha.costs.counts import projection_params
 from mha.multihead import MultiHeadAttention
 from mha.widgets.frontend import (
+    ROOT_CLASSES,
     ComputedWidget,
     ReaderInputError,
     explorer_config,
@@ -432,4 +433,6 @@ class HeadExplorer(ComputedWidget):
         if self.trained is not None:
             embed = self._embed if self._embed is not None else self._default_embed(self.trained.d_model)
             model = model_payload(self.trained, self._vocabulary, embed, self._max_tokens)
-        return root_html("mha-explorer", explorer_config(self.current_settings(), model), fallback=fallback)
+        return root_html(
+            ROOT_CLASSES["mountExplorer"], explorer_config(self.current_settings(), model), fallback=fallback
+        )

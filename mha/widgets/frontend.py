@@ -88,6 +88,19 @@ WIDGET_SCRIPTS = {
 }
 
 
+# Each figure's root element class, by the function that mounts it: the contract by which the pages, the
+# lecture decks and the tests find a figure (each script mounts the roots of its own class).
+ROOT_CLASSES = {
+    "mountExplorer": "mha-explorer",
+    "mountStepper": "mha-stepper",
+    "mountCalculator": "mha-calculator",
+    "mountRealHeads": "mha-realheads",
+    "mountWindows": "mha-windows",
+    "mountMiniLM": "mha-minilm",
+}
+FIGURES = ", ".join(f".{name}" for name in ROOT_CLASSES.values())  # a CSS selector of every figure's root
+
+
 def widget_esm(mount: str, *, export: str | None = None) -> str:
     """The ES module of a live widget: its classic scripts, then ``export default`` of the anywidget adapter.
 

@@ -63,10 +63,10 @@ from tokenizers import Tokenizer
 from mha.figures.pretrained import plot_head_grid
 from mha.pretrained.heads import PATTERNS, ablate_encoder_heads, ablated_embeddings
 from mha.pretrained.minilm import MINILM, MiniLMEncoder, attend, load_minilm, model_version
-from mha.widgets.frontend import inline_json, one_thread, widget_css, widget_esm
+from mha.widgets.frontend import ROOT_CLASSES, inline_json, one_thread, widget_css, widget_esm
 from mha.widgets.spec import BUG, INVALID, STILL, Control, fill
 
-CLASS_NAME = "mha-minilm"  # the root element's class, which minilm.js mounts
+CLASS_NAME = ROOT_CLASSES["mountMiniLM"]  # the root element's class, which minilm.js mounts
 WEIGHTS_FILE = "minilm-weights.js"  # written beside minilm.js in the built site's _static/
 FORMAT = "float16-base64"  # how the weights script stores every tensor
 FORMAT_VERSION = 1  # bump when the weights script changes, so a cached copy is rebuilt

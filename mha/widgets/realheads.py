@@ -49,6 +49,7 @@ import torch
 
 from mha.pretrained.minilm import MiniLMEncoder, attend
 from mha.widgets.frontend import (
+    ROOT_CLASSES,
     ComputedWidget,
     ReaderInputError,
     inline_json,
@@ -60,7 +61,7 @@ from mha.widgets.spec import STILL_SENTENCE, fill, merge_settings, realheads_spe
 
 SCALE = 255  # a weight w is stored as round(w * SCALE), one byte
 ENCODING = "uint8-zlib-base64"
-CLASS_NAME = "mha-realheads"
+CLASS_NAME = ROOT_CLASSES["mountRealHeads"]
 MODEL_NAME = "all-MiniLM-L6-v2"  # what the viewers call the encoder of mha.pretrained
 MAX_TOKENS = 40  # EncoderExplorer: the longest sentence drawn, in tokens, [CLS] and [SEP] included
 CACHE_SIZE = 32  # EncoderExplorer: sentences whose attentions are kept, the most recent ones

@@ -23,7 +23,14 @@ import torch
 import traitlets
 
 from mha.compute.stages import STAGES
-from mha.widgets.frontend import FrontEndWidget, root_html, stepper_config, widget_css, widget_esm
+from mha.widgets.frontend import (
+    ROOT_CLASSES,
+    FrontEndWidget,
+    root_html,
+    stepper_config,
+    widget_css,
+    widget_esm,
+)
 from mha.widgets.spec import merge_settings, stepper_spec
 
 _KEYS = [stage.key for stage in STAGES]
@@ -122,7 +129,7 @@ class StageStepper(FrontEndWidget):
     def static_html(self) -> str:
         """The stepper for pages without a kernel: the front end with every stage inline."""
         return root_html(
-            "mha-stepper",
+            ROOT_CLASSES["mountStepper"],
             {**self.config, "settings": dict(self.settings)},
             fallback=f"<p>{self.caption}</p>",
         )

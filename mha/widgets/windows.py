@@ -11,7 +11,7 @@ in the page: the numbers are small integers, the same in both languages.
 
 from __future__ import annotations
 
-from mha.widgets.frontend import FrontEndWidget, root_html, widget_css, widget_esm
+from mha.widgets.frontend import ROOT_CLASSES, FrontEndWidget, root_html, widget_css, widget_esm
 from mha.widgets.spec import PERIODS, WINDOW_BOUNDS, WINDOW_DEFAULTS, merge_settings, windows_spec
 
 BOUNDS = WINDOW_BOUNDS  # inclusive bounds of the number inputs (mha.widgets.spec)
@@ -58,7 +58,7 @@ class WindowExplorer(FrontEndWidget):
     def static_html(self) -> str:
         """The explorer for pages without a kernel: the front end with its data inline."""
         return root_html(
-            "mha-windows",
+            ROOT_CLASSES["mountWindows"],
             {**self.config, "settings": dict(self.settings)},
             fallback="<p>The window explorer needs JavaScript.</p>",
         )
