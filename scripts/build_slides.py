@@ -6,7 +6,9 @@ scripts/tag_slides.py (the committed notebook is not changed), then nbconvert's 
 Everything the decks load is copied into ``_assets/`` beside them: reveal.js (slides/vendor/reveal.js),
 the site's MathJax 3 (_vendor/mathjax) and the book's interactive figures (mha/widgets/static). The
 figures run in the decks as on the static site, computing in the page with no kernel; the explorer and the
-calculator are the chapters' live demonstrations, and the calculator has no picture to fall back on.
+calculator are the chapters' live demonstrations, and the calculator has no picture to fall back on. A deck
+with chapter 1's MiniLM box also gets the model's weights script (about 60 MB, built once per model version
+and cached, :func:`mha.widgets.minilm_page.write_weights_script`), which the box loads when first used.
 
 Usage: python scripts/build_slides.py [--out _build/slides] [chapters/x.ipynb ...]
 """
@@ -69,7 +71,8 @@ def copy_assets(out: Path) -> None:
 
 def build(out: Path, notebooks: list[Path] | None = None) -> dict[str, Path]:
     """Write a deck per notebook (default: every chapter) into ``out``; return {chapter stem: deck path}."""
-    from mha.widgets.frontend import SCRIPTS
+    from mha.widgets.frontend import FIGURES, SCRIPTS
+    from mha.widgets.minilm_page import CLASS_NAME, WEIGHTS_FILE, write_weights_script
 
     out.mkdir(parents=True, exist_ok=True)
     copy_assets(out)
@@ -81,11 +84,19 @@ def build(out: Path, notebooks: list[Path] | None = None) -> dict[str, Path]:
     for path in notebooks or chapters():
         nb = nbformat.read(path, as_version=4)
         nb = slide_notebook(nb, refs, path.parent, number=numbers.get(path.resolve()), book=book)
-        resources = {"metadata": {"name": path.stem}, "mha_assets": ASSETS, "mha_scripts": SCRIPTS}
+        resources = {
+            "metadata": {"name": path.stem},
+            "mha_assets": ASSETS,
+            "mha_scripts": SCRIPTS,
+            "mha_figures": FIGURES,
+        }
         body, _ = exp.from_notebook_node(nb, resources=resources)
         deck = out / f"{path.stem}.slides.html"
         deck.write_text(body, encoding="utf-8")
         decks[path.stem] = deck
+    if any(f'class="{CLASS_NAME}"' in deck.read_text(encoding="utf-8") for deck in decks.values()):
+        # the MiniLM box runs the model in the deck as on the site: its weights beside minilm.js, read on use
+        write_weights_script(out / ASSETS / "mha" / WEIGHTS_FILE)
     return decks
 
 

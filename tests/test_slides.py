@@ -22,6 +22,7 @@ import pytest
 import tag_slides
 
 from mha.figures._style import TEXT_PT
+from mha.widgets.frontend import FIGURES
 
 pytestmark = pytest.mark.site  # builds the decks
 
@@ -181,7 +182,6 @@ def test_chapters_become_lecture_shaped_decks():
 # ---------------------------------------------------------------------------------------------------------
 
 W, H = 1280, 800
-FIGURES = ".mha-explorer, .mha-stepper, .mha-calculator, .mha-windows, .mha-realheads"
 
 # Every slide of the deck, shown in turn: how far its content reaches (zoom included), its code lines, its
 # harness comments, the size of figure text (a picture's smallest text, TEXT_PT points, at the dpi its PNG
@@ -292,6 +292,30 @@ def test_interactive_figures_at_their_largest_settings_still_fit(chapter, decks,
     bad = [b for b in bad if not b.endswith(": ")]
     assert not bad, f"{chapter}: with every select at its last choice\n" + "\n".join(bad)
 
+
+@pytest.mark.slow
+def test_the_minilm_box_runs_in_its_deck_offline_and_its_slide_still_fits(decks, browser):
+    """Chapter 1's box loads the model from the deck's own files; its heads still fit the slide at 18 px."""
+    tab = _open(decks["why_multiple_heads"], browser)
+    tab.evaluate(_SHOW, ".mha-minilm")
+    box = tab.locator(".mha-minilm")
+    box.locator("button[name=run]").click()
+    tab.wait_for_selector(".mha-minilm .mha-figure canvas[data-mha-font-px]", timeout=120_000)
+    tab.wait_for_timeout(1200)  # the deck fits the slide again 0, 250 and 1000 ms after the box grew
+    at = tab.evaluate(_AT)
+    slide = next(s for s in tab.evaluate(_MEASURE, [False, TEXT_PT]) if s["index"] == at)
+    tab.close()
+    assert slide["figures"], "the box drew no head to measure"
+    assert not slide["problems"], slide["problems"]
+
+
+_SHOW = r"""async (selector) => {
+  await window.mhaFitted;
+  Reveal.configure({transition: "none"});
+  const slide = document.querySelector(selector).closest("section:not(.stack)"), i = Reveal.getIndices(slide);
+  Reveal.slide(i.h, i.v);
+}"""
+_AT = "() => { const i = Reveal.getIndices(); return [i.h, i.v]; }"
 
 _KEYS = r"""async (selector) => {
   await window.mhaFitted;
