@@ -68,12 +68,14 @@ minilm-heads: $(STAMP)
 lab: $(STAMP)
 	$(BIN)/jupyter lab chapters/
 
-bench: $(STAMP)
+# The page benchmarks read the built book (the explorer's page, and chapter 1's MiniLM box with its weights).
+bench: book
 	$(BIN)/python benchmarks/bench_attention.py
 	$(BIN)/python benchmarks/bench_widgets.py
 	$(BIN)/python benchmarks/bench_static_explorer.py
 	$(BIN)/python benchmarks/bench_pretrained.py
 	$(BIN)/python benchmarks/bench_variants.py
+	$(BIN)/python benchmarks/bench_page_minilm.py
 
 clean:
 	rm -rf _build .pytest_cache .ruff_cache .hypothesis
