@@ -10,8 +10,9 @@ is counted once. Grouped-query heads stay with their key/value head, which is wh
 must be divisible by the number of devices.
 
 :func:`tensor_parallel_forward` runs it with ``torch.distributed`` on the CPU: ``world_size`` processes,
-the gloo backend, a rendezvous on ``127.0.0.1`` at a free port. The worker lives in this module so that
-the spawned processes can import it.
+the gloo backend, a rendezvous through a file in a fresh temporary folder (no TCP port to pick: a port found
+free and then released can be taken by another process before the group binds it). The worker lives in this
+module so that the spawned processes can import it.
 
 Shape legend:
     B        batch size
@@ -23,8 +24,8 @@ Shape legend:
 
 from __future__ import annotations
 
-import os
-import socket
+import tempfile
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
@@ -88,17 +89,10 @@ def shard_heads(attn: MultiHeadAttention, rank: int, world_size: int) -> MultiHe
     return shard.train(attn.training)
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free now (the operating system picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _worker(
     rank: int,
     world_size: int,
-    port: int,
+    rendezvous: str,
     attn: MultiHeadAttention,
     x: torch.Tensor,
     mask: torch.Tensor | None,
@@ -107,8 +101,7 @@ def _worker(
 ) -> None:
     """One process: join the group, run its shard, all-reduce the partial outputs; rank 0 writes ``out``."""
     torch.set_num_threads(1)
-    os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
-    dist.init_process_group("gloo", rank=rank, world_size=world_size)
+    dist.init_process_group("gloo", init_method=rendezvous, rank=rank, world_size=world_size)
     try:
         shard = shard_heads(attn, rank, world_size)
         with torch.no_grad():
@@ -142,6 +135,8 @@ def tensor_parallel_forward(
         raise ValueError(f"x must be a tensor of shape (B, n, d_model={attn.d_model}), got {got}")
     out = torch.zeros(x.shape, dtype=x.dtype).share_memory_()  # (B, n, d_model), written by rank 0
     calls = torch.zeros(world_size, dtype=torch.int64).share_memory_()  # (world_size,)
-    args = (world_size, free_port(), attn, x.detach(), mask, out, calls)
-    mp.start_processes(_worker, args=args, nprocs=world_size, join=True, start_method="spawn")
+    with tempfile.TemporaryDirectory(prefix="mha-tp-") as folder:
+        rendezvous = (Path(folder) / "rendezvous").as_uri()  # file:///...: the ranks find each other here
+        args = (world_size, rendezvous, attn, x.detach(), mask, out, calls)
+        mp.start_processes(_worker, args=args, nprocs=world_size, join=True, start_method="spawn")
     return out, calls.tolist()
