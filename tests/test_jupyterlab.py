@@ -80,7 +80,7 @@ def lab(tmp_path_factory):
     (config / "labconfig").mkdir(parents=True)
     disabled = {"@jupyterlab/apputils-extension:announcements": True}  # it asks to fetch news
     (config / "labconfig" / "page_config.json").write_text(json.dumps({"disabledExtensions": disabled}))
-    port, token = free_port(), secrets.token_hex(16)
+    token = secrets.token_hex(16)
     env = {
         **os.environ,
         "JUPYTER_CONFIG_DIR": str(config),
@@ -89,6 +89,27 @@ def lab(tmp_path_factory):
         "JUPYTERLAB_WORKSPACES_DIR": str(root / ".workspaces"),
         "PYTHONUNBUFFERED": "1",
     }
+    # A port found free is released before the server binds it, and another process may take it first: then
+    # the server stops (port_retries=0) and is started again on another port.
+    for _attempt in range(3):
+        server, base = _start_lab(root, env, free_port(), token)
+        if server is not None:
+            break
+    else:
+        raise RuntimeError(f"JupyterLab did not start:\n{(root / 'server.log').read_text()}")
+    try:
+        yield {"base": base, "token": token, "root": root}
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def _start_lab(root: Path, env: dict, port: int, token: str) -> tuple[subprocess.Popen | None, str]:
+    """JupyterLab on ``port``, once it answers; ``(None, base)`` if the port was taken."""
     command = [
         str(JUPYTER), "lab", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
@@ -98,30 +119,25 @@ def lab(tmp_path_factory):
         "--LanguageServerManager.autodetect=False",
         *(["--ServerApp.allow_root=True"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []),
     ]  # fmt: skip
-    log = (root / "server.log").open("w")
-    server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    with (root / "server.log").open("w") as log:
+        server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=1) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"JupyterLab did not start:\n{(root / 'server.log').read_text()}")
-            time.sleep(0.2)
-        yield {"base": base, "token": token, "root": root}
-    finally:
-        server.terminate()
+    deadline = time.monotonic() + 30
+    while True:
         try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
+            with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=1) as answer:
+                if answer.status == 200:
+                    return server, base
+        except OSError:
+            pass
+        if server.poll() is not None:
+            if "already in use" in (root / "server.log").read_text():
+                return None, base
+            raise RuntimeError(f"JupyterLab did not start:\n{(root / 'server.log').read_text()}")
+        if time.monotonic() > deadline:
             server.kill()
-            server.wait()
-        log.close()
+            raise RuntimeError(f"JupyterLab did not start in 30 s:\n{(root / 'server.log').read_text()}")
+        time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
