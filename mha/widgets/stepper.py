@@ -35,12 +35,12 @@ from mha.widgets.spec import merge_settings, stepper_spec
 
 _KEYS = [stage.key for stage in STAGES]
 _BY_KEY = {stage.key: stage for stage in STAGES}
+_SPEC = stepper_spec()  # the slider over the stages, whose rules check a stage
 
 
 def _check_stage(key: object) -> str:
     """``key`` if it names a stage; else the spec's message, as the page's slider gives it (ValueError)."""
-    spec = stepper_spec()
-    return merge_settings(spec, spec["defaults"], {"stage": key})["stage"]
+    return merge_settings(_SPEC, _SPEC["defaults"], {"stage": key})["stage"]
 
 
 class StageStepper(FrontEndWidget):
@@ -86,10 +86,9 @@ class StageStepper(FrontEndWidget):
     @traitlets.validate("settings")
     def _valid_settings(self, proposal: dict) -> dict:
         settings = proposal["value"]
-        spec = stepper_spec()
-        merge_settings(spec, spec["defaults"], settings)  # an unknown setting or stage raises
         if set(settings) != {"stage"}:
             raise KeyError(f"the stepper's settings are {{'stage': key}}, got {settings!r}")
+        _check_stage(settings["stage"])
         return settings
 
     @property
