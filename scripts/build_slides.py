@@ -77,6 +77,7 @@ def build(out: Path, notebooks: list[Path] | None = None) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     copy_assets(out)
     refs, exp, decks = References(ROOT), exporter(), {}
+    minilm = False  # whether a deck holds chapter 1's MiniLM box
     numbers = {p.resolve(): i for i, p in enumerate(chapters(), start=1)}
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
@@ -94,7 +95,8 @@ def build(out: Path, notebooks: list[Path] | None = None) -> dict[str, Path]:
         deck = out / f"{path.stem}.slides.html"
         deck.write_text(body, encoding="utf-8")
         decks[path.stem] = deck
-    if any(f'class="{CLASS_NAME}"' in deck.read_text(encoding="utf-8") for deck in decks.values()):
+        minilm = minilm or f'class="{CLASS_NAME}"' in body
+    if minilm:
         # the MiniLM box runs the model in the deck as on the site: its weights beside minilm.js, read on use
         write_weights_script(out / ASSETS / "mha" / WEIGHTS_FILE)
     return decks
