@@ -18,9 +18,10 @@ What the book builds around it lives in subpackages, each importing only those b
 """
 
 from mha.attention import scaled_dot_product_attention
-from mha.latent import LatentCache, MultiHeadLatentAttention
+from mha.cache import KVCache, LatentCache
+from mha.latent import MultiHeadLatentAttention
 from mha.masks import causal_mask, padding_mask
-from mha.multihead import KVCache, MultiHeadAttention
+from mha.multihead import MultiHeadAttention
 from mha.positional import sinusoidal_positions
 
 __all__ = [

@@ -144,3 +144,30 @@ def check_layer_inputs(
             f"query has dtype {query.dtype} on {query.device} but the module's parameters have "
             f"dtype {weight.dtype} on {weight.device}; use module.to(query) or convert the input"
         )
+
+
+def check_cache(
+    cache: object, kind: type, x: torch.Tensor, shapes: dict[str, tuple[str, tuple[int | None, ...]]]
+) -> int:
+    """Check a decode cache against its layer and the new tokens ``x``; return its length ``n_past``.
+
+    Args:
+        cache: the candidate, which must be a ``kind`` (the named tuple the layer's ``decode`` returns).
+        kind: :class:`mha.KVCache` or :class:`mha.LatentCache`.
+        x: the new tokens, for the batch size, dtype and device.
+        shapes: for each tensor field, its shape in symbols and in numbers, ``None`` standing for ``n_past``
+            (the length of the first field, on its axis -2).
+    """
+    if not isinstance(cache, kind):
+        raise TypeError(
+            f"cache must be the {kind.__name__} that decode returned, or None, got {type(cache).__name__}"
+        )
+    n_past = cache[0].size(-2) if cache[0].dim() >= 2 else -1
+    for name, (legend, shape) in shapes.items():
+        expected, got = tuple(n_past if s is None else s for s in shape), tuple(getattr(cache, name).shape)
+        if got != expected:
+            raise ValueError(
+                f"cache.{name} must have shape {legend} = {expected} for this module and x, got {got}"
+            )
+    check_same_dtype_device(x=x, **{f"cache_{name}": getattr(cache, name) for name in shapes})
+    return n_past

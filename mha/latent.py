@@ -19,37 +19,44 @@ Shape legend:
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TypedDict
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from mha._checks import (
+    check_cache,
     check_layer_inputs,
     check_mask,
     check_positive_int,
     check_positive_number,
     check_probability,
-    check_same_dtype_device,
 )
 from mha.attention import attention_steps
+from mha.cache import LatentCache, grow
 from mha.masks import causal_mask
-from mha.multihead import merge_heads, split_heads
+from mha.multihead import Projected, merge_heads, split_heads
 from mha.positional import apply_rotary, rotary_tables
 
 
-class LatentCache(NamedTuple):
-    """What :meth:`MultiHeadLatentAttention.decode` keeps of the tokens seen so far: the normalised latent
-    ``c_kv`` ``(B, n, d_c)`` and the rotated key ``k_rope`` ``(B, n, d_r)``, one for all heads."""
+class LatentSteps(TypedDict, total=False):
+    """What :meth:`MultiHeadLatentAttention.steps` returns, in the order of computation (the fused path keeps
+    no ``scores``, ``scaled_scores`` or ``weights``)."""
 
-    c_kv: Tensor
-    k_rope: Tensor
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes held: ``B n (d_c + d_r)`` elements, whatever the number of heads."""
-        return self.c_kv.nbytes + self.k_rope.nbytes
+    c_q: Tensor  # (B, n_q, d_cq), the query latent (x itself without q_rank)
+    q_nope: Tensor  # (B, h, n_q, d_nope)
+    q_rope: Tensor  # (B, h, n_q, d_r), rotated
+    q_heads: Tensor  # plain (B, h, n_q, d_nope + d_r); absorbed (B, h, n_q, d_c + d_r)
+    k_heads: Tensor  # plain (B, h, n_k, d_nope + d_r); absorbed (B, 1, n_k, d_c + d_r), the latent itself
+    v_heads: Tensor  # plain (B, h, n_k, d_v); absorbed (B, 1, n_k, d_c)
+    scores: Tensor  # (B, h, n_q, n_k)
+    scaled_scores: Tensor  # (B, h, n_q, n_k)
+    weights: Tensor  # (B, h, n_q, n_k)
+    heads: Tensor  # (B, h, n_q, d_v)
+    concat: Tensor  # (B, n_q, h d_v)
+    out: Tensor  # (B, n_q, d_model)
+    cache: LatentCache  # every token attended to, for the next decode call
 
 
 class MultiHeadLatentAttention(nn.Module):
@@ -146,14 +153,14 @@ class MultiHeadLatentAttention(nn.Module):
             x: shape ``(B, n, d_model)``.
             mask: optional boolean tensor, ``True`` where a query may attend to a key, broadcastable to
                 ``(B, h, n, n)``; a decoder passes :func:`mha.causal_mask`.
-            need_weights: ``True`` runs the explicit path (:meth:`steps`) and returns the weights;
+            need_weights: ``True`` runs the explicit path and returns the weights;
                 ``False`` runs PyTorch's fused kernel and returns ``None`` for them.
             absorb: compute in the absorbed form (see the class docstring); the result is the same.
 
         Returns:
             ``(out, weights)``: ``(B, n, d_model)`` and ``(B, h, n, n)`` (or ``None``).
         """
-        steps = self._run(x, mask, None, absorb, fused=not need_weights)
+        steps = self.steps(x, mask, absorb=absorb, fused=not need_weights)
         return steps["out"], steps.get("weights")
 
     def decode(
@@ -173,53 +180,55 @@ class MultiHeadLatentAttention(nn.Module):
             ``(out, weights, cache)``: ``(B, n_new, d_model)``, the weights or ``None``, and the cache grown
             by ``n_new`` tokens, ``kv_rank + d_rope`` elements each.
         """
-        self._checked(x, None, cache)
-        n_k = x.size(1) + (0 if cache is None else cache.c_kv.size(1))
-        mask = causal_mask(x.size(1), n_k, device=x.device)  # (n_new, n_past + n_new)
-        steps = self._run(x, mask, cache, absorb, fused=not need_weights)
+        steps = self.steps(x, cache=cache, absorb=absorb, causal=True, fused=not need_weights)
         return steps["out"], steps.get("weights"), steps["cache"]
 
     def steps(
-        self, x: Tensor, mask: Tensor | None = None, *, cache: LatentCache | None = None, absorb: bool = False
-    ) -> dict[str, Tensor]:
-        """The explicit forward pass, keeping every intermediate; ``forward`` returns two of them.
+        self,
+        x: Tensor,
+        mask: Tensor | None = None,
+        *,
+        cache: LatentCache | None = None,
+        absorb: bool = False,
+        causal: bool = False,
+        fused: bool = False,
+    ) -> LatentSteps:
+        """The forward pass, keeping every intermediate; ``forward`` and ``decode`` return some of them.
+
+        Takes the arguments of :meth:`forward`, and a ``cache`` from :meth:`decode` (its tokens come first).
+        The explicit and the fused path differ only in how the heads are computed.
+
+        Args:
+            causal: put :func:`mha.causal_mask` ``(n_q, n_k)`` (cached tokens counted) on top of ``mask``.
+            fused: compute the heads with PyTorch's fused kernel, which keeps no scores or weights.
 
         Returns:
-            A dict, in the order of computation: ``c_q`` ``(B, n_q, d_cq)`` (``x`` without ``q_rank``),
-            ``q_nope`` ``(B, h, n_q, d_nope)``, ``q_rope`` ``(B, h, n_q, d_r)`` (rotated), ``cache`` (the
-            :class:`LatentCache` of every token attended to), ``q_heads``, ``k_heads``, ``v_heads`` (plain:
-            ``(B, h, n_q, d_nope + d_r)``, ``(B, h, n_k, d_nope + d_r)``, ``(B, h, n_k, d_v)``; absorbed:
-            ``(B, h, n_q, d_c + d_r)``, ``(B, 1, n_k, d_c + d_r)``, ``(B, 1, n_k, d_c)``), ``scores``,
-            ``scaled_scores``, ``weights`` ``(B, h, n_q, n_k)``, ``heads`` ``(B, h, n_q, d_v)``, ``concat``
-            ``(B, n_q, h d_v)`` and ``out`` ``(B, n_q, d_model)``.
+            The intermediates in the order of computation (:class:`LatentSteps` gives the keys and shapes).
         """
-        return self._run(x, mask, cache, absorb, fused=False)
-
-    def _run(
-        self, x: Tensor, mask: Tensor | None, cache: LatentCache | None, absorb: bool, *, fused: bool
-    ) -> dict:
-        """The forward pass: explicit (:func:`mha.attention.attention_steps`) or fused (PyTorch's kernel)."""
-        self._checked(x, mask, cache)
-        parts = self._project(x, cache, absorb)
-        q, k, v = parts["q_heads"], parts["k_heads"], parts["v_heads"]
-        p = self.dropout if self.training else 0.0
+        p = self._project(x, mask, cache, absorb, causal)
+        dropout_p = self.dropout if self.training else 0.0
         if fused:  # absorbed, the one latent key/value head serves every query head, as in GQA
-            out = F.scaled_dot_product_attention(q, k, v, mask, p, scale=self.scale, enable_gqa=absorb)
-            attention = {"out": out}  # (B, h, n_q, d_v), or (B, h, n_q, d_c) absorbed
+            heads = F.scaled_dot_product_attention(
+                p.q, p.k, p.v, p.mask, dropout_p, scale=self.scale, enable_gqa=absorb
+            )  # (B, h, n_q, d_v), or (B, h, n_q, d_c) absorbed
+            attention = {}
         else:
-            attention = attention_steps(q, k, v, mask, dropout_p=p, scale=self.scale)  # scores ... out
-        heads = attention.pop("out")  # (B, h, n_q, d_v), or (B, h, n_q, d_c) absorbed
+            attention = attention_steps(p.q, p.k, p.v, p.mask, dropout_p=dropout_p, scale=self.scale)
+            heads = attention.pop("out")  # (B, h, n_q, d_v), or (B, h, n_q, d_c) absorbed
         if absorb:  # the value up-projection, after the attention: (B, h, n_q, d_c) @ (h, d_c, d_v)
             heads = heads @ self._up_projections()[1].transpose(1, 2)  # (B, h, n_q, d_v)
         concat = merge_heads(heads)  # (B, n_q, h d_v)
         out = self.W_o(concat)  # (B, n_q, d_model)
-        return {**parts, **attention, "heads": heads, "concat": concat, "out": out}
+        qkv = {"q_heads": p.q, "k_heads": p.k, "v_heads": p.v}
+        return {**p.steps, **qkv, **attention, "heads": heads, "concat": concat, "out": out, "cache": p.cache}
 
-    def _project(self, x: Tensor, cache: LatentCache | None, absorb: bool) -> dict[str, Tensor]:
-        """Queries, the grown cache, and the keys and values each head attends to (plain or absorbed)."""
+    def _project(
+        self, x: Tensor, mask: Tensor | None, cache: LatentCache | None, absorb: bool, causal: bool
+    ) -> Projected:
+        """Check the inputs; the queries, the grown cache, and the keys and values each head attends to."""
+        n_past = self._checked(x, mask, cache)
         h, d_nope, d_r, d_v, d_c = self.h, self.d_nope, self.d_rope, self.d_v, self.kv_rank
         B, n, _ = x.shape
-        n_past = 0 if cache is None else cache.c_kv.size(1)
         c_q = x if self.W_dq is None else self.q_norm(self.W_dq(x))  # (B, n_q, d_cq)
         q = split_heads(self.W_uq(c_q), h)  # (B, h, n_q, d_nope + d_r)
         q_nope, q_rope = q.split([d_nope, d_r], dim=-1)  # (B, h, n_q, d_nope), (B, h, n_q, d_r)
@@ -227,8 +236,11 @@ class MultiHeadLatentAttention(nn.Module):
         cos, sin = rotary_tables(n, d_r, theta=self.rope_theta, offset=n_past, dtype=x.dtype, device=x.device)
         q_rope = apply_rotary(q_rope, cos, sin)  # (B, h, n_q, d_r)
         k_rope = apply_rotary(k_rope, cos, sin)  # (B, n_q, d_r)
-        cache = _grow(cache, self.kv_norm(c_kv), k_rope)  # (B, n_k, d_c), (B, n_k, d_r)
+        cache = grow(cache, LatentCache(self.kv_norm(c_kv), k_rope))  # (B, n_k, d_c), (B, n_k, d_r)
         n_k = cache.c_kv.size(1)
+        if causal:
+            causal = causal_mask(n, n_k, device=x.device)  # (n_q, n_k)
+            mask = causal if mask is None else mask & causal
         if absorb:
             q_latent = q_nope @ self._up_projections()[0]  # (B, h, n_q, d_nope) @ (h, d_nope, d_c)
             q_heads = torch.cat([q_latent, q_rope], dim=-1)  # (B, h, n_q, d_c + d_r)
@@ -240,8 +252,8 @@ class MultiHeadLatentAttention(nn.Module):
             k_shared = cache.k_rope[:, None].expand(B, h, n_k, d_r)  # (B, h, n_k, d_r): one key for all heads
             q_heads = torch.cat([q_nope, q_rope], dim=-1)  # (B, h, n_q, d_nope + d_r)
             k_heads = torch.cat([k_nope, k_shared], dim=-1)  # (B, h, n_k, d_nope + d_r)
-        return {"c_q": c_q, "q_nope": q_nope, "q_rope": q_rope, "cache": cache,
-                "q_heads": q_heads, "k_heads": k_heads, "v_heads": v_heads}  # fmt: skip
+        steps = {"c_q": c_q, "q_nope": q_nope, "q_rope": q_rope}
+        return Projected(q_heads, k_heads, v_heads, mask, cache, steps)
 
     def _up_projections(self) -> tuple[Tensor, Tensor]:
         """Each head's W_uk ``(h, d_nope, d_c)`` and W_uv ``(h, d_v, d_c)``, the rows of ``W_ukv``."""
@@ -249,29 +261,13 @@ class MultiHeadLatentAttention(nn.Module):
         weight = self.W_ukv.weight.view(self.h, d_nope + self.d_v, self.kv_rank)  # (h, d_nope + d_v, d_c)
         return weight[:, :d_nope], weight[:, d_nope:]
 
-    def _checked(self, x: Tensor, mask: Tensor | None, cache: LatentCache | None) -> None:
-        """Check the input (``query`` in errors, as in :class:`mha.MultiHeadAttention`), cache and mask."""
+    def _checked(self, x: Tensor, mask: Tensor | None, cache: LatentCache | None) -> int:
+        """Check the input (``query`` in errors, as in :class:`mha.MultiHeadAttention`), cache and mask;
+        return the number of cached tokens."""
         check_layer_inputs(x, x, x, d_model=self.d_model, weight=self.W_dkv.weight)
-        n_k = x.size(1) + (0 if cache is None else self._check_cache(cache, x))
+        widths = {"c_kv": ("(B, n_past, d_c)", self.kv_rank), "k_rope": ("(B, n_past, d_r)", self.d_rope)}
+        shapes = {name: (legend, (x.size(0), None, d)) for name, (legend, d) in widths.items()}
+        n_past = 0 if cache is None else check_cache(cache, LatentCache, x, shapes)
         if mask is not None:
-            check_mask(mask, (x.size(0), self.h, x.size(1), n_k), "(B, h, n_q, n_k)")
-
-    def _check_cache(self, cache: object, x: Tensor) -> int:
-        """Check a cache against this module and the new tokens ``x``; return its length ``n_past``."""
-        if not isinstance(cache, LatentCache):
-            raise TypeError(
-                f"cache must be the LatentCache that decode returned, or None, got {type(cache).__name__}"
-            )
-        n_past = cache.c_kv.size(1) if cache.c_kv.dim() == 3 else -1
-        for name, t, d in (("c_kv", cache.c_kv, self.kv_rank), ("k_rope", cache.k_rope, self.d_rope)):
-            if tuple(t.shape) != (x.size(0), n_past, d):
-                raise ValueError(f"cache.{name} must have shape (B, n_past, {d}), got {tuple(t.shape)}")
-        check_same_dtype_device(x=x, cache_c_kv=cache.c_kv, cache_k_rope=cache.k_rope)
+            check_mask(mask, (x.size(0), self.h, x.size(1), n_past + x.size(1)), "(B, h, n_q, n_k)")
         return n_past
-
-
-def _grow(cache: LatentCache | None, c_kv: Tensor, k_rope: Tensor) -> LatentCache:
-    """``cache`` with new latents ``(B, n_new, d_c)`` and rotary keys ``(B, n_new, d_r)`` appended."""
-    if cache is None:
-        return LatentCache(c_kv, k_rope)
-    return LatentCache(torch.cat([cache.c_kv, c_kv], dim=1), torch.cat([cache.k_rope, k_rope], dim=1))

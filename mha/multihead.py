@@ -22,22 +22,23 @@ from them, and the tests check each against transformers.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict
 
 import torch
 import torch.nn.functional as F
-from torch import nn
+from torch import Tensor, nn
 
 from mha._checks import (
+    check_cache,
     check_heads,
     check_layer_inputs,
     check_mask,
     check_positive_int,
     check_positive_number,
     check_probability,
-    check_same_dtype_device,
 )
 from mha.attention import attention_steps
+from mha.cache import KVCache, grow
 from mha.masks import causal_mask
 from mha.positional import apply_rotary, rotary_tables
 
@@ -59,32 +60,6 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     return x.transpose(1, 2).contiguous().view(B, n, h * d_k)  # (B, n, h, d_k) -> (B, n, h * d_k)
 
 
-class KVCache(NamedTuple):
-    """The keys and values of the tokens seen so far, per key/value head, as :meth:`MultiHeadAttention.decode`
-    keeps them: ``k`` and ``v`` of shape ``(B, h_kv, n, d_k)`` (keys already rotated in a rotary layer).
-
-    A sliding-window layer keeps only the last ``window`` tokens; ``start`` is the position of the first one
-    held (0 until tokens fall out of the window), so the next token's position is ``start + n``.
-    """
-
-    k: torch.Tensor
-    v: torch.Tensor
-    start: int = 0
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes held: ``2 B h_kv n d_k`` elements, what :func:`mha.costs.kv_cache_bytes` counts per layer."""
-        return self.k.nbytes + self.v.nbytes
-
-
-def _grow(cache: KVCache | None, k: torch.Tensor, v: torch.Tensor) -> KVCache:
-    """``cache`` with new keys and values ``(B, h_kv, n_new, d_k)`` appended along the sequence."""
-    if cache is None:
-        return KVCache(k, v)
-    k, v = torch.cat([cache.k, k], dim=-2), torch.cat([cache.v, v], dim=-2)  # 2 x (B, h_kv, n, d_k)
-    return KVCache(k, v, cache.start)
-
-
 def _trim(cache: KVCache, window: int | None) -> KVCache:
     """``cache`` without the tokens that no later query sees through a sliding window of ``window`` keys."""
     n = cache.k.size(-2)
@@ -93,6 +68,41 @@ def _trim(cache: KVCache, window: int | None) -> KVCache:
     # clone: a slice would keep the whole storage alive, and nbytes would undercount it
     k, v = cache.k[..., -window:, :].clone(), cache.v[..., -window:, :].clone()  # 2 x (B, h_kv, window, d_k)
     return KVCache(k, v, cache.start + n - window)
+
+
+class Projected(NamedTuple):
+    """What a layer attends with, computed before the scores (by ``_project`` of both attention classes)."""
+
+    q: Tensor  # (B, h, n_q, d): the queries, ready to score
+    k: Tensor  # (B, h_k, n_k, d): every key to score against, cached ones included (h_k: h_kv, h or 1)
+    v: Tensor  # (B, h_k, n_k, d_v): their values
+    mask: Tensor | None  # the caller's mask with the layer's own (causal, window) on top
+    cache: tuple  # the KVCache or LatentCache the next decode call continues from
+    steps: dict[str, Tensor]  # the intermediates on the way, in the order of computation
+
+
+class AttentionSteps(TypedDict, total=False):
+    """What :meth:`MultiHeadAttention.steps` returns, in the order of computation; a key is missing where its
+    option is off (``qk_norm``, ``rope_theta``, ``sinks``) or its path did not compute it (``fused``)."""
+
+    q: Tensor  # (B, n_q, h d_k), the projections
+    k: Tensor  # (B, n_k, h_kv d_k)
+    v: Tensor  # (B, n_k, h_kv d_k)
+    q_normed: Tensor  # (B, h, n_q, d_k), with qk_norm
+    k_normed: Tensor  # (B, h_kv, n_k, d_k)
+    q_rotated: Tensor  # (B, h, n_q, d_k), with rope_theta
+    k_rotated: Tensor  # (B, h_kv, n_k, d_k)
+    q_heads: Tensor  # (B, h, n_q, d_k), the queries attended with
+    k_heads: Tensor  # (B, h, n_k, d_k): cached keys included, grouped-query heads repeated for their queries
+    v_heads: Tensor  # (B, h, n_k, d_k)
+    scores: Tensor  # (B, h, n_q, n_k), q k^T
+    scaled_scores: Tensor  # (B, h, n_q, n_k), scaled (and capped)
+    sink: Tensor  # (B, h, n_q), with sinks: each row's weight on its sink, from the softmax of the weights
+    weights: Tensor  # (B, h, n_q, n_k), after the softmax and the mask
+    heads: Tensor  # (B, h, n_q, d_k), each head's output
+    concat: Tensor  # (B, n_q, h d_k), the heads side by side
+    out: Tensor  # (B, n_q, d_model)
+    cache: KVCache  # for the next decode call
 
 
 class MultiHeadAttention(nn.Module):
@@ -178,15 +188,23 @@ class MultiHeadAttention(nn.Module):
         options = "".join(f", {o}" for o in options if not o.endswith("=None"))
         return f"d_model={self.d_model}, h={self.h}{kv}, d_k={self.d_k}, dropout={self.dropout}{options}"
 
+    @property
+    def why_not_fused(self) -> str:
+        """Why ``need_weights=False`` runs the explicit path after all: the options PyTorch's fused kernel
+        lacks (soft-capping, sinks), named; ``""`` when the kernel runs (``nn.MultiheadAttention`` keeps such
+        a reason too, ``why_not_fast_path``)."""
+        lacking = (name for name in ("softcap", "sinks") if getattr(self, name) is not None)
+        return "; ".join(f"{name} is set: PyTorch's kernel has no {name}" for name in lacking)
+
     def forward(
         self,
-        query: torch.Tensor,
-        key: torch.Tensor | None = None,
-        value: torch.Tensor | None = None,
-        mask: torch.Tensor | None = None,
+        query: Tensor,
+        key: Tensor | None = None,
+        value: Tensor | None = None,
+        mask: Tensor | None = None,
         *,
         need_weights: bool = True,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    ) -> tuple[Tensor, Tensor | None]:
         """Attend from ``query`` to ``key``/``value``.
 
         Args:
@@ -196,22 +214,19 @@ class MultiHeadAttention(nn.Module):
             mask: optional boolean tensor, ``True`` where a query may attend to a key, broadcastable to
                 ``(B, h, n_q, n_k)``; see :func:`mha.causal_mask` and :func:`mha.padding_mask`.
             need_weights: ``True`` (the default) runs the explicit path and returns the weights;
-                ``False`` runs PyTorch's fused ``scaled_dot_product_attention`` and returns ``None``
-                for them.
+                ``False`` runs PyTorch's fused ``scaled_dot_product_attention`` (unless
+                :attr:`why_not_fused` says why not) and returns ``None`` for them.
 
         Returns:
             ``(out, weights)``: ``out`` of shape ``(B, n_q, d_model)`` and the per-head attention weights of
             shape ``(B, h, n_q, n_k)``, or ``None`` when ``need_weights=False``.
         """
-        if need_weights:
-            steps = self.steps(query, key, value, mask)
-            return steps["out"], steps["weights"]  # (B, n_q, d_model), (B, h, n_q, n_k)
-        out, _ = self._fused(query, key, value, mask, None)
-        return out, None
+        steps = self.steps(query, key, value, mask, fused=not need_weights)
+        return steps["out"], steps["weights"] if need_weights else None  # (B, n_q, d_model), (B, h, n_q, n_k)
 
     def decode(
-        self, x: torch.Tensor, cache: KVCache | None = None, *, need_weights: bool = False
-    ) -> tuple[torch.Tensor, torch.Tensor | None, KVCache]:
+        self, x: Tensor, cache: KVCache | None = None, *, need_weights: bool = False
+    ) -> tuple[Tensor, Tensor | None, KVCache]:
         """Causal self-attention for new tokens, reusing the keys and values of the tokens before them.
 
         Generating text one token at a time, a decoder projects each token's key and value once and keeps
@@ -236,98 +251,73 @@ class MultiHeadAttention(nn.Module):
             >>> torch.allclose(last, attn(x, mask=causal_mask(5))[0][:, 4:], atol=1e-6)
             True
         """
-        check_layer_inputs(x, x, x, d_model=self.d_model, weight=self.W_q.weight)
-        n_past = 0 if cache is None else self._check_cache(cache, x)
-        mask = causal_mask(x.size(1), n_past + x.size(1), device=x.device)  # (n_new, n_past + n_new)
-        if need_weights:
-            steps = self.steps(x, mask=mask, cache=cache)
-            return steps["out"], steps["weights"], steps["cache"]
-        out, new_cache = self._fused(x, None, None, mask, cache)
-        return out, None, new_cache
+        steps = self.steps(x, cache=cache, causal=True, fused=not need_weights)
+        return steps["out"], steps["weights"] if need_weights else None, steps["cache"]
 
     def steps(
         self,
-        query: torch.Tensor,
-        key: torch.Tensor | None = None,
-        value: torch.Tensor | None = None,
-        mask: torch.Tensor | None = None,
+        query: Tensor,
+        key: Tensor | None = None,
+        value: Tensor | None = None,
+        mask: Tensor | None = None,
         *,
         cache: KVCache | None = None,
-    ) -> dict[str, torch.Tensor]:
-        """The explicit forward pass, keeping every intermediate tensor; ``forward`` returns two of them.
+        causal: bool = False,
+        fused: bool = False,
+    ) -> AttentionSteps:
+        """The forward pass, keeping every intermediate tensor; ``forward`` and ``decode`` return a few.
 
-        Takes the arguments of :meth:`forward` (and a ``cache`` from :meth:`decode`, whose keys and values
-        come before those of ``key`` and ``value``). ``forward(..., need_weights=True)`` is this method, so
-        a view of the stages (``mha.compute.stages``) shows the forward pass itself.
+        Takes the arguments of :meth:`forward`, and a ``cache`` from :meth:`decode`, whose keys and values
+        come before those of ``key`` and ``value``. The explicit and the fused path differ only in how the
+        heads are computed; everything before and after is this one method, so a view of the stages
+        (``mha.compute.stages``) shows the forward pass itself.
+
+        Args:
+            causal: put :func:`mha.causal_mask` ``(n_q, n_k)`` (cached keys counted) on top of ``mask``.
+            fused: compute the heads with PyTorch's fused kernel (unless :attr:`why_not_fused` says why not),
+                which keeps no per-head scores or weights.
 
         Returns:
-            A dict, in the order of computation: ``q``, ``k``, ``v`` (the projections, ``(B, n_q, h d_k)``
-            and ``(B, n_k, h_kv d_k)``); with ``qk_norm``, ``q_normed`` ``(B, h, n_q, d_k)`` and ``k_normed``
-            ``(B, h_kv, n_k, d_k)``; with ``rope_theta``, ``q_rotated`` and ``k_rotated`` (same shapes);
-            ``q_heads`` ``(B, h, n_q, d_k)``, ``k_heads``, ``v_heads`` ``(B, h, n_k, d_k)`` (the queries, keys
-            and values attended with, cached ones included and grouped-query heads repeated for their query
-            heads), ``scores`` and ``scaled_scores`` ``(B, h, n_q, n_k)``, ``weights`` ``(B, h, n_q, n_k)``;
-            with ``sinks``, ``sink`` ``(B, h, n_q)``, each row's weight on its sink; ``heads``
-            ``(B, h, n_q, d_k)``, ``concat`` ``(B, n_q, h d_k)``, ``out`` ``(B, n_q, d_model)``, and
-            ``cache``, the :class:`KVCache` for the next :meth:`decode` call.
+            The intermediates in the order of computation (:class:`AttentionSteps` gives the keys and shapes).
         """
-        steps: dict[str, torch.Tensor] = {}
-        q_heads, cache, mask = self._before_scores(query, key, value, mask, cache, steps)
-        # Each group of h / h_kv query heads shares one key/value head.
-        group = self.h // self.n_kv_heads
-        k_heads = cache.k.repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
-        v_heads = cache.v.repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
-        options = {"scale": self.scale, "softcap": self.softcap, "sinks": self.sinks}
-        attention = attention_steps(q_heads, k_heads, v_heads, mask, dropout_p=self._dropout_p(), **options)
-        concat = merge_heads(attention["out"])  # (B, n_q, h d_k)
-        steps.update(q_heads=q_heads, k_heads=k_heads, v_heads=v_heads)
-        names = ("scores", "scaled_scores", "weights", "sink")  # (B, h, n_q, n_k) each, sink (B, h, n_q)
-        steps.update((name, attention[name]) for name in names if name in attention)
-        steps.update(heads=attention["out"], concat=concat, out=self.W_o(concat))  # out: (B, n_q, d_model)
-        return {**steps, "cache": _trim(cache, self.window)}
+        p = self._project(query, key, value, mask, cache, causal)
+        if fused and not self.why_not_fused:
+            heads = F.scaled_dot_product_attention(
+                p.q,
+                p.k,
+                p.v,
+                attn_mask=p.mask,
+                dropout_p=self._dropout_p(),
+                scale=self.scale,
+                enable_gqa=self.n_kv_heads != self.h,
+            )  # (B, h, n_q, d_k)
+            attention = {}
+        else:  # each group of h / h_kv query heads shares one key/value head
+            group = self.h // self.n_kv_heads
+            k_heads = p.k.repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
+            v_heads = p.v.repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
+            options = {"scale": self.scale, "softcap": self.softcap, "sinks": self.sinks}
+            attention = attention_steps(p.q, k_heads, v_heads, p.mask, dropout_p=self._dropout_p(), **options)
+            heads = attention.pop("out")  # (B, h, n_q, d_k); scores, scaled_scores, weights (B, h, n_q, n_k)
+            attention = {"q_heads": p.q, "k_heads": k_heads, "v_heads": v_heads, **attention}
+        concat = merge_heads(heads)  # (B, n_q, h d_k)
+        out = self.W_o(concat)  # (B, n_q, d_model)
+        trimmed = _trim(p.cache, self.window)
+        return {**p.steps, **attention, "heads": heads, "concat": concat, "out": out, "cache": trimmed}
 
-    def _fused(
+    def _project(
         self,
-        query: torch.Tensor,
-        key: torch.Tensor | None,
-        value: torch.Tensor | None,
-        mask: torch.Tensor | None,
+        query: Tensor,
+        key: Tensor | None,
+        value: Tensor | None,
+        mask: Tensor | None,
         cache: KVCache | None,
-    ) -> tuple[torch.Tensor, KVCache]:
-        """The fused path: PyTorch's kernel, same maths, no weights materialised for the caller."""
-        if self.softcap is not None or self.sinks is not None:  # options the kernel does not have
-            steps = self.steps(query, key, value, mask, cache=cache)
-            return steps["out"], steps["cache"]
-        q_heads, cache, mask = self._before_scores(query, key, value, mask, cache, {})
-        heads = F.scaled_dot_product_attention(
-            q_heads,
-            cache.k,
-            cache.v,
-            attn_mask=mask,
-            dropout_p=self._dropout_p(),
-            scale=self.scale,
-            enable_gqa=self.n_kv_heads != self.h,
-        )  # (B, h, n_q, d_k)
-        return self.W_o(merge_heads(heads)), _trim(cache, self.window)  # (B, n_q, d_model)
-
-    def _before_scores(
-        self,
-        query: torch.Tensor,
-        key: torch.Tensor | None,
-        value: torch.Tensor | None,
-        mask: torch.Tensor | None,
-        cache: KVCache | None,
-        steps: dict[str, torch.Tensor],
-    ) -> tuple[torch.Tensor, KVCache, torch.Tensor | None]:
-        """Check the inputs, project, split into heads, normalise, rotate, grow the cache, add the window.
-
-        Records ``q``, ``k``, ``v`` and the normalised and rotated queries and keys in ``steps``. Returns
-        the queries ``(B, h, n_q, d_k)``, the cache of every key and value to attend to (``(B, h_kv, n_k,
-        d_k)``, the window not yet applied) and the mask with the window on top.
-        """
+        causal: bool,
+    ) -> Projected:
+        """Check the inputs, project, split into heads, normalise, rotate, grow the cache, add the masks."""
         key, value, mask = self._checked(query, key, value, mask, cache)
         q, k, v = self.W_q(query), self.W_k(key), self.W_v(value)  # (B, n_q, h d_k), 2 x (B, n_k, h_kv d_k)
-        steps.update(q=q, k=k, v=v)
+        steps = {"q": q, "k": k, "v": v}
         q = split_heads(q, self.h)  # (B, h, n_q, d_k)
         k = split_heads(k, self.n_kv_heads)  # (B, h_kv, n_k, d_k)
         if self.q_norm is not None:  # each head's query and key over its root mean square, times a weight
@@ -341,45 +331,32 @@ class MultiHeadAttention(nn.Module):
             q = apply_rotary(q, cos[: q.size(-2)], sin[: q.size(-2)])  # (B, h, n_q, d_k)
             k = apply_rotary(k, cos[: k.size(-2)], sin[: k.size(-2)])  # (B, h_kv, n_k, d_k)
             steps.update(q_rotated=q, k_rotated=k)
-        cache = _grow(cache, k, split_heads(v, self.n_kv_heads))  # (B, h_kv, n_past + n_k, d_k) each
-        if self.window is not None:
-            window = causal_mask(q.size(-2), cache.k.size(-2), window=self.window, device=q.device)
-            mask = window if mask is None else mask & window  # (n_q, n_k) or broadcast to (B, h, n_q, n_k)
-        return q, cache, mask
-
-    def _check_cache(self, cache: object, x: torch.Tensor) -> int:
-        """Check a cache against this module and the new tokens ``x``; return its length ``n_past``."""
-        if not isinstance(cache, KVCache):
-            raise TypeError(
-                f"cache must be the KVCache that decode returned, or None, got {type(cache).__name__}"
-            )
-        n_past = cache.k.size(-2) if cache.k.dim() == 4 else -1
-        expected = (x.size(0), self.n_kv_heads, n_past, self.d_k)
-        for name, t in (("cache.k", cache.k), ("cache.v", cache.v)):
-            if tuple(t.shape) != expected:
-                raise ValueError(
-                    f"{name} must have shape (B, h_kv, n_past, d_k) = {expected} for this module and x, "
-                    f"got {tuple(t.shape)}"
-                )
-        check_same_dtype_device(x=x, cache_k=cache.k, cache_v=cache.v)
-        return n_past
+        cache = grow(cache, KVCache(k, split_heads(v, self.n_kv_heads)))  # (B, h_kv, n_past + n_k, d_k) each
+        n_q, n_k = q.size(-2), cache.k.size(-2)
+        if causal or self.window is not None:  # the window is a causal band: w keys, itself included
+            band = causal_mask(n_q, n_k, window=self.window, device=q.device)  # (n_q, n_k)
+            mask = band if mask is None else mask & band  # (n_q, n_k) or broadcast to (B, h, n_q, n_k)
+        return Projected(q, cache.k, cache.v, mask, cache, steps)
 
     def _dropout_p(self) -> float:
         return self.dropout if self.training else 0.0
 
     def _checked(
         self,
-        query: torch.Tensor,
-        key: torch.Tensor | None,
-        value: torch.Tensor | None,
-        mask: torch.Tensor | None,
+        query: Tensor,
+        key: Tensor | None,
+        value: Tensor | None,
+        mask: Tensor | None,
         cache: KVCache | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    ) -> tuple[Tensor, Tensor, Tensor | None]:
         """Fill in the defaults for ``key`` and ``value``, check all inputs, and return them."""
         key = query if key is None else key
         value = key if value is None else value
         check_layer_inputs(query, key, value, d_model=self.d_model, weight=self.W_q.weight)
-        n_k = key.size(1) + (0 if cache is None else self._check_cache(cache, query))
+        shape = ("(B, h_kv, n_past, d_k)", (query.size(0), self.n_kv_heads, None, self.d_k))
+        n_k = key.size(1) + (
+            0 if cache is None else check_cache(cache, KVCache, query, {"k": shape, "v": shape})
+        )
         if mask is not None:
             check_mask(mask, (query.size(0), self.h, query.size(1), n_k), "(B, h, n_q, n_k)")
         return key, value, mask

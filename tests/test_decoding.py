@@ -74,3 +74,17 @@ def test_bad_caches_raise_clear_errors():
         attn.decode(x[:1], cache)  # another batch size
     with pytest.raises(TypeError, match="dtype"):
         attn.decode(x, mha.KVCache(cache.k.float(), cache.v.float()))
+
+
+def test_decode_checks_its_inputs_once(monkeypatch):
+    calls = []
+    check = mha.multihead.check_layer_inputs
+    monkeypatch.setattr(
+        mha.multihead, "check_layer_inputs", lambda *a, **k: calls.append(1) or check(*a, **k)
+    )
+    attn = module(32, 4, 2)
+    x = torch.randn(2, 3, 32, dtype=torch.float64)
+    for need_weights in (True, False):
+        _, _, cache = attn.decode(x, need_weights=need_weights)
+        attn.decode(x, cache, need_weights=need_weights)
+    assert len(calls) == 4  # one per call

@@ -90,6 +90,24 @@ def test_the_cache_holds_the_latent_and_the_rotary_key_only(shape, dtype):
     assert cache.nbytes == (kv_rank + d_rope) * 3 * 6 * element  # whatever h, d_nope and d_v are
 
 
+@pytest.mark.parametrize("fused", [False, True])
+def test_steps_return_the_keys_their_type_declares_in_its_order(fused):
+    steps = layer(*SHAPES[0]).steps(x_of(), mha.causal_mask(9), fused=fused)
+    declared = list(mha.latent.LatentSteps.__annotations__)
+    assert list(steps) == [key for key in declared if key in steps]  # nothing undeclared, in order
+    assert isinstance(steps["cache"], mha.LatentCache) and ("weights" in steps) == (not fused)
+
+
+def test_decode_checks_its_inputs_once(monkeypatch):
+    calls = []
+    check = mha.latent.check_layer_inputs
+    monkeypatch.setattr(mha.latent, "check_layer_inputs", lambda *a, **k: calls.append(1) or check(*a, **k))
+    mla, x = layer(*SHAPES[0]), x_of()
+    _, _, cache = mla.decode(x)
+    mla.decode(x, cache, need_weights=True)
+    assert len(calls) == 2
+
+
 def test_rows_sum_to_one_and_causal_outputs_ignore_the_future():
     mla, x = layer(*SHAPES[0]), x_of(n=10)
     out, weights = mla(x, mask=mha.causal_mask(10))

@@ -193,3 +193,20 @@ def test_the_repr_names_the_options_that_are_set():
 def test_bad_options_raise_errors_that_name_them(args, kwargs, error, words):
     with pytest.raises(error, match=words):
         mha.MultiHeadAttention(*args, **kwargs)
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_steps_return_the_keys_their_type_declares_in_its_order(fused):
+    steps = layer(**OPTIONS["all"]).steps(inputs(), fused=fused)
+    declared = list(mha.multihead.AttentionSteps.__annotations__)
+    assert set(steps) <= set(declared)
+    assert list(steps) == [key for key in declared if key in steps]  # in the order of computation
+    assert isinstance(steps["cache"], mha.KVCache)
+
+
+def test_why_not_fused_names_what_the_kernel_lacks():
+    assert layer().why_not_fused == layer(window=3, rope_theta=10.0, qk_norm=True).why_not_fused == ""
+    assert layer(softcap=2.0).why_not_fused == "softcap is set: PyTorch's kernel has no softcap"
+    assert "sinks" in layer(sinks=True).why_not_fused and "softcap" not in layer(sinks=True).why_not_fused
+    assert "weights" not in layer().steps(inputs(), fused=True)  # the kernel ran: no weights kept
+    assert "weights" in layer(sinks=True).steps(inputs(), fused=True)  # it did not: the explicit path ran
