@@ -13,7 +13,7 @@ import torch.nn.functional as F
 import mha
 from mha.linear import GatedDeltaNet, RecurrentState, chunked, parallel, recurrent
 
-B, H, N, D_K, D_V = 2, 3, 37, 5, 4  # 37 tokens: chunks of 16 leave a ragged last one
+B, H_K, H, N, D_K, D_V = 2, 2, 4, 37, 5, 4  # 2 key heads, 4 value heads; chunks of 16 leave a ragged end
 RULES = {  # the path of mha.linear.rules: what each rule passes
     "linear": set(),
     "gated linear": {"log_alpha"},
@@ -27,8 +27,8 @@ def inputs(seed=0, n=N):
     (0.3, 1), and a state to start from."""
     g = torch.Generator().manual_seed(seed)
     kw = {"dtype": torch.float64, "generator": g}
-    q = F.normalize(torch.randn(B, H, n, D_K, **kw), dim=-1)
-    k = F.normalize(torch.randn(B, H, n, D_K, **kw), dim=-1)
+    q = F.normalize(torch.randn(B, H_K, n, D_K, **kw), dim=-1)
+    k = F.normalize(torch.randn(B, H_K, n, D_K, **kw), dim=-1)
     v = torch.randn(B, H, n, D_V, **kw)
     extras = {"beta": torch.rand(B, H, n, **kw), "log_alpha": -1.2 * torch.rand(B, H, n, **kw)}
     return q, k, v, extras, torch.randn(B, H, D_V, D_K, **kw)
@@ -55,14 +55,33 @@ def test_the_parallel_form_is_masked_attention_without_softmax(rule):
     o, _, _ = recurrent(q, k, v, **options)
     torch.testing.assert_close(parallel(q, k, v, **options), o, rtol=0, atol=1e-10)
     if rule == "linear":  # the bridge: softmax attention's scores, masked, with no softmax and no scale
+        q, k = q.repeat_interleave(2, dim=1), k.repeat_interleave(2, dim=1)  # (B, h, n, d_k)
         scores = (q @ k.mT).masked_fill(~mha.causal_mask(N), 0.0)  # (B, h, n, n)
         torch.testing.assert_close(scores @ v, o, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("rule", list(RULES))
+def test_the_forms_read_key_head_j_over_the_group_for_value_head_j(rule):
+    """Two key heads for four value heads equal four key heads that repeat them: 1, 1, 2, 2 (j // 2)."""
+    q, k, v, extras, S_0 = inputs()
+    options = {name: extras[name] for name in RULES[rule]}
+    q_4, k_4 = q.repeat_interleave(2, dim=1), k.repeat_interleave(2, dim=1)  # (B, h, n, d_k)
+    o, S, _ = recurrent(q_4, k_4, v, state=S_0, **options)
+    torch.testing.assert_close(recurrent(q, k, v, state=S_0, **options)[0], o, rtol=0, atol=1e-12)
+    o_chunked, S_chunked = chunked(q, k, v, state=S_0, chunk=16, **options)
+    torch.testing.assert_close(o_chunked, o, rtol=0, atol=1e-10)
+    torch.testing.assert_close(S_chunked, S, rtol=0, atol=1e-10)
+    if "beta" not in options:
+        torch.testing.assert_close(
+            parallel(q, k, v, **options), parallel(q_4, k_4, v, **options), rtol=0, atol=1e-12
+        )
 
 
 def test_the_state_is_the_sum_of_value_key_outer_products():
     q, k, v, _, _ = inputs()
     _, S, norms = recurrent(q, k, v, norms=True)
-    torch.testing.assert_close(S, v.mT @ k, rtol=0, atol=1e-12)  # sum_t v_t k_t^T: (B, h, d_v, d_k)
+    k_4 = k.repeat_interleave(2, dim=1)  # (B, h, n, d_k): each value head's keys
+    torch.testing.assert_close(S, v.mT @ k_4, rtol=0, atol=1e-12)  # sum_t v_t k_t^T: (B, h, d_v, d_k)
     assert norms.shape == (B, H, N)
     torch.testing.assert_close(norms[..., -1], torch.linalg.matrix_norm(S), rtol=0, atol=1e-12)
 
@@ -70,17 +89,17 @@ def test_the_state_is_the_sum_of_value_key_outer_products():
 def test_the_delta_rule_with_beta_one_replaces_what_a_key_held():
     """Linear attention adds a second value under the same key; the delta rule with beta = 1 overwrites."""
     q, k, v, _, _ = inputs(n=2)
-    k = k[:, :, :1].expand(B, H, 2, D_K)  # one unit key, written twice
+    k = k[:, :, :1].expand(B, H_K, 2, D_K)  # one unit key, written twice
     _, S_sum, _ = recurrent(q, k, v)
     _, S_delta, _ = recurrent(q, k, v, beta=torch.ones(B, H, 2, dtype=torch.float64))
-    read = k[:, :, 0, :, None]  # (B, h, d_k, 1)
+    read = k[:, :, 0, :, None].repeat_interleave(2, dim=1)  # (B, h, d_k, 1)
     torch.testing.assert_close((S_delta @ read)[..., 0], v[:, :, 1], rtol=0, atol=1e-12)  # the last value
     torch.testing.assert_close((S_sum @ read)[..., 0], v[:, :, 0] + v[:, :, 1], rtol=0, atol=1e-12)
 
 
 def test_the_forms_name_a_wrong_input():
     q, k, v, extras, _ = inputs()
-    with pytest.raises(ValueError, match=r"k must have shape \(B, h, n, d_k\)"):
+    with pytest.raises(ValueError, match=r"k must have shape \(B, h_k, n, d_k\)"):
         recurrent(q, k[:, :, :-1], v)
     with pytest.raises(ValueError, match=r"beta must have shape \(B, h, n\)"):
         chunked(q, k, v, beta=extras["beta"][..., :-1])
@@ -167,7 +186,7 @@ def test_the_output_ignores_the_future():
     assert (out_changed[:, 20:] - out[:, 20:]).abs().max() > 1e-3
 
 
-def test_value_head_j_reads_key_head_j_over_the_group():
+def test_the_layer_reads_key_head_j_over_the_group_for_value_head_j():
     """Four value heads on two key heads equal four value heads on four key heads that repeat them
     (1, 1, 2, 2: value head j reads key head j // 2, not j % 2)."""
     grouped = layer()

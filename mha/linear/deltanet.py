@@ -216,8 +216,11 @@ class GatedDeltaNet(nn.Module):
         qkv = torch.cat([self.W_q(x), self.W_k(x), self.W_v(x)], dim=-1)  # (B, n, C_conv)
         past = qkv.new_zeros(B, self.kernel - 1, qkv.size(-1)) if state is None else state.conv
         window = torch.cat([past, qkv], dim=1)  # (B, kernel - 1 + n, C_conv)
-        mixed = F.conv1d(window.mT, self.conv.weight, groups=qkv.size(-1))  # (B, C_conv, n)
-        mixed = ACTIVATIONS[self.activation](mixed).mT  # (B, n, C_conv)
+        w = self.conv.weight[:, 0]  # (C_conv, kernel): one filter per channel, the last tap on the newest token
+        mixed = window[:, :n] * w[:, 0]  # (B, n, C_conv): token t - kernel + 1 ...
+        for i in range(1, self.kernel):  # ... up to token t itself: what F.conv1d(groups=C_conv) computes
+            mixed = mixed.addcmul_(window[:, i : i + n], w[:, i])  # (B, n, C_conv)
+        mixed = ACTIVATIONS[self.activation](mixed)  # (B, n, C_conv)
         q, k, v = mixed.split([h * d_k, h * d_k, h_v * d_v], dim=-1)
         q = _l2_normalise(q.view(B, n, h, d_k)).transpose(1, 2) * d_k**-0.5  # (B, h, n, d_k)
         k = _l2_normalise(k.view(B, n, h, d_k)).transpose(1, 2)  # (B, h, n, d_k)
@@ -230,9 +233,8 @@ class GatedDeltaNet(nn.Module):
             dt = F.softplus(self.W_dt(x) + self.dt_bias)  # (B, n, h_v)
             rule["log_alpha"] = (-self.A_log.exp() * dt).mT  # (B, h_v, n)
             steps["alpha"] = rule["log_alpha"].exp()  # (B, h_v, n)
-        group = h_v // h  # value head j reads query and key head j // group
-        q, k = q.repeat_interleave(group, dim=1), k.repeat_interleave(group, dim=1)  # (B, h_v, n, d_k)
         S = None if state is None else state.S  # (B, h_v, d_v, d_k)
+        # Value head j reads query and key head j // (h_v / h): the forms take the key heads as they are.
         if form == "recurrent":
             heads, S, state_norm = recurrent(q, k, v, state=S, norms=norms, **rule)  # (B, h_v, n, d_v)
         else:

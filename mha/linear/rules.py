@@ -27,9 +27,13 @@ decay), so one call covers the whole path, and the forms agree to round-off (the
 - :func:`parallel`: linear attention (with or without decay) as attention without a softmax, a causal mask
   on the ``(n, n)`` scores: the bridge to :func:`mha.scaled_dot_product_attention`.
 
+Queries and keys may have fewer heads than values (Qwen3-Next: 16 and 32): value head ``j`` reads query and
+key head ``j // g``, ``g = h / h_k``, each group's ``q k^T`` computed once.
+
 Shape legend:
     B    batch size
-    h    number of heads (the layer's value heads: grouped keys already repeated)
+    h    number of value heads, each with its own state (and beta and decay)
+    h_k  number of query and key heads, dividing h; g = h / h_k value heads read each
     n    number of tokens
     d_k  width of a query and key head
     d_v  width of a value head
@@ -59,8 +63,8 @@ def recurrent(
     """The recurrent form: update the state with each token, then read it with the token's query.
 
     Args:
-        q: queries ``(B, h, n, d_k)``.
-        k: keys ``(B, h, n, d_k)``.
+        q: queries ``(B, h_k, n, d_k)``.
+        k: keys ``(B, h_k, n, d_k)``.
         v: values ``(B, h, n, d_v)``.
         beta: the delta rule's writing strength ``(B, h, n)``; ``None``: linear attention's plain sum.
         log_alpha: the log of the decay ``(B, h, n)``, each <= 0; ``None``: no decay.
@@ -71,21 +75,27 @@ def recurrent(
         ``(o, S, state_norm)``: outputs ``(B, h, n, d_v)``, the state after the last token
         ``(B, h, d_v, d_k)``, and ``||S_t||`` ``(B, h, n)`` (or ``None`` without ``norms``).
     """
-    B, h, n, d_k = _check_inputs(q, k, v, beta, log_alpha, state)
-    S = q.new_zeros(B, h, v.size(-1), d_k) if state is None else state  # (B, h, d_v, d_k)
+    B, h, n, g = _check_inputs(q, k, v, beta, log_alpha, state)
+    h_k, d_k, d_v = h // g, k.size(-1), v.size(-1)
+    v = v.view(B, h_k, g, n, d_v)  # each key head's group of value heads
+    S = q.new_zeros(B, h_k, g, d_v, d_k) if state is None else state.view(B, h_k, g, d_v, d_k)
+    beta, log_alpha = (None if x is None else x.view(B, h_k, g, n, 1, 1) for x in (beta, log_alpha))
     outs, sizes = [], []
     for t in range(n):
-        k_t, v_t = k[:, :, t, :, None], v[:, :, t, :, None]  # (B, h, d_k, 1), (B, h, d_v, 1)
+        k_t, v_t = (
+            k[:, :, None, t, :, None],
+            v[:, :, :, t, :, None],
+        )  # (B, h_k, 1, d_k, 1), (B, h_k, g, d_v, 1)
         if log_alpha is not None:  # forget a little of everything
-            S = S * log_alpha[:, :, t, None, None].exp()  # (B, h, d_v, d_k)
+            S = S * log_alpha[:, :, :, t].exp()  # (B, h_k, g, d_v, d_k)
         if beta is not None:  # write only what the state does not already hold for this key
-            v_t = beta[:, :, t, None, None] * (v_t - S @ k_t)  # (B, h, d_v, 1)
-        S = S + v_t @ k_t.mT  # (B, h, d_v, d_k): outer product v_t k_t^T
-        outs.append(S @ q[:, :, t, :, None])  # (B, h, d_v, 1): o_t = S_t q_t
+            v_t = beta[:, :, :, t] * (v_t - S @ k_t)  # (B, h_k, g, d_v, 1)
+        S = S + v_t @ k_t.mT  # (B, h_k, g, d_v, d_k): outer product v_t k_t^T
+        outs.append(S @ q[:, :, None, t, :, None])  # (B, h_k, g, d_v, 1): o_t = S_t q_t
         if norms:
-            sizes.append(torch.linalg.matrix_norm(S))  # (B, h)
-    o = torch.cat(outs, dim=-1).mT if outs else v.new_zeros(v.shape)  # (B, h, n, d_v)
-    return o, S, torch.stack(sizes, dim=-1) if norms and sizes else None
+            sizes.append(torch.linalg.matrix_norm(S).view(B, h))  # (B, h)
+    o = torch.cat(outs, dim=-1).view(B, h, d_v, n).mT  # (B, h, n, d_v)
+    return o, S.view(B, h, d_v, d_k), torch.stack(sizes, dim=-1) if norms else None
 
 
 def chunked(
@@ -118,46 +128,54 @@ def chunked(
     Returns:
         ``(o, S)``: outputs ``(B, h, n, d_v)`` and the state after the last token ``(B, h, d_v, d_k)``.
     """
-    B, h, n, d_k = _check_inputs(q, k, v, beta, log_alpha, state)
+    B, h, n, g = _check_inputs(q, k, v, beta, log_alpha, state)
     C = check_positive_int("chunk", chunk)
-    d_v, pad = v.size(-1), -n % C
+    h_k, d_k, d_v, pad = h // g, k.size(-1), v.size(-1), -n % C
     N = (n + pad) // C
     # Padding tokens have zero keys and values and no decay: they neither write to the state nor fade it.
-    q, k, v = (F.pad(x, (0, 0, 0, pad)).view(B, h, N, C, -1) for x in (q, k, v))  # (B, h, N, C, d_k or d_v)
+    q, k = (F.pad(x, (0, 0, 0, pad)).view(B, h_k, 1, N, C, d_k) for x in (q, k))  # (B, h_k, 1, N, C, d_k)
+    v = F.pad(v, (0, 0, 0, pad)).view(B, h_k, g, N, C, d_v)  # (B, h_k, g, N, C, d_v)
     causal = causal_mask(C, device=q.device)  # (C, C), the diagonal included
-    if log_alpha is None:
-        decay = None
-    else:
-        G = F.pad(log_alpha, (0, pad)).view(B, h, N, C).cumsum(-1)  # (B, h, N, C): log gamma_t
-        gaps = (G[..., :, None] - G[..., None, :]).masked_fill(~causal, -torch.inf)  # (B, h, N, C, C)
-        decay = gaps.exp()  # (B, h, N, C, C): gamma_t / gamma_j for j <= t, else 0
-    scores = q @ k.mT  # (B, h, N, C, C): q_t . k_j
-    scores = scores.masked_fill(~causal, 0.0) if decay is None else scores * decay  # (B, h, N, C, C)
+    decay = None
+    if log_alpha is not None:
+        G = F.pad(log_alpha, (0, pad)).view(B, h_k, g, N, C).cumsum(-1)  # (B, h_k, g, N, C): log gamma_t
+        gaps = (G[..., :, None] - G[..., None, :]).masked_fill(~causal, -torch.inf)  # (B, h_k, g, N, C, C)
+        decay = gaps.exp()  # (B, h_k, g, N, C, C): gamma_t / gamma_j for j <= t, else 0
+    scores = q @ k.mT  # (B, h_k, 1, N, C, C): q_t . k_j, once per key head
+    scores = scores.masked_fill(~causal, 0.0) if decay is None else scores * decay  # (B, h_k, g, N, C, C)
     if beta is not None:
-        beta = F.pad(beta, (0, pad)).view(B, h, N, C, 1)  # (B, h, N, C, 1)
-        k_beta = k * beta  # (B, h, N, C, d_k): beta_t k_t
-        A = k_beta @ k.mT  # (B, h, N, C, C): beta_t (k_t . k_j); the solve reads its strict lower part
-        A = A if decay is None else A * decay  # (B, h, N, C, C)
-        k_read = k_beta if decay is None else k_beta * G[..., None].exp()  # (B, h, N, C, d_k)
-        rhs = torch.cat([v * beta, k_read], dim=-1)  # (B, h, N, C, d_v + d_k): beta V and beta gamma K
-        solved = torch.linalg.solve_triangular(A, rhs, upper=False, unitriangular=True)  # (I + A)^-1 rhs
-        u, w = solved.split([d_v, d_k], dim=-1)  # (B, h, N, C, d_v), (B, h, N, C, d_k)
+        beta = F.pad(beta, (0, pad)).view(B, h_k, g, N, C, 1)  # (B, h_k, g, N, C, 1)
+        A = (
+            k @ k.mT
+        ) * beta  # (B, h_k, g, N, C, C): beta_t (k_t . k_j); the solve reads the strict lower part
+        k_read = k * beta  # (B, h_k, g, N, C, d_k): beta_t k_t
+        if decay is not None:
+            A, k_read = A * decay, k_read * G[..., None].exp()  # times gamma_t / gamma_j, and gamma_t
+        rhs = torch.cat([v * beta, k_read], dim=-1)  # (B, h_k, g, N, C, d_v + d_k): beta V, beta gamma K
+        # (I + A)^-1 rhs, one batch axis (PyTorch 2.13 solves a 6-D batch some 20 times slower)
+        solved = torch.linalg.solve_triangular(
+            A.flatten(0, -3), rhs.flatten(0, -3), upper=False, unitriangular=True
+        )
+        solved = solved.view(rhs.shape)  # (B, h_k, g, N, C, d_v + d_k)
+        u, w = solved.split([d_v, d_k], dim=-1)  # (B, h_k, g, N, C, d_v), (B, h_k, g, N, C, d_k)
     else:
         u, w = v, None  # linear attention writes the values as they are
-    if decay is None:
-        q_old, k_new, fade = q, k, None  # no decay: read and write the state as it is
-    else:
-        q_old = q * G[..., None].exp()  # (B, h, N, C, d_k): gamma_t q_t reads the old state
-        k_new = k * (G[..., -1:] - G)[..., None].exp()  # (B, h, N, C, d_k): keys faded to the chunk's end
-        fade = G[..., -1].exp()[..., None, None]  # (B, h, N, 1, 1): gamma of the whole chunk
-    M = q.new_zeros(B, h, d_k, d_v) if state is None else state.mT  # (B, h, d_k, d_v): S^T
-    out = []
-    for c in range(N):
-        delta = u[:, :, c] if w is None else u[:, :, c] - w[:, :, c] @ M  # (B, h, C, d_v): values written
-        out.append(q_old[:, :, c] @ M + scores[:, :, c] @ delta)  # (B, h, C, d_v)
-        M = (M if fade is None else M * fade[:, :, c]) + k_new[:, :, c].mT @ delta  # (B, h, d_k, d_v)
-    o = torch.cat(out, dim=2)[:, :, :n]  # (B, h, n, d_v)
-    return o, M.mT
+    q_old, k_new, fade = q, k, None  # without decay, the state is read and written as it is
+    if decay is not None:
+        q_old = q * G[..., None].exp()  # (B, h_k, g, N, C, d_k): gamma_t q_t reads the old state
+        k_new = k * (G[..., -1:] - G)[..., None].exp()  # (B, h_k, g, N, C, d_k): faded to the chunk's end
+        fade = G[..., -1, None, None].exp()  # (B, h_k, g, N, 1, 1): gamma of the whole chunk
+    M = q.new_zeros(B, h_k, g, d_k, d_v) if state is None else state.view(B, h_k, g, d_v, d_k).mT  # S^T
+    o = v.new_empty(B, h_k, g, N, C, d_v)
+    for c in range(N):  # (B, h_k, g, C, d_v) each: the values written, then the outputs
+        delta = u[:, :, :, c] if w is None else u[:, :, :, c] - w[:, :, :, c] @ M
+        o[:, :, :, c] = q_old[:, :, :, c] @ M + scores[:, :, :, c] @ delta
+        M = (M if fade is None else M * fade[:, :, :, c]) + k_new[
+            :, :, :, c
+        ].mT @ delta  # (B, h_k, g, d_k, d_v)
+    return o.view(B, h, N * C, d_v)[:, :, :n], M.mT.reshape(
+        B, h, d_v, d_k
+    )  # (B, h, n, d_v), (B, h, d_v, d_k)
 
 
 def parallel(q: Tensor, k: Tensor, v: Tensor, *, log_alpha: Tensor | None = None) -> Tensor:
@@ -175,35 +193,40 @@ def parallel(q: Tensor, k: Tensor, v: Tensor, *, log_alpha: Tensor | None = None
     Returns:
         The outputs ``(B, h, n, d_v)``.
     """
-    n = _check_inputs(q, k, v, None, log_alpha, None)[2]
+    B, h, n, g = _check_inputs(q, k, v, None, log_alpha, None)
     mask = causal_mask(n, device=q.device)  # (n, n): query t sees keys j <= t
-    scores = q @ k.mT  # (B, h, n, n)
+    scores = (q @ k.mT)[:, :, None]  # (B, h_k, 1, n, n), once per key head
     if log_alpha is not None:
-        G = log_alpha.cumsum(-1)  # (B, h, n)
-        scores = scores * (G[..., :, None] - G[..., None, :]).masked_fill(~mask, -torch.inf).exp()  # D
-    return scores.masked_fill(~mask, 0.0) @ v  # (B, h, n, d_v)
+        G = log_alpha.view(B, h // g, g, n).cumsum(-1)  # (B, h_k, g, n)
+        scores = scores * (G[..., :, None] - G[..., None, :]).masked_fill(~mask, -torch.inf).exp()  # times D
+    o = scores.masked_fill(~mask, 0.0) @ v.view(B, h // g, g, n, -1)  # (B, h_k, g, n, d_v)
+    return o.view(B, h, n, -1)
 
 
 def _check_inputs(
     q: Tensor, k: Tensor, v: Tensor, beta: Tensor | None, log_alpha: Tensor | None, state: Tensor | None
 ) -> tuple[int, int, int, int]:
-    """Check the shapes of a form's inputs against each other; return ``(B, h, n, d_k)``."""
+    """Check the shapes of a form's inputs against each other; return ``(B, h, n, g)``."""
     tensors = {"q": q, "k": k, "v": v, "beta": beta, "log_alpha": log_alpha, "state": state}
     tensors = {name: check_float_tensor(name, x) for name, x in tensors.items() if x is not None}
     if q.dim() != 4 or q.size(2) == 0:
-        raise ValueError(f"q must have shape (B, h, n, d_k) with n >= 1, got {tuple(q.shape)}")
-    B, h, n, d_k = q.shape
-    d_v = v.size(-1) if v.dim() == 4 else -1
+        raise ValueError(f"q must have shape (B, h_k, n, d_k) with n >= 1, got {tuple(q.shape)}")
+    B, h_k, n, d_k = q.shape
+    if v.dim() != 4 or v.shape[::2] != (B, n) or v.size(1) % h_k:
+        raise ValueError(
+            f"v must have shape (B, h, n, d_v) with B={B}, n={n} and h a multiple of q's h_k={h_k}, "
+            f"got {tuple(v.shape)}"
+        )
+    h, d_v = v.size(1), v.size(3)
     expected = {
-        "k": ((B, h, n, d_k), "(B, h, n, d_k)"),
-        "v": ((B, h, n, d_v), "(B, h, n, d_v)"),
+        "k": ((B, h_k, n, d_k), "(B, h_k, n, d_k)"),
         "beta": ((B, h, n), "(B, h, n)"),
         "log_alpha": ((B, h, n), "(B, h, n)"),
         "state": ((B, h, d_v, d_k), "(B, h, d_v, d_k)"),
     }
-    for name, x in tensors.items():
-        if name != "q" and tuple(x.shape) != expected[name][0]:
-            shape, legend = expected[name]
-            raise ValueError(f"{name} must have shape {legend} = {shape} to match q, got {tuple(x.shape)}")
+    for name, (shape, legend) in expected.items():
+        got = tuple(tensors[name].shape) if name in tensors else shape
+        if got != shape:
+            raise ValueError(f"{name} must have shape {legend} = {shape} to match q and v, got {got}")
     check_same_dtype_device(**tensors)
-    return B, h, n, d_k
+    return B, h, n, h // h_k
