@@ -289,3 +289,17 @@ def test_a_float32_layer_decodes_within_1e_6():
         outs.append(out)
     torch.testing.assert_close(torch.cat(outs, dim=1), full[:, 30:], rtol=0, atol=1e-6)
     assert math.isfinite(full.abs().max().item())
+
+
+def test_the_chunked_form_trains_as_the_recurrent_one():
+    """forward (by chunks, through the triangular solve) and steps (token by token): the same gradients."""
+    ours, x = layer().train(), tokens(n=20)
+    grads = []
+    for run in (lambda: ours(x)[0], lambda: ours.steps(x)["out"]):
+        ours.zero_grad()
+        run().square().sum().backward()
+        grads.append({name: p.grad.clone() for name, p in ours.named_parameters()})
+    assert set(grads[0]) == {name for name, _ in ours.named_parameters()}
+    for name, grad in grads[0].items():
+        assert grad.abs().max() > 0, name
+        torch.testing.assert_close(grad, grads[1][name], rtol=0, atol=1e-9)

@@ -216,7 +216,7 @@ class GatedDeltaNet(nn.Module):
         qkv = torch.cat([self.W_q(x), self.W_k(x), self.W_v(x)], dim=-1)  # (B, n, C_conv)
         past = qkv.new_zeros(B, self.kernel - 1, qkv.size(-1)) if state is None else state.conv
         window = torch.cat([past, qkv], dim=1)  # (B, kernel - 1 + n, C_conv)
-        w = self.conv.weight[:, 0]  # (C_conv, kernel): one filter per channel, the last tap on the newest token
+        w = self.conv.weight[:, 0]  # (C_conv, kernel): a filter per channel, the last tap on token t
         mixed = window[:, :n] * w[:, 0]  # (B, n, C_conv): token t - kernel + 1 ...
         for i in range(1, self.kernel):  # ... up to token t itself: what F.conv1d(groups=C_conv) computes
             mixed = mixed.addcmul_(window[:, i : i + n], w[:, i])  # (B, n, C_conv)

@@ -77,15 +77,13 @@ def recurrent(
     """
     B, h, n, g = _check_inputs(q, k, v, beta, log_alpha, state)
     h_k, d_k, d_v = h // g, k.size(-1), v.size(-1)
-    v = v.view(B, h_k, g, n, d_v)  # each key head's group of value heads
-    S = q.new_zeros(B, h_k, g, d_v, d_k) if state is None else state.view(B, h_k, g, d_v, d_k)
-    beta, log_alpha = (None if x is None else x.view(B, h_k, g, n, 1, 1) for x in (beta, log_alpha))
+    v = v.reshape(B, h_k, g, n, d_v)  # each key head's group of value heads
+    S = q.new_zeros(B, h_k, g, d_v, d_k) if state is None else state.reshape(B, h_k, g, d_v, d_k)
+    beta, log_alpha = (None if x is None else x.reshape(B, h_k, g, n, 1, 1) for x in (beta, log_alpha))
     outs, sizes = [], []
     for t in range(n):
-        k_t, v_t = (
-            k[:, :, None, t, :, None],
-            v[:, :, :, t, :, None],
-        )  # (B, h_k, 1, d_k, 1), (B, h_k, g, d_v, 1)
+        k_t = k[:, :, None, t, :, None]  # (B, h_k, 1, d_k, 1): read by each value head of its group
+        v_t = v[:, :, :, t, :, None]  # (B, h_k, g, d_v, 1)
         if log_alpha is not None:  # forget a little of everything
             S = S * log_alpha[:, :, :, t].exp()  # (B, h_k, g, d_v, d_k)
         if beta is not None:  # write only what the state does not already hold for this key
@@ -145,9 +143,8 @@ def chunked(
     scores = scores.masked_fill(~causal, 0.0) if decay is None else scores * decay  # (B, h_k, g, N, C, C)
     if beta is not None:
         beta = F.pad(beta, (0, pad)).view(B, h_k, g, N, C, 1)  # (B, h_k, g, N, C, 1)
-        A = (
-            k @ k.mT
-        ) * beta  # (B, h_k, g, N, C, C): beta_t (k_t . k_j); the solve reads the strict lower part
+        # beta_t (k_t . k_j), (B, h_k, g, N, C, C): the solve reads only its strict lower part
+        A = (k @ k.mT) * beta
         k_read = k * beta  # (B, h_k, g, N, C, d_k): beta_t k_t
         if decay is not None:
             A, k_read = A * decay, k_read * G[..., None].exp()  # times gamma_t / gamma_j, and gamma_t
@@ -165,17 +162,15 @@ def chunked(
         q_old = q * G[..., None].exp()  # (B, h_k, g, N, C, d_k): gamma_t q_t reads the old state
         k_new = k * (G[..., -1:] - G)[..., None].exp()  # (B, h_k, g, N, C, d_k): faded to the chunk's end
         fade = G[..., -1, None, None].exp()  # (B, h_k, g, N, 1, 1): gamma of the whole chunk
-    M = q.new_zeros(B, h_k, g, d_k, d_v) if state is None else state.view(B, h_k, g, d_v, d_k).mT  # S^T
+    M = q.new_zeros(B, h_k, g, d_k, d_v) if state is None else state.reshape(B, h_k, g, d_v, d_k).mT  # S^T
     o = v.new_empty(B, h_k, g, N, C, d_v)
     for c in range(N):  # (B, h_k, g, C, d_v) each: the values written, then the outputs
         delta = u[:, :, :, c] if w is None else u[:, :, :, c] - w[:, :, :, c] @ M
         o[:, :, :, c] = q_old[:, :, :, c] @ M + scores[:, :, :, c] @ delta
-        M = (M if fade is None else M * fade[:, :, :, c]) + k_new[
-            :, :, :, c
-        ].mT @ delta  # (B, h_k, g, d_k, d_v)
-    return o.view(B, h, N * C, d_v)[:, :, :n], M.mT.reshape(
-        B, h, d_v, d_k
-    )  # (B, h, n, d_v), (B, h, d_v, d_k)
+        M = M if fade is None else M * fade[:, :, :, c]  # (B, h_k, g, d_k, d_v): the old state, faded
+        M = M + k_new[:, :, :, c].mT @ delta  # and what the chunk wrote
+    o = o.view(B, h, N * C, d_v)[:, :, :n]  # (B, h, n, d_v)
+    return o, M.mT.reshape(B, h, d_v, d_k)  # and S: (B, h, d_v, d_k)
 
 
 def parallel(q: Tensor, k: Tensor, v: Tensor, *, log_alpha: Tensor | None = None) -> Tensor:
@@ -197,10 +192,10 @@ def parallel(q: Tensor, k: Tensor, v: Tensor, *, log_alpha: Tensor | None = None
     mask = causal_mask(n, device=q.device)  # (n, n): query t sees keys j <= t
     scores = (q @ k.mT)[:, :, None]  # (B, h_k, 1, n, n), once per key head
     if log_alpha is not None:
-        G = log_alpha.view(B, h // g, g, n).cumsum(-1)  # (B, h_k, g, n)
+        G = log_alpha.reshape(B, h // g, g, n).cumsum(-1)  # (B, h_k, g, n)
         scores = scores * (G[..., :, None] - G[..., None, :]).masked_fill(~mask, -torch.inf).exp()  # times D
-    o = scores.masked_fill(~mask, 0.0) @ v.view(B, h // g, g, n, -1)  # (B, h_k, g, n, d_v)
-    return o.view(B, h, n, -1)
+    o = scores.masked_fill(~mask, 0.0) @ v.reshape(B, h // g, g, n, -1)  # (B, h_k, g, n, d_v)
+    return o.reshape(B, h, n, -1)
 
 
 def _check_inputs(
