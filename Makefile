@@ -75,6 +75,7 @@ bench: book
 	$(BIN)/python benchmarks/bench_static_explorer.py
 	$(BIN)/python benchmarks/bench_pretrained.py
 	$(BIN)/python benchmarks/bench_variants.py
+	$(BIN)/python benchmarks/bench_linear.py
 	$(BIN)/python benchmarks/bench_page_minilm.py
 
 clean:

@@ -3,7 +3,8 @@
 ``import mha`` is the attention code and nothing else: the scaled dot-product attention function, the
 multi-head module (with a KV cache, and today's options: head width, rotary positions, QK-norm, scale,
 soft-capping, windows, sinks), multi-head latent attention (DeepSeek-V3's layer, with its small cache and
-absorbed form), masks and positional encodings, importing only PyTorch.
+absorbed form), masks and positional encodings, importing only PyTorch; and beside it ``mha.linear``,
+linear attention with a state instead of a cache (Gated DeltaNet, Qwen3-Next's and Qwen3.5's layer).
 What the book builds around it lives in subpackages, each importing only those below it
 (``pyproject.toml`` states the rule and ``lint-imports`` enforces it):
 
@@ -20,15 +21,18 @@ What the book builds around it lives in subpackages, each importing only those b
 from mha.attention import scaled_dot_product_attention
 from mha.cache import KVCache, LatentCache
 from mha.latent import MultiHeadLatentAttention
+from mha.linear import GatedDeltaNet, RecurrentState
 from mha.masks import causal_mask, padding_mask
 from mha.multihead import MultiHeadAttention
 from mha.positional import sinusoidal_positions
 
 __all__ = [
+    "GatedDeltaNet",
     "KVCache",
     "LatentCache",
     "MultiHeadAttention",
     "MultiHeadLatentAttention",
+    "RecurrentState",
     "causal_mask",
     "padding_mask",
     "scaled_dot_product_attention",

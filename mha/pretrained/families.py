@@ -26,6 +26,7 @@ from torch import nn
 
 from mha.multihead import MultiHeadAttention
 from mha.pretrained.latent import from_deepseek_v3
+from mha.pretrained.linear import from_qwen3_5, from_qwen3_next
 
 
 def _convert(
@@ -129,6 +130,8 @@ CONVERTERS: dict[str, Callable[[nn.Module, object], nn.Module]] = {
     "Gemma3Attention": _gemma3,
     "GptOssAttention": _gpt_oss,
     "DeepseekV3Attention": from_deepseek_v3,  # latent attention: a MultiHeadLatentAttention
+    "Qwen3NextGatedDeltaNet": from_qwen3_next,  # linear attention (layer.linear_attn): a GatedDeltaNet
+    "Qwen3_5GatedDeltaNet": from_qwen3_5,  # the same layer, Qwen3.5's projection layout
 }
 
 
