@@ -1,4 +1,4 @@
-"""The Transformer block around multi-head attention, drawn: today's pre-norm decoder block beside 2017's layer.
+"""The Transformer block around multi-head attention: today's pre-norm decoder block beside the 2017 layer.
 
 Left, the block of today's decoders (Llama, Qwen3, gpt-oss, DeepSeek-V3 and most others):
 
@@ -19,6 +19,7 @@ Shape legend:
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import NamedTuple
 
 from matplotlib.figure import Figure
@@ -57,13 +58,14 @@ def _box(ax, x: float, y: float, w: float, h: float, text: str, colour: str) -> 
 
 def _arrow(ax, points: list[tuple[float, float]]) -> None:
     """Straight segments through ``points``, with an arrow head on the last one."""
-    for start, end in zip(points[:-2], points[1:-1], strict=True):
+    for start, end in pairwise(points[:-1]):
         ax.plot(*zip(start, end, strict=True), color="0.3", lw=1.2)
-    ax.add_patch(FancyArrowPatch(points[-2], points[-1], arrowstyle="-|>", mutation_scale=11, lw=1.2, color="0.3"))
+    head = FancyArrowPatch(points[-2], points[-1], arrowstyle="-|>", mutation_scale=11, lw=1.2, color="0.3")
+    ax.add_patch(head)
 
 
 def _plus(ax, x: float, y: float) -> None:
-    """The addition onto the stream: a circle 16 points across (0.22 units high, 0.125 wide, in both panels)."""
+    """The addition onto the stream: a circle 16 points across (0.22 units high, 0.125 wide, both panels)."""
     ax.plot([x], [y], marker="o", markersize=16, markerfacecolor="white", markeredgecolor="0.3", lw=0)
     ax.text(x, y, "+", ha="center", va="center", fontsize=TITLE_PT)
 
@@ -131,11 +133,11 @@ def plot_transformer_block(n: int = 6, d_model: int = 16) -> Figure:
 def transformer_block_alt(n: int = 6, d_model: int = 16) -> str:
     """Alt text of :func:`plot_transformer_block` for the same sizes."""
     return (
-        f"Two diagrams side by side. Left, the pre-norm block of today's decoders: the tokens x, shape ({n}, "
-        f"{d_model}), run straight up a residual stream; one branch takes an RMSNorm of the stream, runs causal "
-        "multi-head attention, which mixes tokens, and adds the result back to the stream; a second branch takes "
-        "another RMSNorm, runs an MLP on each token alone, and adds its result back; the output has shape "
-        f"({n}, {d_model}), and the block repeats n_layers times. Right, the post-norm layer of 2017 and BERT: "
-        "multi-head attention, its input added back, then a LayerNorm of the sum; an MLP, its input added back, "
-        "then another LayerNorm."
+        f"Two diagrams side by side. Left, the pre-norm block of today's decoders: the tokens x, shape "
+        f"({n}, {d_model}), run straight up a residual stream; one branch takes an RMSNorm of the stream, "
+        "runs causal multi-head attention, which mixes tokens, and adds the result back to the stream; "
+        "a second branch takes another RMSNorm, runs an MLP on each token alone, and adds its result back; "
+        f"the output has shape ({n}, {d_model}), and the block repeats n_layers times. Right, the post-norm "
+        "layer of 2017 and BERT: multi-head attention, its input added back, then a LayerNorm of the sum; "
+        "an MLP, its input added back, then another LayerNorm."
     )
