@@ -2,11 +2,11 @@
 
 The chapter writes the pre-norm block as ``H = X + MultiHead(RMSNorm(X))``, ``Y = H + MLP(RMSNorm(H))`` with a
 SwiGLU MLP, and draws it. Here the figure shows the sublayers in that order with the shapes it is given, and
-the block is checked against transformers' decoder layers of Llama, Qwen3 and gpt-oss inside tiny random
-models (the families and sizes of tests/test_from_transformers.py, float64): the order in which a layer calls
-its sublayers is :data:`PRE_NORM_BLOCK`'s, and the two equations, computed with ``torch.nn.RMSNorm``, our
-attention converted by ``from_transformers`` and the MLP written out, give the layer's output. Gemma 3 runs
-a norm after each sublayer too, as the chapter says.
+the block is checked against transformers' decoder layers of Llama, Qwen3, gpt-oss and DeepSeek-V3, inside
+tiny random models (the families and sizes of tests/test_from_transformers*.py, float64): a layer calls its
+sublayers in the order of :data:`PRE_NORM_BLOCK`, and the two equations, computed with ``torch.nn.RMSNorm``,
+our attention converted by ``from_transformers`` and the MLP written out, give the layer's output. Gemma 3
+runs a norm after each sublayer too, as the chapter says.
 """
 
 from __future__ import annotations
@@ -76,6 +76,7 @@ def test_the_figure_rejects_bad_sizes(argument, value, error):
 
 transformers = pytest.importorskip("transformers")
 from test_from_transformers import SIZES, N, tiny_model  # noqa: E402  (tests/, on sys.path under pytest)
+from test_from_transformers_latent import tiny_model as tiny_deepseek  # noqa: E402
 
 
 def run_layers(model):
@@ -117,21 +118,26 @@ def swiglu(mlp, x: torch.Tensor) -> torch.Tensor:
     return F.linear(gated, mlp.down_proj.weight)  # (B, n, d_model)
 
 
-@pytest.mark.parametrize("family", ["llama", "qwen3", "gpt_oss"])
+def mlp_output(layer, x: torch.Tensor) -> torch.Tensor:
+    """A dense MLP as the chapter writes it; a mixture of experts (gpt-oss, DeepSeek-V3's later layers) by its
+    own forward, less the router's scores that gpt-oss's also returns."""
+    if hasattr(layer.mlp, "gate_proj"):
+        return swiglu(layer.mlp, x)
+    out = layer.mlp(x)
+    return out[0] if isinstance(out, tuple) else out
+
+
+@pytest.mark.parametrize("family", ["llama", "qwen3", "gpt_oss", "deepseek_v3"])
 def test_todays_decoders_are_the_pre_norm_block_of_the_chapter(family):
-    config, model = tiny_model(family)
+    config, model = tiny_deepseek("v3") if family == "deepseek_v3" else tiny_model(family)
+    assert config.hidden_act == "silu"
     for layer, x, expected, order in run_layers(model):
         assert order == [s.module for s in PRE_NORM_BLOCK], f"{family}: sublayers ran in the order {order}"
-        attn = from_transformers(layer.self_attn, config)
-        if family == "gpt_oss":  # a mixture of experts: its own MLP, which also returns the router's scores
-            mlp = lambda z, experts=layer.mlp: experts(z)[0]  # noqa: E731
-        else:
-            assert config.hidden_act == "silu"
-            mlp = lambda z, layer=layer: swiglu(layer.mlp, z)  # noqa: E731
+        attn = from_transformers(layer.self_attn, config)  # MultiHeadAttention, or latent attention
         with torch.no_grad():
             z = rms_norm(layer.input_layernorm)(x)  # RMSNorm(X)
             h = x + attn(z, mask=mha.causal_mask(N))[0]  # H = X + MultiHead(RMSNorm(X))
-            y = h + mlp(rms_norm(layer.post_attention_layernorm)(h))  # Y = H + MLP(RMSNorm(H))
+            y = h + mlp_output(layer, rms_norm(layer.post_attention_layernorm)(h))  # Y = H + MLP(RMSNorm(H))
         torch.testing.assert_close(y, expected, rtol=0, atol=TOL)
 
 
