@@ -18,8 +18,8 @@ a minute at the slow end, the lower end of the range (175-300) in which most adu
 else a reader meets is given a time of its own, an assumption of this book rather than a measurement: per
 code cell shown (reading the code and what it prints; at the slow end, predicting the output first) 1 to 2
 minutes, per display equation 0.5 to 1 minute, per figure 1 to 2 minutes, per interactive figure (trying its
-controls) 2 to 5 minutes. Exercises are not included. With ``--markdown`` it prints the table that
-teaching.md shows.
+controls) 2 to 5 minutes. Exercises are not included. With ``--markdown`` it prints the two tables
+that teaching.md shows.
 """
 
 from __future__ import annotations
@@ -123,18 +123,26 @@ def all_stats() -> list[Stats]:
 
 
 def markdown(stats: list[Stats]) -> str:
-    columns = ["chapter", "prose words", "equations", "code cells", "figures", "interactive figures"]
-    rows = [
-        "| " + " | ".join([*columns, "exercises", "slides", "reading"]) + " |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for s in stats:
+    """The two tables of teaching.md, each chapter by its short title (up to a colon): what a lecturer plans
+    with (reading time, exercises, slides), then what the reading time is computed from."""
+
+    def table(columns: list[str], cells) -> list[str]:
+        rows = ["| chapter | " + " | ".join(columns) + " |", "| --- |" + " ---: |" * len(columns)]
+        for s in stats:
+            link = f"{{doc}}`{s.title.split(':')[0].strip()} <chapters/{s.chapter}>`"
+            rows.append(f"| {link} | " + " | ".join(cells(s)) + " |")
+        return rows
+
+    def plan(s: Stats) -> list[str]:
         low, high = s.rounded_minutes
-        rows.append(
-            f"| {{doc}}`chapters/{s.chapter}` | {s.words:,} | {s.equations} | {s.code_cells} | {s.figures} "
-            f"| {s.interactive} | {s.exercises} | {s.slides} | {low}–{high} min |"
-        )
-    return "\n".join(rows)
+        return [f"{low}–{high} min", str(s.exercises), str(s.slides)]
+
+    def counts(s: Stats) -> list[str]:
+        return [f"{s.words:,}", str(s.equations), str(s.code_cells), str(s.figures), str(s.interactive)]
+
+    first = table(["reading", "exercises", "slides"], plan)
+    second = table(["words", "equations", "code cells", "figures", "interactive"], counts)
+    return "\n".join([*first, "", *second])
 
 
 def main(argv: list[str] | None = None) -> int:
