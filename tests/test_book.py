@@ -277,3 +277,25 @@ def test_the_notation_page_holds_the_shape_legend_of_the_code():
     assert {"B", "n_q", "n_k", "d_model", "h", "h_kv", "d_k"} <= set(names)
     symbols = {_plain(s.strip()) for row in notation_rows() for s in row[0].split(",")}
     assert set(names) <= symbols, f"notation.md lacks {sorted(set(names) - symbols)}"
+
+
+def test_the_transformer_block_is_taught_before_any_chapter_uses_it():
+    """ "Residual" and "RMSNorm" first appear in the section that teaches the block (the_math's label
+    the-math-block), apart from the preview in that chapter's opening cell: no earlier chapter, and no earlier
+    section of that chapter, uses them."""
+    for term in ("residual", "RMSNorm"):
+        for name in chapter_files():
+            cells = [
+                c
+                for c in nbformat.read(ROOT / f"{name}.ipynb", as_version=4).cells
+                if c.cell_type == "markdown"
+            ]
+            at = next((i for i, c in enumerate(cells) if "(the-math-block)=" in c.source), None)
+            uses = [i for i, c in enumerate(cells) if term.lower() in c.source.lower()]
+            if at is None:
+                assert not uses, f"{name} uses {term!r} before the chapter that teaches the Transformer block"
+                continue
+            assert all(i == 0 or i >= at for i in uses), f"{name} uses {term!r} before its block section"
+            break
+        else:
+            pytest.fail("no chapter has the label the-math-block")
