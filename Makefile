@@ -57,7 +57,7 @@ notebooks: $(STAMP)
 weights: $(STAMP)
 	$(BIN)/python -m mha.chapters.train_heads
 
-# Census, single-head ablations and greedy pruning of all-MiniLM-L6-v2's 72 heads for chapter 5 (What trained
+# Census, single-head ablations and greedy pruning of all-MiniLM-L6-v2's 72 heads for chapter 6 (What trained
 # heads do), into
 # mha/chapters/data/minilm_heads.json (about 7.5 minutes on 2 cores), and the 8-bit attention maps of the
 # corpus for the chapter's static viewer, into mha/chapters/data/minilm_attention.json (about 10 s).

@@ -49,6 +49,9 @@ from pathlib import Path
 
 import nbformat
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "_ext"))  # the book's Sphinx extensions
+from harness_comments import strip_harness_comments  # the site leaves out the same lines
+
 ROOT = Path(__file__).resolve().parents[1]
 
 SLIDE_LINES = 22  # lines of text that fit on a 1280 x 800 slide under its heading
@@ -254,20 +257,6 @@ def _cut_output(text: str) -> str:
         return text
     kept = "\n".join(lines[:OUTPUT_KEEP_LINES])
     return f"{kept}\n… ({len(lines) - OUTPUT_KEEP_LINES} more lines in the book)\n"
-
-
-def strip_harness_comments(source: str) -> str:
-    """The code without the test harness's comments: a ``# nbval...`` line and the comment lines under it."""
-    lines, kept, skipping = source.splitlines(), [], False
-    for line in lines:
-        if re.match(r"^\s*#\s*nbval", line):
-            skipping = True
-            continue
-        if skipping and line.lstrip().startswith("#"):
-            continue
-        skipping = False
-        kept.append(line)
-    return "\n".join(kept)
 
 
 def _is_figure(out) -> bool:

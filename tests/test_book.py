@@ -196,3 +196,106 @@ def test_set_up_code_is_hidden_on_the_site(path):
     setup, imports = code_cells(path)[:2]
     assert "remove-input" in setup.metadata.get("tags", []), path.name
     assert "hide-input" in imports.metadata.get("tags", []), path.name
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The front matter: the intro's map and the notation page
+# ---------------------------------------------------------------------------------------------------------
+
+
+def chapter_files() -> list[str]:
+    return [name for name in toc_files() if name.startswith("chapters/")]
+
+
+def test_the_intro_maps_the_chapters_in_the_order_of_the_toc():
+    """The map in intro.md numbers every chapter as the site does, in the order of _toc.yml."""
+    intro = (ROOT / "intro.md").read_text()
+    section = intro.split("## Map of the book", 1)[1].split("\n## ", 1)[0]
+    items = re.findall(r"^(\d+)\. \*\*\{doc\}`[^`<]*<(chapters/\w+)>`", section, re.M)
+    assert [target for _, target in items] == chapter_files()
+    assert [int(number) for number, _ in items] == list(range(1, len(items) + 1))
+
+
+NOTATION = ROOT / "notation.md"
+_LINK = re.compile(r"\{(ref|doc)\}`(?:[^`<]*<)?([^`>]+)>?`")
+
+
+def notation_rows() -> list[list[str]]:
+    """The rows of the notation page's tables: symbol, what it is (with its name in mha), where defined."""
+    rows = []
+    for line in NOTATION.read_text().splitlines():
+        if line.startswith("| ") and not line.startswith(("| ---", "| symbol ")):
+            rows.append([cell.strip() for cell in line.strip()[1:-1].split("|")])
+    return rows
+
+
+def labels_in_chapters() -> set[str]:
+    """Every ``(label)=`` target and exercise ``:label:`` of the chapters."""
+    cells = [c for path in CHAPTERS for c in nbformat.read(path, as_version=4).cells]
+    text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    targets = re.findall(r"^\(([\w-]+)\)=\s*$", text, re.M)
+    return set(targets) | set(re.findall(r"^:label: ([\w-]+)$", text, re.M))
+
+
+def test_the_notation_page_is_front_matter_right_after_the_intro():
+    """In _toc.yml after the intro and before the first chapter, in an unnumbered part, outside chapters/ (the
+    decks, the chapter statistics and the chapter checks read only chapters/)."""
+    names = toc_files()
+    assert names[1] == "notation" and names[2] == chapter_files()[0]
+    (part,) = [p for p in TOC["parts"] if any(c["file"] == "notation" for c in p["chapters"])]
+    assert not part.get("numbered") and [c["file"] for c in part["chapters"]] == ["notation"]
+    assert source_of("notation") == NOTATION
+
+
+def test_every_symbol_of_the_notation_page_is_linked_to_where_it_is_defined():
+    rows = notation_rows()
+    assert len(rows) >= 40
+    labels = labels_in_chapters()
+    for row in rows:
+        assert len(row) == 3 and row[0], f"a row of notation.md needs three cells: {row}"
+        links = _LINK.findall(row[2])
+        assert links, f"notation.md: {row[0]} is not linked to where it is defined"
+        for role, target in links:
+            if role == "ref":
+                assert target in labels, f"notation.md: {row[0]} links to an unknown label {target!r}"
+            else:
+                assert source_of(target.lstrip("/")), target
+
+
+def _plain(symbol: str) -> str:
+    """As the code's legend has it: ``$d_\\text{model}$`` -> ``d_model``, ``$h_{kv}$`` -> ``h_kv``."""
+    symbol = re.sub(r"\\text\{([^}]*)\}", r"\1", symbol.replace("$", ""))
+    return re.sub(r"_\{([^}]*)\}", r"_\1", symbol)
+
+
+def test_the_notation_page_holds_the_shape_legend_of_the_code():
+    """Each name in the shape legend of mha.multihead (B, n_q, n_k, d_model, h, h_kv, d_k) is on the page."""
+    import mha.multihead
+
+    legend = mha.multihead.__doc__.split("Shape legend:", 1)[1].split("\n\n", 1)[0]
+    names = re.findall(r"^\s+(\w+)\s", legend, re.M)
+    assert {"B", "n_q", "n_k", "d_model", "h", "h_kv", "d_k"} <= set(names)
+    symbols = {_plain(s.strip()) for row in notation_rows() for s in row[0].split(",")}
+    assert set(names) <= symbols, f"notation.md lacks {sorted(set(names) - symbols)}"
+
+
+def test_the_transformer_block_is_taught_before_any_chapter_uses_it():
+    """ "Residual" and "RMSNorm" first appear in the section that teaches the block (the_math's label
+    the-math-block), apart from the preview in that chapter's opening cell: no earlier chapter, and no earlier
+    section of that chapter, uses them."""
+    for term in ("residual", "RMSNorm"):
+        for name in chapter_files():
+            cells = [
+                c
+                for c in nbformat.read(ROOT / f"{name}.ipynb", as_version=4).cells
+                if c.cell_type == "markdown"
+            ]
+            at = next((i for i, c in enumerate(cells) if "(the-math-block)=" in c.source), None)
+            uses = [i for i, c in enumerate(cells) if term.lower() in c.source.lower()]
+            if at is None:
+                assert not uses, f"{name} uses {term!r} before the chapter that teaches the Transformer block"
+                continue
+            assert all(i == 0 or i >= at for i in uses), f"{name} uses {term!r} before its block section"
+            break
+        else:
+            pytest.fail("no chapter has the label the-math-block")
