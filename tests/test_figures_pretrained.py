@@ -78,6 +78,27 @@ def test_head_grid_has_layers_as_rows_and_heads_as_columns_on_one_scale():
     assert len(colour_bars) == 1
 
 
+@pytest.mark.parametrize("n", [1, 5, 9])
+def test_head_grid_names_only_the_first_and_last_token_and_readably(n):
+    from mha.figures._style import TEXT_PT
+
+    fig = plot_head_grid(weights(L, H, n, n), tokens(n))
+    fig.canvas.draw()
+    panels = [ax for ax in fig.axes if ax.get_images()]
+    corner = panels[(L - 1) * H]
+    ends = [tokens(n)[0], tokens(n)[-1]] if n > 1 else [tokens(n)[0]]
+    assert [t.get_text() for t in corner.get_xticklabels()] == ends
+    assert list(corner.get_xticks()) == ([0, n - 1] if n > 1 else [0])
+    assert all(t.get_fontsize() >= TEXT_PT for t in corner.get_xticklabels())
+    assert corner.get_yticklabels() == [] or all(not t.get_text() for t in corner.get_yticklabels())
+    assert all(not ax.get_xticklabels() for ax in panels if ax is not corner)
+    # the labels fit inside the figure, below the panel
+    box = fig.bbox
+    for label in corner.get_xticklabels():
+        extent = label.get_window_extent()
+        assert extent.y0 >= box.y0 - 1e-6 and extent.y1 <= corner.get_window_extent().y0 + 1e-6
+
+
 def test_pattern_grid_colours_each_head_by_its_label_with_counts_in_the_legend():
     labels = [
         ["cls", "broad", "previous", "mixed"],

@@ -7,13 +7,15 @@ attention so that it returns its weights.
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 import torch
 from tokenizers import Tokenizer, models, pre_tokenizers, processors
 
-from mha.chapters.minilm_heads import load_corpus, load_head_results
+from mha.chapters.minilm_heads import LINEAGE, load_corpus, load_head_results
+from mha.costs import MODEL_CONFIGS
 from mha.pretrained import minilm
 from mha.pretrained.heads import (
     _pair_texts,
@@ -27,6 +29,7 @@ from mha.pretrained.heads import (
     single_head_ablation,
 )
 from mha.pretrained.minilm import (
+    MINILM,
     MiniLMConfig,
     MiniLMEncoder,
     attend,
@@ -262,6 +265,33 @@ def test_mean_pool_ignores_padding():
 # --- the chapter's shipped data ------------------------------------------------------------------------
 
 
+def test_shipped_head_results_say_how_long_each_part_took_and_where():
+    results = load_head_results()
+    metadata = results["metadata"]
+    assert metadata["machine"] and metadata["threads"] >= 1 and len(metadata["load_average_at_end"]) == 3
+    for part in ("census", "single_ablation", "pruning"):
+        assert results["seconds"][part] > 0 and results["cpu_seconds"][part] > 0
+    assert sum(results["seconds"].values()) <= metadata["wall_seconds"]
+
+
+def test_the_lineage_is_what_the_shipped_config_says():
+    # all-MiniLM-L6-v2 was fine-tuned from nreimers/MiniLM-L6-H384-uncased (its config's _name_or_path),
+    # which is microsoft/MiniLM-L12-H384-uncased with every second layer dropped: 6 layers, half of 12.
+    config = json.loads((minilm.model_dir() / "config.json").read_text())
+    distilled, cut, fine_tuned = LINEAGE
+    assert config["_name_or_path"] == cut.name
+    assert fine_tuned.name == "sentence-transformers/all-MiniLM-L6-v2"
+    assert fine_tuned.n_layers == cut.n_layers == config["num_hidden_layers"] == MINILM.n_layers
+    assert 2 * cut.n_layers == distilled.n_layers
+    assert {c.d_model for c in LINEAGE} == {config["hidden_size"]} == {MINILM.d_model}
+
+
+def test_minilm_is_half_of_bert_base_in_depth_and_in_width():
+    bert = MODEL_CONFIGS["BERT-base"]
+    assert (MINILM.n_layers / bert.n_layers, MINILM.d_model / bert.d_model) == (0.5, 0.5)
+    assert MINILM.h == bert.h  # the same number of heads, each half as wide
+
+
 def test_corpus_is_large_and_varied_enough():
     corpus = load_corpus()
     assert len(corpus["sentences"]) >= 50 and len(set(corpus["sentences"])) == len(corpus["sentences"])
@@ -281,6 +311,8 @@ def test_shipped_head_results_agree_with_live_recomputation(encoder):
 
     pruning = results["pruning"]
     assert len(pruning["removed"]) == 72 and len(pruning["cosine"]) == 73
+    assert pruning["passes"] == sum(72 - k for k in range(72)) == 2628  # step k scores the heads left
+    assert results["single_ablation"]["passes"] == 72
     assert results["ranking"] == pruning["removed"][::-1]
     single = torch.tensor(results["single_ablation"]["cosine"])  # (L, h)
     first = divmod(int(single.argmax()), 12)  # greedy's first step is the best single ablation
@@ -300,6 +332,7 @@ def test_greedy_pruning_first_removes_the_head_whose_single_ablation_hurts_least
     curve = greedy_pruning(encoder, pairs, steps=1)
     single = single_head_ablation(encoder, pairs)
     assert curve["removed"] == [divmod(int(single["cosine"].argmax()), 12)]
+    assert curve["passes"] == 72  # step 1 scores every head
     assert curve["cosine"] == [pytest.approx(1.0), pytest.approx(single["cosine"].max().item(), abs=1e-6)]
     assert len(curve["paraphrase_accuracy"]) == 2
     with pytest.raises(ValueError, match="steps"):

@@ -30,7 +30,7 @@ def test_shapes_and_ranges(name):
     assert targets.shape == (16, task.seq_len, task.n_lookups)
     assert tokens.min() >= 0 and tokens.max() < task.vocab_size
     scored = targets[targets != IGNORE]
-    assert scored.numel() > 0 and scored.min() >= 0 and scored.max() < task.n_values
+    assert scored.numel() > 0 and scored.min() >= 0 and scored.max() < task.n_symbols
     assert len(task.token_names()) == task.vocab_size
 
 
@@ -46,27 +46,27 @@ def test_copy_targets_are_the_tokens_offsets_back(name):
 
 
 @pytest.mark.parametrize("name", ["recall-1", "recall-3", "recall-3-split"])
-def test_recall_targets_are_the_values_of_the_marked_tokens(name):
+def test_recall_targets_are_the_symbols_of_the_marked_tokens(name):
     task = TASKS[name]
-    V = task.n_values
+    S = task.n_symbols
     tokens, targets = task.sample(64, seed=2)
     assert (tokens[:, -1] == task.query_token).all()
     assert (targets[:, :-1] == IGNORE).all()
     for b in range(64):
         body = tokens[b, :-1]
         for marker in range(task.n_markers):
-            (place,) = torch.nonzero(body // V == marker + 1)[:, 0].tolist()  # exactly one token per marker
+            (place,) = torch.nonzero(body // S == marker + 1)[:, 0].tolist()  # exactly one token per marker
             if marker in task.lookups:
-                assert targets[b, -1, task.lookups.index(marker)] == body[place] % V
+                assert targets[b, -1, task.lookups.index(marker)] == body[place] % S
     names = task.token_names()
-    assert names[V + 5] == "A5" and names[task.query_token] == "?"
+    assert names[S + 5] == "A5" and names[task.query_token] == "?"
 
 
 def test_markers_land_everywhere():
     # Markers must not sit at fixed places, or a head could find them by position instead of content.
     task = TASKS["recall-3"]
     tokens, _ = task.sample(512, seed=3)
-    places = torch.nonzero(tokens[:, :-1] // task.n_values == 1)[:, 1]  # positions of the A tokens
+    places = torch.nonzero(tokens[:, :-1] // task.n_symbols == 1)[:, 1]  # positions of the A tokens
     assert set(places.tolist()) == set(range(task.seq_len - 1))
 
 
@@ -96,3 +96,10 @@ def test_split_task_has_the_same_data_as_its_twin():
     assert split.split_embedding and not twin.split_embedding
     for x, y in zip(split.sample(8, seed=4), twin.sample(8, seed=4), strict=True):
         assert torch.equal(x, y)
+
+
+def test_a_token_carries_a_symbol_never_a_value():
+    # "values" are what W_v makes in attention; the tasks' descriptions must not reuse the word.
+    for task in TASKS.values():
+        assert "value" not in task.description, task.name
+    assert not hasattr(TASKS["copy-1"], "n_values")

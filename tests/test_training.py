@@ -63,7 +63,7 @@ def test_forward_shapes_and_causal_weights(h):
     task = model.task
     tokens, _ = task.sample(5, seed=0)
     logits, weights = model(tokens)
-    assert logits.shape == (5, task.seq_len, task.n_lookups, task.n_values)
+    assert logits.shape == (5, task.seq_len, task.n_lookups, task.n_symbols)
     assert weights.shape == (5, h, task.seq_len, task.seq_len)
     torch.testing.assert_close(weights.sum(-1), torch.ones(5, h, task.seq_len))
     assert (weights.triu(diagonal=1) == 0).all()
@@ -72,7 +72,7 @@ def test_forward_shapes_and_causal_weights(h):
 
 def test_loss_and_accuracy_skip_ignored_targets():
     targets = torch.tensor([[[1, IGNORE], [0, 2]]])  # (B=1, n=2, k=2)
-    logits = torch.full((1, 2, 2, 3), -10.0)  # (B, n, k, V)
+    logits = torch.full((1, 2, 2, 3), -10.0)  # (B, n, k, S)
     logits[0, 0, 0, 1] = logits[0, 1, 0, 0] = 10.0  # slot 0 right twice
     logits[0, 0, 1, 0] = logits[0, 1, 1, 1] = 10.0  # slot 1 wrong where scored
     loss, slot_accuracy = loss_and_accuracy(logits, targets)
@@ -196,7 +196,7 @@ def test_attention_to_markers_rows_sum_to_one_and_find_the_marker():
     tokens, _ = task.sample(4, seed=0)
     n = task.seq_len
     weights = torch.zeros(4, 2, n, n)
-    weights[:, 0, -1] = (tokens // task.n_values == 2).float()  # head 0: all on marker B
+    weights[:, 0, -1] = (tokens // task.n_symbols == 2).float()  # head 0: all on marker B
     weights[:, 1, -1, -1] = 1.0  # head 1: on the query itself
     shares = attention_to_markers(weights, tokens, task)
     torch.testing.assert_close(shares, torch.tensor([[0.0, 1, 0, 0, 0], [0, 0, 0, 0, 1]]))
@@ -204,14 +204,14 @@ def test_attention_to_markers_rows_sum_to_one_and_find_the_marker():
         attention_to_markers(weights, tokens, TASKS["copy-3"])
 
 
-def test_split_embedding_adds_a_marker_vector_and_a_value_vector():
+def test_split_embedding_adds_a_marker_vector_and_a_symbol_vector():
     model = build_model(TrainConfig("recall-3-split", h=2))
     assert model.embedding.num_embeddings == 8 and model.marker.num_embeddings == 5
     x = model.embed_names(["A5", "B5", "A3", "?"])  # (n, d_model), positions 0..3
     p = model.position.weight[:4]  # (4, d_model)
-    value, marker = model.embedding.weight, model.marker.weight
-    torch.testing.assert_close(x[0] - p[0], value[5] + marker[1])
-    torch.testing.assert_close(x[1] - p[1], value[5] + marker[2])
-    torch.testing.assert_close(x[2] - p[2], value[3] + marker[1])
-    torch.testing.assert_close(x[3] - p[3], value[0] + marker[4])  # the query token
+    symbol, marker = model.embedding.weight, model.marker.weight
+    torch.testing.assert_close(x[0] - p[0], symbol[5] + marker[1])
+    torch.testing.assert_close(x[1] - p[1], symbol[5] + marker[2])
+    torch.testing.assert_close(x[2] - p[2], symbol[3] + marker[1])
+    torch.testing.assert_close(x[3] - p[3], symbol[0] + marker[4])  # the query token
     assert build_model(TrainConfig("recall-3", h=2)).marker is None

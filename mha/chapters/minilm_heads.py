@@ -1,14 +1,15 @@
-"""The data behind the chapter on all-MiniLM-L6-v2's heads: census, single-head ablations, greedy pruning.
+"""The data behind "What trained heads do" (and chapter 1's look at the same model): where the model comes
+from (:data:`LINEAGE`), and the census, single-head ablations and greedy pruning of its heads.
 
-Regenerate ``mha/chapters/data/minilm_heads.json`` (deterministic up to floating-point rounding; about ten
-minutes on 2 cores, almost all of it greedy pruning)::
+Regenerate ``mha/chapters/data/minilm_heads.json`` (deterministic up to floating-point rounding; minutes,
+almost all of them greedy pruning: the file records how long each part took, on which machine)::
 
     python -m mha.chapters.minilm_heads
 
 The sentences and paraphrase pairs are ``mha/chapters/data/minilm_corpus.json``, written for the book:
 ``sentences`` feed the census (:func:`mha.pretrained.heads.head_census`), ``paraphrase_pairs`` the
-ablations and the pruning (:mod:`mha.pretrained.heads`). The chapter reads both files with
-:func:`load_corpus` and :func:`load_head_results` and recomputes nothing slow.
+ablations and the pruning (:mod:`mha.pretrained.heads`). The chapters read both files with
+:func:`load_corpus` and :func:`load_head_results` and recompute nothing slow.
 
 Shape legend:
     L  number of layers, 6
@@ -19,10 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -43,6 +46,54 @@ CORPUS_FILE = "minilm_corpus.json"
 RESULTS_FILE = "minilm_heads.json"
 COMMAND = "python -m mha.chapters.minilm_heads"
 DIGITS = 6  # decimals kept in the JSON file
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """One step in the making of all-MiniLM-L6-v2, with where it is stated."""
+
+    name: str  # the checkpoint's name on the Hugging Face Hub
+    n_layers: int  # Transformer layers
+    d_model: int  # width
+    made: str  # how it was made from the step before
+    source: str  # where that is stated
+
+
+LINEAGE = (
+    Checkpoint(
+        "microsoft/MiniLM-L12-H384-uncased",
+        12,
+        384,
+        "distilled (deep self-attention distillation) from a UniLMv2 teacher of BERT-base size, 12 x 768",
+        "Wang et al. 2020 (MiniLM); the MiniLM README of github.com/microsoft/unilm, English models",
+    ),
+    Checkpoint(
+        "nreimers/MiniLM-L6-H384-uncased",
+        6,
+        384,
+        "the 12-layer model with every second layer dropped",
+        "its model card on the Hugging Face Hub; its config.json (_name_or_path: the 12-layer model)",
+    ),
+    Checkpoint(
+        "sentence-transformers/all-MiniLM-L6-v2",
+        6,
+        384,
+        "fine-tuned on about 1B sentence pairs with a contrastive objective",
+        "its model card; its config.json, shipped with the weights (_name_or_path: the 6-layer model above)",
+    ),
+)
+"""How all-MiniLM-L6-v2 was made, oldest first: distilled at 12 layers, cut to 6, then fine-tuned."""
+
+
+def machine() -> str:
+    """The machine a measurement ran on: architecture, CPU model (Linux), logical CPUs and system."""
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
+    except OSError:  # not Linux
+        pass
+    return f"{platform.machine()}, {cpu or 'CPU unknown'}, {os.cpu_count()} logical CPUs, {platform.system()}"
 
 
 def _data_file(name: str):
@@ -85,24 +136,25 @@ def compute_results(encoder: MiniLMEncoder, corpus: dict, *, steps: int | None =
 
     Returns:
         A JSON-ready dict: ``census`` (each pattern, ``L x h``), ``labels`` (``L x h``) and their ``counts``,
-        ``single_ablation`` (``L x h`` cosine and paraphrase accuracy with one head off), ``pruning`` (the
-        greedy curve) and ``ranking`` (heads, most important first: the reverse of the removal order), and
-        ``seconds`` spent on each part.
+        ``single_ablation`` (``L x h`` cosine and paraphrase accuracy with one head off, and the number of
+        partial forward passes it ran), ``pruning`` (the greedy curve and its number of partial forward
+        passes) and ``ranking`` (heads, most important first: the reverse of the removal order), and
+        ``seconds`` spent on each part (wall clock) and ``cpu_seconds`` (the process's CPU time, summed over
+        its threads: less sensitive than the wall clock to other work on the machine).
     """
     sentences, pairs = corpus["sentences"], corpus["paraphrase_pairs"]
-    seconds = {}
-    start = time.perf_counter()
-    census = head_census(encoder, sentences)
+    seconds, cpu_seconds = {}, {}
+
+    def timed(name, fn, *args, **kwargs):
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = fn(*args, **kwargs)
+        seconds[name], cpu_seconds[name] = time.perf_counter() - wall, time.process_time() - cpu
+        return result
+
+    census = timed("census", head_census, encoder, sentences)
     labels = classify_heads(census)
-    seconds["census"] = time.perf_counter() - start
-
-    start = time.perf_counter()
-    single = single_head_ablation(encoder, pairs)
-    seconds["single_ablation"] = time.perf_counter() - start
-
-    start = time.perf_counter()
-    pruning = greedy_pruning(encoder, pairs, steps=steps)
-    seconds["pruning"] = time.perf_counter() - start
+    single = timed("single_ablation", single_head_ablation, encoder, pairs)
+    pruning = timed("pruning", greedy_pruning, encoder, pairs, steps=steps)
 
     removed = [list(pair) for pair in pruning["removed"]]
     return {
@@ -115,15 +167,18 @@ def compute_results(encoder: MiniLMEncoder, corpus: dict, *, steps: int | None =
             "cosine": _rounded(single["cosine"]),
             "paraphrase_accuracy": _rounded(single["paraphrase_accuracy"]),
             "intact_paraphrase_accuracy": _rounded(single["intact_paraphrase_accuracy"]),
+            "passes": single["cosine"].numel(),  # one partial forward pass per head
         },
         "pruning": {
             "metric": "mean cosine between pruned and intact sentence embeddings of the paraphrase sentences",
             "removed": removed,
             "cosine": _rounded(pruning["cosine"]),
             "paraphrase_accuracy": _rounded(pruning["paraphrase_accuracy"]),
+            "passes": pruning["passes"],
         },
         "ranking": removed[::-1],
         "seconds": {name: round(s, 1) for name, s in seconds.items()},
+        "cpu_seconds": {name: round(s, 1) for name, s in cpu_seconds.items()},
     }
 
 
@@ -144,6 +199,9 @@ def main(argv: list[str] | None = None) -> None:
         "torch": torch.__version__,
         "python": platform.python_version(),
         "threads": torch.get_num_threads(),
+        "machine": machine(),
+        # Other work on the machine while this ran: the load average over the last 1, 5 and 15 minutes.
+        "load_average_at_end": [round(x, 1) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
         "wall_seconds": round(time.perf_counter() - start, 1),
     }
     args.output.write_text(json.dumps({"metadata": metadata, **results}, indent=1) + "\n", encoding="utf-8")

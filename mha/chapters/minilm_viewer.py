@@ -1,4 +1,4 @@
-"""The data of chapter 1's real-heads viewer: all-MiniLM-L6-v2's attention on the book's sentences.
+"""The data of the real-heads viewer of "What trained heads do": all-MiniLM-L6-v2's attention on the corpus.
 
 Every head's weights on every sentence of ``mha/chapters/data/minilm_corpus.json`` ("sentences"), stored
 8-bit and compressed by :func:`mha.widgets.realheads.viewer_config` in

@@ -1,17 +1,21 @@
-"""Synthetic tasks for the chapter "Why multiple heads?": a position must look up one or several others.
+"""Synthetic tasks of the toy-model experiment (chapter 1 in brief, the appendix in full): a position must
+look up one or several others.
 
 Every task is a frozen :class:`Task` in :data:`TASKS`. ``task.sample(batch_size, seed=...)`` returns
 integer ``tokens`` and ``targets``; the same seed always gives the same batch. Two families:
 
-* **copy** (lookup by *position*): tokens are uniform over ``n_values`` symbols; at every position ``i``
+* **copy** (lookup by *position*): tokens are uniform over ``n_symbols`` symbols; at every position ``i``
   that has all its offsets inside the sequence, the targets are the tokens ``offsets`` places back,
   in order: ``targets[:, i, j] = tokens[:, i - offsets[j]]``.
 * **recall** (lookup by *content*): ``n_markers`` tokens of the sequence carry a marker (A, B, C, ...) and a
-  value; the others are unmarked values (noise). The last token is a query; its targets are the values of
-  the markers in ``lookups``, in order. Markers sit at random places, so only content can find them.
+  symbol; the others are unmarked symbols (noise). The last token is a query; its targets are the symbols
+  of the markers in ``lookups``, in order. Markers sit at random places, so only content can find them.
   With ``split_embedding`` the data are the same, but the model embeds a token as the sum of a marker
-  embedding and a value embedding (as a Transformer adds a word and its position), so which value goes
+  embedding and a symbol embedding (as a Transformer adds a word and its position), so which symbol goes
   with which marker is no longer written into one vector per token.
+
+What a token carries is called a *symbol*, never a value: in attention, "values" are the vectors that
+``W_v`` makes, and the two must not be confused.
 
 A target of :data:`IGNORE` (``-100``, PyTorch's ``ignore_index``) means "no prediction here".
 
@@ -19,6 +23,7 @@ Shape legend:
     B  batch size
     n  sequence length
     k  number of lookups (targets per position), ``task.n_lookups``
+    S  number of symbols, ``task.n_symbols``
 """
 
 from __future__ import annotations
@@ -43,11 +48,11 @@ class Task:
     family: str  # "copy" (lookup by position) or "recall" (lookup by content)
     description: str  # what the answers are, one line for tables
     seq_len: int = 16  # n, tokens per sequence (for recall, including the final query token)
-    n_values: int = 8  # symbols a target can take; chance accuracy is 1 / n_values
+    n_symbols: int = 8  # symbols a token carries and a target can take; chance accuracy is 1 / n_symbols
     offsets: tuple[int, ...] = ()  # copy: how far back each target lies, in target order
     n_markers: int = 0  # recall: marked tokens per sequence (markers 0, 1, ... = A, B, ...)
-    lookups: tuple[int, ...] = ()  # recall: which markers' values the query must output, in order
-    split_embedding: bool = False  # recall: the model embeds a token as marker + value, two tables added
+    lookups: tuple[int, ...] = ()  # recall: which markers' symbols the query must output, in order
+    split_embedding: bool = False  # recall: the model embeds a token as marker + symbol, two tables added
 
     def __post_init__(self) -> None:
         if self.family == "copy":
@@ -70,8 +75,8 @@ class Task:
 
     @property
     def vocab_size(self) -> int:
-        """Number of distinct input tokens: the values, plus (recall) marked values and the query token."""
-        return self.n_values if self.family == "copy" else (self.n_markers + 1) * self.n_values + 1
+        """Number of distinct input tokens: the symbols, plus (recall) marked symbols and the query token."""
+        return self.n_symbols if self.family == "copy" else (self.n_markers + 1) * self.n_symbols + 1
 
     @property
     def query_token(self) -> int | None:
@@ -79,11 +84,11 @@ class Task:
         return self.vocab_size - 1 if self.family == "recall" else None
 
     def token_names(self) -> list[str]:
-        """A readable name per token id: ``"5"`` for a value, ``"B5"`` for value 5 marked B, ``"?"``."""
-        names = [str(v) for v in range(self.n_values)]
+        """A readable name per token id: ``"5"`` for a symbol, ``"B5"`` for symbol 5 marked B, ``"?"``."""
+        names = [str(s) for s in range(self.n_symbols)]
         if self.family == "recall":
             for m in range(self.n_markers):
-                names += [f"{chr(ord('A') + m)}{v}" for v in range(self.n_values)]
+                names += [f"{chr(ord('A') + m)}{s}" for s in range(self.n_symbols)]
             names.append("?")
         return names
 
@@ -96,12 +101,12 @@ class Task:
 
         Returns:
             ``(tokens, targets)``: ``tokens`` of shape ``(B, n)`` with ids in ``0..vocab_size-1`` and
-            ``targets`` of shape ``(B, n, k)`` with values in ``0..n_values-1`` or :data:`IGNORE`.
+            ``targets`` of shape ``(B, n, k)`` with symbols in ``0..n_symbols-1`` or :data:`IGNORE`.
         """
         check_positive_int("batch_size", batch_size)
         gen = torch.Generator().manual_seed(seed)
-        B, n, V = batch_size, self.seq_len, self.n_values
-        tokens = torch.randint(V, (B, n), generator=gen)  # (B, n), unmarked values
+        B, n, S = batch_size, self.seq_len, self.n_symbols
+        tokens = torch.randint(S, (B, n), generator=gen)  # (B, n), unmarked symbols
         targets = torch.full((B, n, self.n_lookups), IGNORE, dtype=torch.long)  # (B, n, k)
         if self.family == "copy":
             start = max(self.offsets)
@@ -110,11 +115,11 @@ class Task:
             return tokens, targets
         # recall: put the markers at distinct random places before the final query token.
         places = torch.rand(B, n - 1, generator=gen).argsort(dim=1)[:, : self.n_markers]  # (B, n_markers)
-        values = tokens.gather(1, places)  # (B, n_markers)
-        marked = values + V * (1 + torch.arange(self.n_markers))  # (B, n_markers), ids of "A5", "B2", ...
+        symbols = tokens.gather(1, places)  # (B, n_markers)
+        marked = symbols + S * (1 + torch.arange(self.n_markers))  # (B, n_markers), ids of "A5", "B2", ...
         tokens.scatter_(1, places, marked)
         tokens[:, -1] = self.query_token
-        targets[:, -1, :] = values[:, list(self.lookups)]  # (B, k)
+        targets[:, -1, :] = symbols[:, list(self.lookups)]  # (B, k)
         return tokens, targets
 
 
@@ -131,21 +136,21 @@ TASKS: dict[str, Task] = {
         Task(
             "recall-1",
             "recall",
-            "the value marked A (control: one lookup by content; B, C distract)",
+            "the symbol marked A (control: one lookup by content; B, C distract)",
             n_markers=3,
             lookups=(0,),
         ),
         Task(
             "recall-3",
             "recall",
-            "the values marked A, B and C, in order (three lookups by content)",
+            "the symbols marked A, B and C, in order (three lookups by content)",
             n_markers=3,
             lookups=(0, 1, 2),
         ),
         Task(
             "recall-3-split",
             "recall",
-            "as recall-3, but each token embedded as marker + value (two tables added)",
+            "as recall-3, but each token embedded as marker + symbol (two tables added)",
             n_markers=3,
             lookups=(0, 1, 2),
             split_embedding=True,

@@ -1,4 +1,4 @@
-"""Regenerate the trained models and metrics of the chapter "Why multiple heads?".
+"""Regenerate the toy models and metrics of the appendix "Heads in toy models" (summarised in chapter 1).
 
 Usage::
 
@@ -6,7 +6,7 @@ Usage::
 
 It trains every run of :func:`mha.chapters.training.grid_configs` (tasks x numbers of heads x seeds), one
 thread per run in ``N`` processes, and writes ``heads_runs.json`` and ``heads_weights.safetensors`` into
-``DIR`` (by default the package's ``mha/chapters/data``, where the chapter loads them). The same PyTorch
+``DIR`` (by default the package's ``mha/chapters/data``, where the chapters load them). The same PyTorch
 build gives the same files.
 """
 

@@ -1,4 +1,4 @@
-"""Train tiny one-layer attention models on :mod:`mha.tasks`, evaluate them, and ablate their heads.
+"""Train tiny one-layer attention models on :mod:`mha.chapters.tasks`, evaluate them, and ablate their heads.
 
 The model is the smallest thing that still has the shape of a Transformer layer: token embedding plus a
 learned position embedding (as in GPT-2, so a head can learn to look any number of places back), one
@@ -16,7 +16,7 @@ Shape legend:
     d_model  model width
     h        number of heads; d_k = d_model / h
     k        number of lookups per position (``task.n_lookups``)
-    V        number of values a target can take (``task.n_values``)
+    S        number of symbols a target can take (``task.n_symbols``)
 """
 
 from __future__ import annotations
@@ -77,19 +77,19 @@ class OneLayerAttentionModel(nn.Module):
 
     Attributes:
         embedding: ``nn.Embedding(task.vocab_size, d_model)``, one vector per token; for a task with
-            ``split_embedding``, ``nn.Embedding(task.n_values, d_model)``, one vector per value.
+            ``split_embedding``, ``nn.Embedding(task.n_symbols, d_model)``, one vector per symbol.
         marker: ``None``, or for ``split_embedding`` ``nn.Embedding(task.n_markers + 2, d_model)``: one
-            vector per kind of token (unmarked, A, B, ..., query), added to the value's.
+            vector per kind of token (unmarked, A, B, ..., query), added to the symbol's.
         position: ``nn.Embedding(task.seq_len, d_model)``, one learned vector per position.
         attn: the :class:`mha.MultiHeadAttention` layer under study.
-        readout: ``Linear(d_model, d_ff)``, ReLU, ``Linear(d_ff, k * V)``, applied at every position.
+        readout: ``Linear(d_model, d_ff)``, ReLU, ``Linear(d_ff, k * S)``, applied at every position.
     """
 
     def __init__(self, task: Task, d_model: int, h: int, *, d_ff: int = 32) -> None:
         super().__init__()
         self.task = task
         if task.split_embedding:
-            self.embedding = nn.Embedding(task.n_values, d_model)
+            self.embedding = nn.Embedding(task.n_symbols, d_model)
             self.marker = nn.Embedding(task.n_markers + 2, d_model)
         else:
             self.embedding = nn.Embedding(task.vocab_size, d_model)
@@ -98,7 +98,7 @@ class OneLayerAttentionModel(nn.Module):
         self.register_buffer("mask", causal_mask(task.seq_len), persistent=False)
         self.attn = MultiHeadAttention(d_model, h)
         self.readout = nn.Sequential(
-            nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, task.n_lookups * task.n_values)
+            nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, task.n_lookups * task.n_symbols)
         )
 
     def embed(self, tokens: torch.Tensor) -> torch.Tensor:
@@ -106,9 +106,9 @@ class OneLayerAttentionModel(nn.Module):
         n = tokens.size(1)
         if self.marker is None:
             x = self.embedding(tokens)  # (B, n, d_model)
-        else:  # token id = kind * n_values + value, see mha.tasks
-            V = self.task.n_values
-            x = self.embedding(tokens % V) + self.marker(tokens // V)  # (B, n, d_model)
+        else:  # token id = kind * n_symbols + symbol, see mha.chapters.tasks
+            S = self.task.n_symbols
+            x = self.embedding(tokens % S) + self.marker(tokens // S)  # (B, n, d_model)
         return x + self.position.weight[:n]  # (B, n, d_model)
 
     def embed_names(self, names: Sequence[str]) -> torch.Tensor:
@@ -130,13 +130,13 @@ class OneLayerAttentionModel(nn.Module):
         return self.embed(tokens)[0]  # (n, d_model)
 
     def forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Return ``(logits, weights)`` of shapes ``(B, n, k, V)`` and ``(B, h, n, n)``."""
+        """Return ``(logits, weights)`` of shapes ``(B, n, k, S)`` and ``(B, h, n, n)``."""
         B, n = tokens.shape
         x = self.embed(tokens)  # (B, n, d_model)
         mask = self.mask[:n, :n]  # (n, n)
         a, weights = self.attn(x, mask=mask)  # (B, n, d_model), (B, h, n, n)
-        logits = self.readout(x + a)  # (B, n, k * V)
-        return logits.view(B, n, self.task.n_lookups, self.task.n_values), weights
+        logits = self.readout(x + a)  # (B, n, k * S)
+        return logits.view(B, n, self.task.n_lookups, self.task.n_symbols), weights
 
 
 def build_model(config: TrainConfig) -> OneLayerAttentionModel:
@@ -150,15 +150,15 @@ def loss_and_accuracy(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torc
     """Cross-entropy over the scored targets, and the accuracy of each lookup slot.
 
     Args:
-        logits: shape ``(B, n, k, V)``.
-        targets: shape ``(B, n, k)``, :data:`mha.tasks.IGNORE` where nothing is scored.
+        logits: shape ``(B, n, k, S)``.
+        targets: shape ``(B, n, k)``, :data:`mha.chapters.tasks.IGNORE` where nothing is scored.
 
     Returns:
         ``(loss, slot_accuracy)``: a scalar, and a tensor of shape ``(k,)``, the fraction of correct
         predictions per lookup.
     """
-    V = logits.size(-1)
-    loss = F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1), ignore_index=IGNORE)
+    S = logits.size(-1)
+    loss = F.cross_entropy(logits.reshape(-1, S), targets.reshape(-1), ignore_index=IGNORE)
     scored = targets != IGNORE  # (B, n, k)
     correct = (logits.argmax(-1) == targets) & scored  # (B, n, k)
     slot_accuracy = correct.sum(dim=(0, 1)) / scored.sum(dim=(0, 1))  # (k,)
@@ -285,7 +285,7 @@ def attention_to_markers(weights: torch.Tensor, tokens: torch.Tensor, task: Task
     if task.family != "recall":
         raise ValueError(f"task must be a recall task, got {task.name!r}")
     last = weights[:, :, -1, :]  # (B, h, n), where the query looks
-    kind = tokens // task.n_values  # (B, n): 0 unmarked, 1 + m for marker m, n_markers + 1 the query
+    kind = tokens // task.n_symbols  # (B, n): 0 unmarked, 1 + m for marker m, n_markers + 1 the query
     columns = [(last * (kind == m)[:, None, :]).sum(-1) for m in range(1, task.n_markers + 1)]
     columns += [(last * (kind == 0)[:, None, :]).sum(-1), last[:, :, -1]]  # unmarked, the query itself
     return torch.stack(columns, dim=-1).mean(0)  # (h, n_markers + 2)
@@ -313,7 +313,7 @@ def _run(config: TrainConfig) -> tuple[str, dict, dict]:
     model, curve = train(config)
     # Ship the weights in float16 (half the bytes), by name; the final metrics are those of that copy.
     state = {name: t.detach().to(SHIPPED_DTYPE) for name, t in model.state_dict().items()}
-    model.load_state_dict(state, strict=True)  # copies the rounded values back in float32
+    model.load_state_dict(state, strict=True)  # copies the rounded weights back in float32
     final = evaluate(model, size=config.eval_size)
     record = {
         "config": dataclasses.asdict(config),
@@ -328,7 +328,7 @@ def regenerate(out_dir: str | Path, *, jobs: int = 2) -> dict:
     """Train every run of :func:`grid_configs` and write :data:`RESULTS_FILE` and :data:`WEIGHTS_FILE`.
 
     Args:
-        out_dir: directory for the two files (the package's ``mha/data`` for the shipped ones).
+        out_dir: directory for the two files (the package's ``mha/chapters/data`` for the shipped ones).
         jobs: number of worker processes, one thread each.
 
     Returns:

@@ -1,8 +1,9 @@
-"""Figures of the chapter's training runs: learning curves and final accuracy against the number of heads.
+"""Figures of the toy models' training runs: learning curves and final accuracy against the number of heads.
 
-Both functions read the results dict of :func:`mha.load_results` (or of :func:`mha.training.regenerate`),
-return a ``matplotlib`` figure created with ``pyplot`` and never call ``plt.show``. Each line is the mean
-over the seeds; the shaded band or the dots show every seed, so the spread is visible.
+Both functions read the results dict of :func:`mha.chapters.training.load_results` (or of
+:func:`mha.chapters.training.regenerate`), return a ``matplotlib`` figure created with ``pyplot`` and never
+call ``plt.show``. Each line is the mean over the seeds; the shaded band or the dots show every seed, so the
+spread is visible.
 """
 
 from __future__ import annotations

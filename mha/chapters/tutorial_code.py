@@ -1,10 +1,11 @@
 """Multi-head attention classes from four other tutorials, verbatim, kept as text because they have defects.
 
-The chapter "The code" runs each of them to show what goes wrong, next to :class:`mha.MultiHeadAttention`.
-They come from Chinese-language tutorials on multi-head attention (多头注意力) that the book's authors
-collected as source material; the code is copied as published (only trailing spaces were removed), so do
-not use it. It is stored as strings, not as Python in this package, so that no linter or formatter "fixes"
-it, nothing imports it by accident, and the chapter can print exactly what the tutorial printed.
+The chapter "The code in practice" runs each of them to show what goes wrong, next to
+:class:`mha.MultiHeadAttention`. They come from Chinese-language tutorials on multi-head attention
+(多头注意力) that the book's authors collected as source material; the code is copied as published (only
+trailing spaces were removed), so do not use it. It is stored as strings, not as Python in this package, so
+that no linter or formatter "fixes" it, nothing imports it by accident, and the chapter can print exactly
+what the tutorial printed.
 
     A  forward(Q, K, V, mask); fills masked scores with -1e9 and returns only the output
     B  forward(x, mask); self-attention only; fills masked scores with -inf; returns (output, weights)

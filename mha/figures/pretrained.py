@@ -65,7 +65,6 @@ MEASURE_NAMES = {
 }
 FONT = TEXT_PT  # points: tick labels, legends, values in cells
 TITLE = TITLE_PT  # points: titles and axis names
-CORNER_TOKENS = 4.5  # points: the token labels of plot_head_grid's corner panel, the one text below TEXT_PT
 
 
 def _array(name: str, values: object, ndim: int) -> np.ndarray:
@@ -145,7 +144,9 @@ def plot_head_grid(attentions: object, tokens: Sequence[str], *, title: str | No
     """Every head of every layer on one sentence: ``L`` rows (layers) by ``h`` columns (heads) of heatmaps.
 
     All panels share the 0-1 colour scale. Each panel has queries on rows and keys on columns, in the
-    order of ``tokens``; the bottom-left panel carries the token labels.
+    order of ``tokens``. A panel is too small for a readable label per token (0.58 inches for all of them),
+    so the bottom-left panel names only its first and last columns, at the book's smallest text size; a
+    caption says what the other columns are.
 
     Args:
         attentions: ``(L, h, n, n)``, e.g. the weights of :func:`mha.pretrained.attend`.
@@ -156,7 +157,9 @@ def plot_head_grid(attentions: object, tokens: Sequence[str], *, title: str | No
     L, h, n, _ = a.shape
     labels = _tokens(tokens, n)
     panel, gap = 0.58, 0.08  # inches: a panel's side, the space between panels
-    left, right, top, bottom = 0.55, 1.0, 0.75 if title else 0.45, 0.55
+    ends = sorted({0, n - 1})  # the first and the last key: one label each, upright, beneath the corner panel
+    longest = max(len(labels[j]) for j in ends)  # characters; at FONT points each takes under 0.085 inches
+    left, right, top, bottom = 0.55, 1.0, 0.75 if title else 0.45, 0.25 + 0.085 * longest
     width, height = left + h * panel + (h - 1) * gap + right, top + L * panel + (L - 1) * gap + bottom
     fig = _pyplot.figure(figsize=(width, height))  # placed by hand: a layout engine is slow for 72 panels
     norm = Normalize(0.0, 1.0)
@@ -175,9 +178,8 @@ def plot_head_grid(attentions: object, tokens: Sequence[str], *, title: str | No
                 ax.set_ylabel(f"layer {layer + 1}", fontsize=FONT)
             axes[layer, head] = ax
     corner = axes[L - 1, 0]
-    corner.set_xticks(range(n), [literal(t) for t in labels], rotation=90, fontsize=CORNER_TOKENS)
-    corner.set_yticks(range(n), [literal(t) for t in labels], fontsize=CORNER_TOKENS)
-    corner.tick_params(length=0, pad=1)
+    corner.set_xticks(ends, [literal(labels[j]) for j in ends], rotation=90, fontsize=FONT)
+    corner.tick_params(axis="x", length=2, pad=2)
     bar_ax = fig.add_axes(
         (
             (width - right + 0.25) / width,
