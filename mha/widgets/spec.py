@@ -2,16 +2,16 @@
 
 The spec goes to the page with the figure's data (``"spec"`` in a static root's inline JSON, in the
 ``config`` traitlet of a live widget), and ``mha/widgets/static/controller.js`` mounts the figure from it:
-the scripts declare no choice, bound, default or message of their own (``tests/test_frontend.py`` scans
+the scripts declare no choice, bound, default or message of their own (``tests/test_widgets.py`` scans
 them). The same rules check a reader's input on both sides: :func:`merge_settings` here, ``mergeSettings``
-in ``controller.js``, a port that the browser tests keep equal to this one.
+in the port ``mha/widgets/static/ports/settings.js``, which ``tests/test_ports.py`` keeps equal to this one.
 
 A control is a :class:`Control`; a spec is a plain dict (JSON as it is)::
 
     {"figure": "explorer", "controls": [Control.to_json(), ...], "defaults": {name: value},
      "messages": {key: template}, ...}   plus the figure's own constants (the explorer's masks, ...)
 
-A template's ``{name}`` fields are filled by :func:`fill` (``format`` in ``controller.js``); a value is
+A template's ``{name}`` fields are filled by :func:`fill` (``format`` in ``ports/settings.js``); a value is
 written as JSON (``"causal"``, ``null``, ``4``), a list as its items joined by ``", "``.
 """
 
@@ -307,7 +307,7 @@ def calculator_spec(models: list[str]) -> dict:
     }
 
 
-# -- the rules: one merge of settings, ported to controller.js -----------------------------------------------
+# -- the rules: one merge of settings, ported to ports/settings.js -------------------------------------------
 
 
 def _is_int(value: object) -> bool:

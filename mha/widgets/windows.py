@@ -1,7 +1,7 @@
 """The window explorer: a stack of local (sliding-window) and global layers, what each layer may attend to,
 what each position has seen after it, and how many tokens the stack caches.
 
-The page computes it (``mha/widgets/static/windows.js``, a port of
+The page computes it (``mha/widgets/static/ports/windows.js``, a port of
 :func:`mha.compute.since_2017.layer_masks` and :func:`mha.compute.since_2017.receptive_fields`); this module
 writes its root element, with the spec that holds its choices, bounds, defaults and messages
 (:func:`mha.widgets.spec.windows_spec`) (:func:`windows_config`,
