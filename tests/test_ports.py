@@ -69,6 +69,21 @@ def ports() -> Ports:
     return Ports()
 
 
+def test_every_port_names_its_python_twin_and_its_test():
+    """A port's header names its Python twin and the test that checks it; CONTRIBUTING.md lists it."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    contributing = (root / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    for name in PORTS:
+        header = static_file(name).split("*/", 1)[0]
+        assert "Python twin" in header and "PORT of" in header, name
+        tests = re.findall(r"tests/(test_\w+\.py)", header)
+        assert tests and all((root / "tests" / t).is_file() for t in tests), name
+        assert f"| `{name}` |" in contributing, f"CONTRIBUTING.md's table of ports has no row for {name}"
+
+
 def test_the_ports_need_no_page(ports):
     """Loaded alone, the ports define their functions and no global but the namespace: they need no page."""
     assert ports.added == {"mhaFrontEnd"}
@@ -221,6 +236,23 @@ def test_settings_choices_and_next_valid_equal_python(ports):
     from mha.widgets.spec import fill
 
     assert got == fill("{a} and {b}: {c}", a=[1, "x"], b=None, c=2.5)
+
+
+def test_settings_explorer_choices_equal_python(ports):
+    """What the explorer's menus offer, fresh or with a trained model (its own d_model and h)."""
+    from mha.widgets.spec import explorer_choices
+
+    spec = explorer_spec(trained=True)
+    cases = [
+        ({**spec["defaults"], "source": "fresh", "d_model": d}, trained)
+        for d in (8, 12, 48)
+        for trained in (None, {"d_model": 24, "h": 3}, {"d_model": 20, "h": 20}, {"d_model": 64, "h": 16})
+    ]
+    cases += [({**state, "source": "trained"}, trained) for state, trained in cases if trained]
+    got = ports.run(
+        "(spec, cases) => cases.map(([s, t]) => mhaFrontEnd.explorerChoices(spec, s, t))", spec, cases
+    )
+    assert got == [explorer_choices(spec, state, trained) for state, trained in cases]
 
 
 # -- ports/costs.js: the calculator's sums and rows (mha.costs) ----------------------------------------------

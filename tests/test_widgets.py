@@ -611,12 +611,15 @@ def _all_specs() -> list[dict]:
 
 
 def _messages(spec: dict) -> list[str]:
-    """A spec's message templates, and the labels and templates of the calculator's rows."""
+    """A spec's message templates, the labels and templates of the calculator's rows and of the explorer's
+    shapes."""
     out = []
     for value in spec["messages"].values():
         out.extend(value.values() if isinstance(value, dict) else [value])
     for label, template in spec.get("rows", {}).values():
         out.extend([label, template])
+    for label, template in spec.get("shapes", []):  # the explorer's table of shapes
+        out.extend([*(p if isinstance(p, str) else p[1] for p in label), template])
     return out
 
 

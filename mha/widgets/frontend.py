@@ -54,6 +54,7 @@ from mha.widgets.spec import (
     BUG,
     PROJECTIONS,
     STILL,
+    TRAINED_NAME,
     calculator_spec,
     explorer_spec,
     fill,
@@ -172,7 +173,7 @@ def model_payload(
     embed: Callable[[Sequence[str]], torch.Tensor],
     max_tokens: int,
     *,
-    name: str = "trained model",
+    name: str = TRAINED_NAME,
 ) -> dict:
     """The explorer's ``model``: a trained layer's projections by name, a vector per token and per position.
 

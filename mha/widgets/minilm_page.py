@@ -74,7 +74,7 @@ from mha.figures.pretrained import plot_head_grid
 from mha.pretrained.heads import PATTERNS, ablate_encoder_heads, ablated_embeddings
 from mha.pretrained.minilm import MINILM, MiniLMEncoder, attend, load_minilm, model_version
 from mha.widgets.frontend import ROOT_CLASSES, inline_json, one_thread, widget_css, widget_esm
-from mha.widgets.spec import BUG, INVALID, STILL, Control, fill
+from mha.widgets.spec import ENCODER, ENCODER_CELL, ENCODER_SENTENCE, LAYER_HEAD, Control, fill, messages
 
 CLASS_NAME = ROOT_CLASSES["mountMiniLM"]  # the root element's class, which minilm.js mounts
 WEIGHTS_FILE = "minilm-weights.js"  # written beside minilm.js in the built site's _static/
@@ -86,8 +86,8 @@ WORD_ROWS = 64  # rows of the word embeddings per file: small, so a sentence loa
 WORDS_CALLBACK = "mhaMiniLMWords"  # the global function a word rows script calls with its index and data
 MAX_TOKENS = 128  # the tokenizer's truncation (tokenizer.json), [CLS] and [SEP] included
 MAX_CHARS = 10_000  # the box takes at most this many characters of a sentence (the rest is cut, and said)
-MODEL_NAME = "all-MiniLM-L6-v2"
-DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired."
+MODEL_NAME = ENCODER
+DEFAULT_SENTENCE = ENCODER_SENTENCE
 DEFAULT_OTHER = "The dog did not go over the road, as it was exhausted."
 # Head labels of classify_heads that the box offers to switch off together, and how it names them.
 PATTERN_NAMES = {
@@ -129,18 +129,12 @@ MESSAGES = {
     "big": "Layer {layer}, head {head} ({pattern}){switched}: row i shows where token i looks{others}.",
     "big_switched": ", switched off: its weights are computed but its output is zeroed",
     "big_others": ", in the model with {k} head(s) off (later layers' weights change too)",
-    "panel": "layer {layer}, head {head}",
+    "panel": LAYER_HEAD,
     "big_label": (
         "Attention of layer {layer}, head {head} over {n} tokens; the arrow keys move along its cells, Page "
         "Up and Page Down to the layer's other heads"
     ),
-    "rows": "query",
-    "cols": "key",
-    "scale": "weight",
-    "cell": (
-        "layer {layer}, head {head}: query \u201c{query}\u201d (row {row}) \u2192 key \u201c{key}\u201d "
-        "(column {col}): weight {weight}"
-    ),
+    "cell": ENCODER_CELL,
     # the read-out of what switching heads off changes
     "all_on": "All {total} heads on.",
     "some_off": "{k} of {total} heads off. Your sentence's embedding vs. the intact model's: cosine {cos}.",
@@ -207,12 +201,7 @@ def box_spec(
         "figure": "MiniLM box",
         "controls": [c.to_json() for c in controls],
         "defaults": {"sentence": sentence, "other": other},
-        "messages": {
-            **{key: text.replace("{mb}", megabytes) for key, text in MESSAGES.items()},
-            "still": STILL,
-            "bug": BUG,
-            "invalid": dict(INVALID),
-        },
+        "messages": messages(**{key: text.replace("{mb}", megabytes) for key, text in MESSAGES.items()}),
         "model": MODEL_NAME,
         "layers": L,
         "heads": h,

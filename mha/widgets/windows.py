@@ -12,10 +12,17 @@ in the page: the numbers are small integers, the same in both languages.
 from __future__ import annotations
 
 from mha.widgets.frontend import ROOT_CLASSES, FrontEndWidget, root_html, widget_css, widget_esm
-from mha.widgets.spec import PERIODS, WINDOW_BOUNDS, WINDOW_DEFAULTS, merge_settings, windows_spec
+from mha.widgets.spec import (
+    PERIODS,
+    WINDOW_BOUNDS,
+    WINDOW_DEFAULTS,
+    merge_settings,
+    setting_names,
+    windows_spec,
+)
 
 BOUNDS = WINDOW_BOUNDS  # inclusive bounds of the number inputs (mha.widgets.spec)
-SETTINGS = ("n", "window", "layers", "global_period", "layer")
+SETTINGS = setting_names(windows_spec())  # n, window, layers, global_period, layer
 __all__ = ["BOUNDS", "PERIODS", "SETTINGS", "WindowExplorer", "check_window_settings", "window_explorer"]
 
 

@@ -259,7 +259,7 @@
         panels: [{ title: format(M.panel, head), values: r.attention[l][hh], mask: null }],
         rowLabels: r.tokens, colLabels: r.tokens, rowName: M.rows, colName: M.cols,
         lo: 0, hi: 1, cell: [26, 26], maxWidth: Math.max(300, big.parentElement.clientWidth || 720), maxColumns: 1,
-        format: null, selected: state.cell && { panel: 0, ...state.cell }, scaleLabel: M.scale, maskKey: false,
+        format: null, selected: state.cell && { panel: 0, ...state.cell }, scaleLabel: M.scale, maskKey: null,
       });
       big.setAttribute("aria-label", format(M.big_label, { ...head, n }));
       tell(state.cell);

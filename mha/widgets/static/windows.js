@@ -44,16 +44,16 @@
       const cell = Math.max(8, Math.min(22, Math.floor(300 / n)));
       layout = ns.drawHeatmaps(canvas, {
         panels: [
-          { title: `layer ${state.layer} (${kind}): may attend`, values: ones, mask: result.masks[l] },
-          { title: `after layer ${state.layer}: has seen input`, values: ones, mask: result.seen[l] },
+          { title: ns.format(m.panel_mask, { layer: state.layer, kind }), values: ones, mask: result.masks[l] },
+          { title: ns.format(m.panel_seen, { layer: state.layer }), values: ones, mask: result.seen[l] },
         ],
-        rowLabels: labels, colLabels: labels, rowName: "token", colName: "key / input token",
+        rowLabels: labels, colLabels: labels, rowName: m.rows, colName: m.cols,
         lo: 0, hi: 1, cell: [cell, cell], maxWidth: Math.max(300, canvas.parentElement.clientWidth || el.clientWidth || 720), format: null,
-        selected: null, groups: null, scaleLabel: "yes", maskKey: true,
+        selected: null, groups: null, scaleLabel: m.scale, maskKey: m.masked,
       });
       const last = result.seen[l][n - 1];
       const first = last.indexOf(true) + 1;
-      canvas.setAttribute("aria-label", `Layer ${state.layer}, ${kind}: its mask and what each of ${n} tokens has seen`);
+      canvas.setAttribute("aria-label", ns.format(m.picture, { layer: state.layer, kind, n }));
       ns.setStatus(status, ns.format(m.summary, { layer: state.layer, n, first, layers: state.layers, cached: result.cached, full: result.full }), "");
     }
 

@@ -127,7 +127,7 @@
    * V and W_o do not change the weights, so they are not computed.
    */
   function headWeights(params, x, h, mask) {
-    const d_model = x[0].length, d_k = d_model / h, n = x.length;
+    const n = x.length, d_k = x[0].length / h; // d_model / h
     const q = linear(x, params["W_q.weight"], params["W_q.bias"]); // (n, d_model)
     const k = linear(x, params["W_k.weight"], params["W_k.bias"]); // (n, d_model)
     const scale = Math.sqrt(d_k);

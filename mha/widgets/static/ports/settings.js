@@ -1,6 +1,7 @@
 /* mha front end, PORT of mha/widgets/spec.py's rules: how a figure's settings change, checked as in Python.
  *
- * Python twins (mha.widgets.spec): fill -> format, choices -> choicesOf, next_valid -> nextValid, invalid ->
+ * Python twins (mha.widgets.spec): fill -> format, choices -> choicesOf (the rule "divisors" is
+ * mha.compute.explorer.head_choices), explorer_choices -> explorerChoices, next_valid -> nextValid, invalid ->
  * invalid, merge_settings -> mergeSettings; and mha.widgets.frontend.ReaderInputError -> ReaderError. The
  * rules, choices, bounds and messages are the spec's (Python's), given with a figure's data; these functions
  * only apply them. Tested by tests/test_ports.py (test_settings_*), in mini-racer, against those functions on
@@ -45,6 +46,21 @@
       return out;
     }
     return control.choices.map(([v]) => v);
+  }
+
+  /** What the explorer's menus offer in a state (spec.explorer_choices): the spec's choices; while a trained
+   * model is shown (trained: its d_model and h), the widths with its own among them, and the divisors of its
+   * width, or its own h if that is not one of them. */
+  function explorerChoices(spec, state, trained) {
+    const control = (name) => spec.controls.find((k) => k.name === name);
+    const out = {};
+    for (const name of ["source", "d_model", "h", "mask"]) out[name] = choicesOf(control(name), state);
+    if (trained && state.source === "trained") {
+      out.d_model = [...new Set([...out.d_model, trained.d_model])].sort((a, b) => a - b);
+      const heads = choicesOf(control("h"), { d_model: trained.d_model });
+      out.h = heads.includes(trained.h) ? heads : [trained.h];
+    }
+    return out;
   }
 
   /** The value a control moves to when old is no longer offered: the largest below it, else the first. */
@@ -103,5 +119,5 @@
     return out;
   }
 
-  Object.assign(ns, { ReaderError, format, choicesOf, nextValid, mergeSettings });
+  Object.assign(ns, { ReaderError, format, choicesOf, explorerChoices, nextValid, mergeSettings });
 })(globalThis);
