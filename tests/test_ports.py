@@ -466,6 +466,15 @@ def small_encoder():
     return encoder
 
 
+def test_minilm_reads_float16_as_numpy_does(ports):
+    """Every float16 bit pattern, little-endian, as numpy reads it (infinities and NaN sent as text)."""
+    bits = np.arange(2**16, dtype="<u2")
+    values = bits.view("<f2").astype(np.float64)
+    run = "t => Array.from(mhaFrontEnd.miniLM().float16s(mhaFrontEnd.base64Bytes(t)), String)"
+    got = np.array([float(v) for v in ports.run(run, base64.b64encode(bits.tobytes()).decode())])
+    assert np.array_equal(got, values, equal_nan=True)
+
+
 def test_minilm_on_a_small_encoder_equals_python(ports):
     """The tokenizer (against tokenizers', with the box's truncation and [UNK] words) and the encoder (against
     mha.pretrained's attend and ablated_embeddings, heads off) on a small random model with the same code."""

@@ -1,13 +1,12 @@
 /* mha front end, PORT of the byte formats Python writes for the page.
  *
  * Python twins:
- *   str.encode("utf-8")                      as mha.compute.portable_random.text_word reads a token  -> utf8Bytes
- *   base64.b64encode                         mha.widgets.frontend.tensor_json, mha.widgets.minilm_page
- *                                            (weights_payload, word_shard)                           -> base64Bytes
- *   numpy "<f4" bytes                        mha.widgets.frontend.tensor_json and the widgets' `drawn`
- *                                            arrays (HeadExplorer.payload, ...)                      -> float32s
- *   numpy "<f2" bytes, split in two planes   mha.widgets.minilm_page.float16_planes (read back there by
- *                                            decode_tensor)                                          -> float16Planes
+ *   str.encode("utf-8")    as mha.compute.portable_random.text_word reads a token              -> utf8Bytes
+ *   base64.b64encode       as mha.widgets.frontend.tensor_json and mha.widgets.minilm_page
+ *                          (weights_payload, word_shard) write tensors                         -> base64Bytes
+ *   numpy "<f4" bytes      mha.widgets.frontend.tensor_json and the widgets' `drawn` arrays
+ *                          (HeadExplorer.payload, EncoderExplorer.payload, MiniLMWidget.compute) -> float32s
+ * (The float16 of the MiniLM weights is read by ports/minilm.js, whose worker cannot see this file.)
  * Tested by tests/test_ports.py (test_bytes_*), in mini-racer, against those Python functions.
  *
  * A port is a classic script that adds to globalThis.mhaFrontEnd, in strict mode, with no top-level binding
@@ -66,25 +65,5 @@
     return out;
   }
 
-  // Every float16 bit pattern's value, as float32 (IEEE 754 binary16: 1 sign, 5 exponent, 10 mantissa bits).
-  let HALF = null;
-  function halfTable() {
-    if (HALF) return HALF;
-    HALF = new Float32Array(65536);
-    for (let b = 0; b < 65536; b++) {
-      const sign = b & 0x8000 ? -1 : 1, e = (b >> 10) & 0x1f, m = b & 0x3ff;
-      HALF[b] = e === 0 ? sign * m * 2 ** -24 : e === 31 ? (m ? NaN : sign * Infinity) : sign * (1 + m / 1024) * 2 ** (e - 15);
-    }
-    return HALF;
-  }
-
-  /** Float16 values stored as two planes, the n high bytes then the n low bytes: n float32 values. */
-  function float16Planes(high, low) {
-    if (high.length !== low.length) throw new RangeError(`float16 planes of ${high.length} and ${low.length} bytes`);
-    const table = halfTable(), out = new Float32Array(high.length);
-    for (let i = 0; i < out.length; i++) out[i] = table[(high[i] << 8) | low[i]];
-    return out;
-  }
-
-  Object.assign(ns, { utf8Bytes, base64Bytes, float32s, float16Planes });
+  Object.assign(ns, { utf8Bytes, base64Bytes, float32s });
 })(globalThis);
