@@ -520,8 +520,9 @@ def test_the_page_s_float16_weights_hold_the_box_s_bounds():
     encoder = load_minilm()
     page = _as_the_page_has_it(encoder)
     corpus = load_corpus()
-    texts = corpus["sentences"] + [t for pair in corpus["paraphrase_pairs"] for t in pair] + ODD
-    attention = max((attend(page, t)[1] - attend(encoder, t)[1]).abs().max().item() for t in texts)
+    sentences = corpus["sentences"] + ODD  # every head's weights on each
+    texts = sentences + [t for pair in corpus["paraphrase_pairs"] for t in pair]  # and every embedding
+    attention = max((attend(page, t)[1] - attend(encoder, t)[1]).abs().max().item() for t in sentences)
     embedding = max(
         (ablated_embeddings(page, texts, off) - ablated_embeddings(encoder, texts, off)).abs().max().item()
         for off in (
