@@ -10,10 +10,11 @@ default from disk (file://, as a reader offline), with every other host blocked.
 ``performance.now()``:
 
 - **load**: ``el.mha.load()`` on first use: inserting the weights script (float16 in base64, written at
-  build time), decoding it, starting the worker from a Blob URL and converting the weights to float32 there;
+  build time; every tensor but the word embeddings), decoding it, starting the worker from a Blob URL and
+  converting the weights to float32 there;
 - **attend**: ``el.mha.attend(sentence)`` for sentences of exactly 8, 16, 32 and 64 tokens ([CLS] and [SEP]
   included): tokenizing, the forward pass in the worker, and the ``6 x 12 x n x n`` weights sent back. The
-  median of ``--repeats`` runs, after one warm-up run.
+  median of ``--repeats`` runs, after one warm-up run (which also loads the rows of the sentence's words).
 
 The goal is at most 200 ms at 16 tokens on an idle machine. The last line is machine-readable:
 ``load_ms=<x> attend_8_ms=<y> attend_16_ms=<z> ...``.

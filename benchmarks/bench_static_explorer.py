@@ -20,7 +20,6 @@ The last line is machine-readable: ``median_ms=<x> p95_ms=<y>`` for ``update`` a
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import sys
 import tempfile
@@ -33,7 +32,7 @@ sys.path.insert(0, str(ROOT / "scripts"))  # the book's build scripts: one way t
 
 import chromium  # noqa: E402
 
-from mha.widgets.frontend import WIDGET_SCRIPTS, explorer_config, root_html  # noqa: E402
+from mha.widgets.frontend import STYLESHEET, WIDGET_SCRIPTS, copy_static, explorer_config, root_html  # noqa: E402
 
 STATIC = ROOT / "mha" / "widgets" / "static"
 BUILT = ROOT / "_build" / "html" / "chapters" / "the_math.html"
@@ -58,8 +57,7 @@ MEASURE = """([updates, flush]) => {
 
 def minimal_page(directory: Path) -> Path:
     """A page with the explorer's scripts (classic tags) and its settings inline."""
-    for name in (*SCRIPTS, "mha.css"):
-        shutil.copy(STATIC / name, directory / name)
+    copy_static(directory, (*SCRIPTS, STYLESHEET))
     tags = "".join(f'<script src="{name}"></script>' for name in SCRIPTS)
     page = directory / "index.html"
     page.write_text(

@@ -7,8 +7,9 @@ Everything the decks load is copied into ``_assets/`` beside them: reveal.js (sl
 the site's MathJax 3 (_vendor/mathjax) and the book's interactive figures (mha/widgets/static). The
 figures run in the decks as on the static site, computing in the page with no kernel; the explorer and the
 calculator are the chapters' live demonstrations, and the calculator has no picture to fall back on. A deck
-with chapter 1's MiniLM box also gets the model's weights script (about 60 MB, built once per model version
-and cached, :func:`mha.widgets.minilm_page.write_weights_script`), which the box loads when first used.
+with chapter 1's MiniLM box also gets the model's weights scripts (about 60 MB in all, built once per model
+version and cached, :func:`mha.widgets.minilm_page.write_weights_script`), which the box loads when used: half
+on the first Run, then the rows of the word embeddings that its sentences need.
 
 Usage: python scripts/build_slides.py [--out _build/slides] [chapters/x.ipynb ...]
 """

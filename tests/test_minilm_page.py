@@ -19,13 +19,14 @@ import yaml
 from mha.pretrained import MINILM, ablate_encoder_heads, ablated_embeddings, attend, load_minilm
 from mha.pretrained.heads import PATTERNS
 from mha.widgets import minilm_page
-from mha.widgets.frontend import SCRIPTS, WIDGET_SCRIPTS, static_file
+from mha.widgets.frontend import SCRIPTS, STYLESHEET, WIDGET_SCRIPTS, copy_static
 from mha.widgets.minilm_page import (
     CLASS_NAME,
     FORMAT,
     MAX_TOKENS,
     MESSAGES,
     WEIGHTS_FILE,
+    WORDS_DIR,
     MiniLMWidget,
     box_html,
     box_spec,
@@ -33,6 +34,7 @@ from mha.widgets.minilm_page import (
     minilm_box,
     weights_payload,
     weights_size,
+    word_shard,
     write_weights_script,
 )
 from mha.widgets.spec import INVALID, merge_settings
@@ -53,7 +55,7 @@ def test_the_spec_carries_limits_messages_and_the_census_patterns():
     megabytes = f"{weights_size()[1] / 1e6:.0f}"
     messages = {k: v.replace("{mb}", megabytes) for k, v in MESSAGES.items()}
     assert {k: spec["messages"][k] for k in MESSAGES} == messages and spec["messages"]["invalid"] == INVALID
-    assert spec["labels"] == LABELS and "{mb}" in MESSAGES["loading"] and megabytes == "60"
+    assert spec["labels"] == LABELS and "{mb}" in MESSAGES["loading"] and megabytes == "29"  # of 60 in all
     assert set(PATTERNS) <= set(minilm_page.PATTERN_NAMES)
 
 
@@ -111,32 +113,46 @@ def test_the_box_output_is_html_and_with_an_encoder_holds_a_picture_for_print():
     assert "data:image/png;base64,iVBORw0KGgo" in pictured["text/html"]  # the PNG signature
 
 
-def test_the_weights_payload_is_the_encoder_in_float16():
+def test_the_weights_are_the_encoder_in_float16_the_word_rows_apart():
     encoder = load_minilm()
     payload = weights_payload(encoder)
     state = encoder.state_dict()
-    assert payload["format"] == FORMAT and set(payload["tensors"]) == set(state)
-    values = sum(int(np.prod(t["shape"])) for t in payload["tensors"].values())
+    words = payload["words"]
+    assert payload["format"] == FORMAT and set(payload["tensors"]) == set(state) - {words["name"]}
+    shards = [word_shard(encoder, i) for i in range(words["shards"])]
+    assert [s["first"] for s in shards] == list(range(0, words["count"], words["rows"]))
+    values = sum(int(np.prod(t["shape"])) for t in [*payload["tensors"].values(), *shards])
     assert weights_size() == (values, sum(len(t["data"]) for t in payload["tensors"].values()))
     vocab = encoder.tokenizer.get_vocab()
     assert len(payload["vocab"]) == len(vocab) and all(vocab[t] == i for i, t in enumerate(payload["vocab"]))
-    for name, entry in payload["tensors"].items():
+    for name, entry in [*payload["tensors"].items(), (words["name"], None)]:
         expected = state[name].numpy()
         if name == "position_embeddings.weight":
             expected = expected[:MAX_TOKENS]
         if name == "token_type_embeddings.weight":
             expected = expected[:1]
-        got = decode_tensor(entry)
+        got = decode_tensor(entry) if entry else np.concatenate([decode_tensor(s) for s in shards])
         assert got.shape == expected.shape, name
         np.testing.assert_allclose(got, expected, rtol=2**-11, atol=2**-24, err_msg=name)  # float16 rounding
+    with pytest.raises(ValueError, match="index"):
+        word_shard(encoder, words["shards"])
 
 
-def test_the_weights_script_is_written_once_then_copied(tmp_path, monkeypatch):
+def test_the_weights_scripts_are_written_once_then_copied(tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(minilm_page, "weights_script", lambda: calls.append(1) or "globalThis.x({});\n")
+
+    def fake_write(directory: Path) -> None:
+        calls.append(directory)
+        (directory / WEIGHTS_FILE).write_text("globalThis.x({});\n")
+        (directory / WORDS_DIR).mkdir()
+        (directory / WORDS_DIR / "0.js").write_text("globalThis.y(0, {});\n")
+
+    monkeypatch.setattr(minilm_page, "_write_scripts", fake_write)
     first = write_weights_script(tmp_path / "a" / WEIGHTS_FILE, cache=tmp_path / "cache")
     second = write_weights_script(tmp_path / "b" / WEIGHTS_FILE, cache=tmp_path / "cache")
-    assert first.read_text() == second.read_text() == "globalThis.x({});\n" and calls == [1]
+    assert first.read_text() == second.read_text() == "globalThis.x({});\n" and len(calls) == 1
+    assert (tmp_path / "b" / WORDS_DIR / "0.js").read_text() == "globalThis.y(0, {});\n"
+    assert len(list((tmp_path / "cache").iterdir())) == 1  # the built folder, no staging folder left
 
 
 def test_the_sphinx_extension_writes_the_weights_after_an_html_build(tmp_path, monkeypatch):
@@ -165,7 +181,9 @@ def test_the_book_names_the_extension_and_loads_the_script():
     sphinx = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]
     assert sphinx["local_extensions"]["minilm_weights"] == "_ext"
     assert "minilm_weights" in sphinx["config"]["extensions"]  # this list replaces Jupyter Book's
-    assert "minilm.js" in sphinx["config"]["html_js_files"] and "minilm.js" in SCRIPTS
+    assert (
+        "page_assets" in sphinx["config"]["extensions"] and "minilm.js" in SCRIPTS
+    )  # page_assets adds SCRIPTS
 
 
 def test_the_chapter_shows_the_box():
@@ -245,8 +263,7 @@ def test_the_live_widget_front_end_shows_what_python_computes(browser):
 
 def test_where_the_weights_are_missing_the_box_says_so_and_shows_its_picture(browser, tmp_path):
     """A page without minilm-weights.js beside minilm.js (a slide deck, say): a message, then the picture."""
-    for name in (*WIDGET_SCRIPTS["mountMiniLM"], "mha.css"):
-        (tmp_path / name).write_text(static_file(name))
+    copy_static(tmp_path, (*WIDGET_SCRIPTS["mountMiniLM"], STYLESHEET))
     scripts = "".join(f'<script src="{name}"></script>' for name in WIDGET_SCRIPTS["mountMiniLM"])
     box = minilm_box(LABELS, encoder=load_minilm()).html
     (tmp_path / "index.html").write_text(

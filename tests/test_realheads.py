@@ -13,9 +13,7 @@ import functools
 import http.server
 import json
 import re
-import shutil
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,7 +22,7 @@ from widget_harness import RENDER_LIVE, live_payload  # tests/widget_harness.py
 
 from mha.pretrained import MINILM, attend, load_minilm
 from mha.widgets import realheads
-from mha.widgets.frontend import WIDGET_SCRIPTS, one_thread, widget_esm
+from mha.widgets.frontend import STYLESHEET, WIDGET_SCRIPTS, copy_static, one_thread, widget_esm
 from mha.widgets.realheads import (
     MAX_TOKENS,
     SCALE,
@@ -241,7 +239,6 @@ def test_without_a_corpus_the_static_viewer_shows_the_sentence_within_8_bit_roun
 # Browser side
 # ---------------------------------------------------------------------------------------------------------
 
-STATIC = Path(__file__).resolve().parents[1] / "mha" / "widgets" / "static"
 from chromium import CHROMIUM  # noqa: E402 (scripts/ is on sys.path: tests/conftest.py)
 
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (/usr/bin/chromium)")
@@ -256,8 +253,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def site(tmp_path_factory):
     """A page over http (a blob: module needs it) with the classic scripts and a static viewer on it."""
     directory = tmp_path_factory.mktemp("realheads")
-    for name in (*WIDGET_SCRIPTS["mountRealHeads"], "mha.css"):
-        shutil.copy(STATIC / name, directory / name)
+    copy_static(directory, (*WIDGET_SCRIPTS["mountRealHeads"], STYLESHEET))
     scripts = "".join(f'<script src="{n}"></script>' for n in WIDGET_SCRIPTS["mountRealHeads"])
     root = viewer_html(corpus()).replace('class="mha-realheads"', 'class="mha-realheads" id="static"')
     (directory / "index.html").write_text(

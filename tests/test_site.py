@@ -25,6 +25,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 import torch
 import yaml
+from port_cases import SHIPPED_SENTENCES, site_explorer_sweep  # tests/port_cases.py
 
 pytestmark = pytest.mark.site  # reads the built book in _build/html
 
@@ -281,34 +282,6 @@ EXPLORER_PAGE = "chapters/the_math"
 TRAINED_PAGE = "chapters/appendix_toy_heads"  # the toy experiment moved there from chapter 1
 
 
-def _explorer_sweep() -> list[dict]:
-    """At least 50 settings: every mask kind, several d_model and h, seeds, 1 to 16 tokens, valid lengths."""
-    from mha.compute.explorer import MASKS, head_choices
-
-    words = ["the", "cat", "$x^2$", "\\foo", "<b>x</b>", "多头注意力", "sat", "on", "mat", "the", "a", "é"]
-    settings = []
-    for i in range(56):
-        d_model = (8, 12, 16, 24, 32, 48, 64)[i % 7]
-        choices = head_choices(d_model)
-        n = 1 + (i * 5) % 16
-        sentence = (
-            "\t".join(words[(i + j) % len(words)] for j in range(n))
-            if i % 9 == 0
-            else " ".join(words[(i + j) % len(words)] for j in range(n))
-        )
-        settings.append(
-            {
-                "d_model": d_model,
-                "h": choices[i % len(choices)],
-                "mask": MASKS[i % 4],
-                "valid_length": 1 + (i * 3) % n,
-                "sentence": sentence,
-                "seed": (i * 7919) % 1000,
-            }
-        )
-    return settings
-
-
 def _open(browser, url: str, origin: str):
     tab = browser.new_page()
     errors = []
@@ -319,21 +292,20 @@ def _open(browser, url: str, origin: str):
     return tab, errors
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_the_static_explorer_computes_explorer_weights(scheme, server, browser):
-    """On the static page, offline, the explorer's weights equal mha.compute.explorer_weights (1e-5)."""
-    from mha.compute.explorer import explorer_weights
+def test_the_static_explorers_compute_what_python_computes(server, browser):
+    """The book's one browser check of the explorer's numbers, from disk (file://) and offline: on the maths
+    chapter a fresh layer's weights equal mha.compute.explorer_weights (1e-5), on the appendix's page the
+    shipped trained model's equal Python's. (The port on many more cases: tests/test_ports.py.)"""
+    from mha.chapters.training import load_models
+    from mha.compute.explorer import build_mask, explorer_weights, head_weights
 
-    if scheme == "http":
-        tab, errors = _open(browser, f"{server}/{EXPLORER_PAGE}.html", server)
-    else:
-        tab, errors = _open(browser, (SITE / f"{EXPLORER_PAGE}.html").as_uri(), "file://")
+    tab, errors = _page("file", server, browser, EXPLORER_PAGE)
     assert tab.locator(".mha-explorer").count() == 1
     names = tab.evaluate(
         "() => [...document.querySelector('.mha-explorer').querySelectorAll('[name]')].map(e => e.name)"
     )
     assert {"d_model", "h", "mask", "valid_length", "sentence", "seed"} <= set(names)
-    sweep = _explorer_sweep()
+    sweep = site_explorer_sweep()
     drawn = tab.evaluate("all => all.map(s => document.querySelector('.mha-explorer').mha.update(s))", sweep)
     for settings, weights in zip(sweep, drawn, strict=True):
         expected = explorer_weights(**settings)
@@ -353,17 +325,11 @@ def test_the_static_explorer_computes_explorer_weights(scheme, server, browser):
     tab.close()
     assert not errors, errors
 
-
-def test_the_trained_explorer_runs_the_shipped_model_in_the_page(server, browser):
-    """Chapter 1's explorer carries the trained copy-3 model and computes its weights in the browser."""
-    from mha.chapters.training import load_models
-    from mha.compute.explorer import build_mask, head_weights
-
-    tab, errors = _open(browser, f"{server}/{TRAINED_PAGE}.html", server)
+    tab, errors = _page("file", server, browser, TRAINED_PAGE)  # the appendix: the trained copy-3 model
     settings = tab.evaluate("() => document.querySelector('.mha-explorer').mha.settings")
     assert settings["source"] == "trained"
     model = load_models()["copy-3/h4/seed0"]
-    for sentence in (settings["sentence"], "3 1 4 1 5 2 6", "7"):
+    for sentence in (settings["sentence"], *SHIPPED_SENTENCES[:2]):
         for mask in ("causal", "none"):
             drawn = tab.evaluate(
                 "s => document.querySelector('.mha-explorer').mha.update(s)",
@@ -391,19 +357,15 @@ def test_each_chapter_page_itself_weighs_under_2_mb(page):
     assert size < MAX_PAGE_BYTES, f"{page}.html weighs {size / 1e6:.2f} MB"
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_the_real_heads_viewer_draws_the_model_weights_within_8_bit_rounding(scheme, server, browser):
+def test_the_real_heads_viewer_draws_the_model_weights_within_8_bit_rounding(server, browser):
     """Switching sentence, layer and head redraws; what is drawn is the inline data, and that data is the
-    model's attention (mha.pretrained.attend) to within half a step of 1/255."""
+    model's attention (mha.pretrained.attend) to within half a step of 1/255. From disk (file://)."""
     import numpy as np
 
     from mha.pretrained import attend, load_minilm
     from mha.widgets.realheads import SCALE, dequantise
 
-    if scheme == "http":
-        tab, errors = _open(browser, f"{server}/{REALHEADS_PAGE}.html", server)
-    else:
-        tab, errors = _open(browser, (SITE / f"{REALHEADS_PAGE}.html").as_uri(), "file://")
+    tab, errors = _page("file", server, browser, REALHEADS_PAGE)
     assert tab.locator(".mha-realheads").count() == 1
     tab.evaluate("() => document.querySelector('.mha-realheads').mha.ready")
     config = _inline_config(REALHEADS_PAGE)  # the front end replaces the root's children when it mounts
@@ -465,12 +427,12 @@ def _page(scheme: str, server: str, browser, page: str):
     return _open(browser, (SITE / f"{page}.html").as_uri(), "file://")
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_the_static_calculator_equals_mha_costs_for_every_model(scheme, server, browser):
-    """On the built page, offline: every decoder-only configuration's numbers equal mha.costs'."""
+def test_the_static_calculator_equals_mha_costs_for_every_model(server, browser):
+    """On the built page, from disk and offline: every decoder-only configuration's numbers equal mha.costs'.
+    (The port on more cases: tests/test_ports.py.)"""
     from mha.costs import DTYPES, MODEL_CONFIGS, cost_report, model_costs
 
-    tab, errors = _page(scheme, server, browser, CALCULATOR_PAGE)
+    tab, errors = _page("file", server, browser, CALCULATOR_PAGE)
     assert tab.locator(".mha-calculator").count() == 1
     settings = [
         {"model": c.name, "context": c.context or 4096, "batch": 2, "dtype": "bfloat16"}
@@ -498,15 +460,15 @@ def test_the_static_calculator_equals_mha_costs_for_every_model(scheme, server, 
     assert not errors, errors
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_the_static_stepper_shows_the_stages_python_computed(scheme, server, browser):
-    """On the built page, offline: each stage the stepper draws is attention_stages of the example."""
+def test_the_static_stepper_shows_the_stages_python_computed(server, browser):
+    """On the built page, from disk and offline: each stage the stepper draws is attention_stages of the
+    example."""
     from mha.chapters.worked_example import small_example
     from mha.compute import STAGES, attention_stages
 
     example = small_example()
     stages = attention_stages(example.module(), example.x)
-    tab, errors = _page(scheme, server, browser, STEPPER_PAGE)
+    tab, errors = _page("file", server, browser, STEPPER_PAGE)
     root = tab.locator(".mha-stepper").first
     for stage in STAGES:
         got = tab.evaluate(
@@ -522,10 +484,9 @@ def test_the_static_stepper_shows_the_stages_python_computed(scheme, server, bro
     assert not errors, errors
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_the_static_explorer_answers_the_keyboard_and_every_control(scheme, server, browser):
+def test_the_static_explorer_answers_the_keyboard_and_every_control(server, browser):
     """Tab to a control and press an arrow key, or change any control: the drawing and settings follow."""
-    tab, errors = _page(scheme, server, browser, EXPLORER_PAGE)
+    tab, errors = _page("file", server, browser, EXPLORER_PAGE)
     root = tab.locator(".mha-explorer")
     canvas = root.locator("canvas").first
 

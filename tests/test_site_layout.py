@@ -54,8 +54,9 @@ def test_no_page_scrolls_sideways_on_a_phone(browser, scheme):
 
 def _scripts_and_roots(name: str) -> tuple[list[str], bool]:
     html = (SITE / f"{name}.html").read_text()
-    scripts = [
-        src.split("?")[0].rsplit("/", 1)[-1] for src in re.findall(r'<script[^>]*\ssrc="([^"]+)"', html)
+    scripts = [  # as the site serves them: "_static/ports/random.js" is "ports/random.js"
+        src.split("?")[0].rsplit("_static/", 1)[-1]
+        for src in re.findall(r'<script[^>]*\ssrc="([^"]+)"', html)
     ]
     return scripts, bool(re.search(r"""class=["'](?:[^"']*\s)?mha-""", html))
 

@@ -1,15 +1,17 @@
 """The window explorer on the built chapter "Multi-head attention since 2017", as a reader meets it offline.
 
-Reads _build/html (run `make book` first, as for tests/test_site.py). Over http and from disk (file://),
-the page's layer masks and receptive fields equal mha.compute.since_2017's for several settings, the
-cached-token count equals the sum over layers, and the controls redraw it.
+Reads _build/html (run `make book` first, as for tests/test_site.py). From disk (file://), the page's layer
+masks and receptive fields equal mha.compute.since_2017's for several settings, the cached-token count equals
+the sum over layers, and the controls redraw it: the figure's one browser check of its numbers (its port on
+the same cases, in the fast lane: tests/test_ports.py).
 """
 
 from __future__ import annotations
 
 import pytest
 import torch
-from test_site import SCHEMES, SITE, _built_site, _page, server  # noqa: F401  (fixtures)
+from port_cases import WINDOW_SWEEP  # tests/port_cases.py
+from test_site import _built_site, _page, server  # noqa: F401  (fixtures)
 
 from mha.compute.since_2017 import layer_masks, receptive_fields
 from mha.widgets.windows import PERIODS
@@ -17,21 +19,14 @@ from mha.widgets.windows import PERIODS
 pytestmark = pytest.mark.site  # reads the built book in _build/html
 
 PAGE = "chapters/attention_since_2017"
-SWEEP = [
-    {"n": 16, "window": 4, "layers": 6, "global_period": 3},
-    {"n": 9, "window": 1, "layers": 3, "global_period": 0},
-    {"n": 32, "window": 5, "layers": 8, "global_period": 2},
-    {"n": 12, "window": 3, "layers": 7, "global_period": 6},
-    {"n": 7, "window": 32, "layers": 2, "global_period": 4},
-]
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_the_window_explorer_computes_what_python_computes(scheme, server, browser):  # noqa: F811
-    tab, errors = _page(scheme, server, browser, PAGE)
+def test_the_window_explorer_computes_what_python_computes(server, browser):  # noqa: F811
+    tab, errors = _page("file", server, browser, PAGE)
     assert tab.locator(".mha-windows").count() == 1
-    got = tab.evaluate("all => all.map(s => document.querySelector('.mha-windows').mha.update(s))", SWEEP)
-    for s, drawn in zip(SWEEP, got, strict=True):
+    update = "all => all.map(s => document.querySelector('.mha-windows').mha.update(s))"
+    got = tab.evaluate(update, WINDOW_SWEEP)
+    for s, drawn in zip(WINDOW_SWEEP, got, strict=True):
         assert s["global_period"] in PERIODS
         masks = layer_masks(
             s["n"], window=s["window"], layers=s["layers"], global_period=s["global_period"] or None

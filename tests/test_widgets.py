@@ -611,24 +611,27 @@ def _all_specs() -> list[dict]:
 
 
 def _messages(spec: dict) -> list[str]:
-    """A spec's message templates, and the labels and templates of the calculator's rows."""
+    """A spec's message templates, the labels and templates of the calculator's rows and of the explorer's
+    shapes."""
     out = []
     for value in spec["messages"].values():
         out.extend(value.values() if isinstance(value, dict) else [value])
     for label, template in spec.get("rows", {}).values():
         out.extend([label, template])
+    for label, template in spec.get("shapes", []):  # the explorer's table of shapes
+        out.extend([*(p if isinstance(p, str) else p[1] for p in label), template])
     return out
 
 
 def test_no_script_declares_a_mask_name_or_a_message_of_python():
     """Every mask name, message template and calculator row (each literal piece between its {fields}) is
-    defined in Python only: no script of mha/widgets/static/ spells one, comments included."""
+    defined in Python only: no script of mha/widgets/static/, ports included, spells one, nor its comments."""
     import re
-    from pathlib import Path
 
-    static = Path(mha.__file__).parent / "widgets" / "static"
-    scripts = {p.name: p.read_text(encoding="utf-8") for p in sorted(static.glob("*.js"))}
-    figures = {"explorer.js", "windows.js", "calculator.js", "realheads.js", "minilm.js"}
+    from mha.widgets.frontend import SCRIPTS, static_file
+
+    scripts = {name: static_file(name) for name in SCRIPTS}
+    figures = {"explorer.js", "windows.js", "calculator.js", "realheads.js", "minilm.js", "ports/explorer.js"}
     assert {"core.js", "controller.js", *figures} <= set(scripts)
     pieces = set()
     for spec in _all_specs():

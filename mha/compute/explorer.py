@@ -1,10 +1,10 @@
 """What the head explorer draws: per-head attention weights of a fresh layer on a typed sentence.
 
-:func:`explorer_weights` is the one function behind the explorer's picture, in a live kernel (the widget
-calls it) and on the static site (``mha/widgets/static/explorer.js`` ports it, and the browser tests keep
-the two equal). It splits the sentence into tokens, gives each token a fixed vector plus its sinusoidal
-positional encoding, builds a freshly initialised :class:`mha.MultiHeadAttention` from a seed, and returns
-the weights of its forward pass under the chosen mask.
+:func:`explorer_weights` is the one function behind the explorer's picture, in a live kernel (the widget calls
+it) and on the static site (``mha/widgets/static/ports/explorer.js`` ports it, and ``tests/test_ports.py``
+keeps the two equal). It splits the sentence into tokens, gives each token a fixed vector plus its sinusoidal
+positional encoding, builds a freshly initialised :class:`mha.MultiHeadAttention` from a seed, and returns the
+weights of its forward pass under the chosen mask.
 
 Token vectors and initial weights come from :mod:`mha.compute.portable_random`, so JavaScript draws the same
 numbers: a token's vector depends only on its text and ``d_model`` (a repeated word gives repeated rows
@@ -61,10 +61,10 @@ def split_tokens(sentence: str) -> list[str]:
     return [t for t in _WHITESPACE.split(sentence) if t]
 
 
-def head_choices(d_model: int) -> list[int]:
-    """The numbers of heads the explorer offers for ``d_model``: its divisors up to :data:`MAX_HEADS`."""
+def head_choices(d_model: int, *, most: int = MAX_HEADS) -> list[int]:
+    """The numbers of heads the explorer offers for ``d_model``: its divisors up to ``most``."""
     check_positive_int("d_model", d_model)
-    return [h for h in range(1, min(d_model, MAX_HEADS) + 1) if d_model % h == 0]
+    return [h for h in range(1, min(d_model, most) + 1) if d_model % h == 0]
 
 
 def token_vectors(tokens: Sequence[str], d_model: int, *, dtype: torch.dtype = torch.float32) -> torch.Tensor:

@@ -28,9 +28,20 @@ from mha.widgets.frontend import (
     widget_css,
     widget_esm,
 )
-from mha.widgets.spec import BUG, MAX_BATCH, MAX_CONTEXT, calculator_spec, fill, merge_settings
+from mha.widgets.spec import (
+    BUG,
+    CALCULATOR_DEFAULTS,
+    MAX_BATCH,
+    MAX_CONTEXT,
+    calculator_spec,
+    fill,
+    merge_settings,
+    setting_names,
+)
 
-SETTINGS = ("model", "context", "batch", "dtype")
+_D = CALCULATOR_DEFAULTS  # the first settings, defined once (mha.widgets.spec)
+_SPEC = calculator_spec([m for m, c in MODEL_CONFIGS.items() if c.kind == "decoder"])  # the page's rules
+SETTINGS = setting_names(_SPEC)  # model, dtype, context, batch
 __all__ = ["MAX_BATCH", "MAX_CONTEXT", "SETTINGS", "CostCalculator", "cost_calculator"]
 
 
@@ -55,7 +66,12 @@ class CostCalculator(ComputedWidget):
     _css = widget_css()
 
     def __init__(
-        self, model: str = "Llama 3.1 8B", *, context: int = 4096, batch: int = 1, dtype: str = "bfloat16"
+        self,
+        model: str = _D["model"],
+        *,
+        context: int = _D["context"],
+        batch: int = _D["batch"],
+        dtype: str = _D["dtype"],
     ) -> None:
         settings = {"model": model, "context": context, "batch": batch, "dtype": dtype}
         self._check(settings)
@@ -75,12 +91,7 @@ class CostCalculator(ComputedWidget):
             raise KeyError(f"unknown settings {unknown}; the settings are {list(SETTINGS)}")
         if "model" in settings:
             get_config(settings["model"], decoder_only=True)
-        spec = calculator_spec([m for m, c in MODEL_CONFIGS.items() if c.kind == "decoder"])
-        merge_settings(
-            spec,
-            {"model": settings.get("model", "Llama 3.1 8B"), "context": 1, "batch": 1, "dtype": "bfloat16"},
-            settings,
-        )
+        merge_settings(_SPEC, _SPEC["defaults"], settings)
 
     def update(self, **changes: object) -> None:
         """Change some settings (``model``, ``context``, ``batch``, ``dtype``) and recompute the rows."""
@@ -138,7 +149,11 @@ class CostCalculator(ComputedWidget):
 
 
 def cost_calculator(
-    model: str = "Llama 3.1 8B", *, context: int = 4096, batch: int = 1, dtype: str = "bfloat16"
+    model: str = _D["model"],
+    *,
+    context: int = _D["context"],
+    batch: int = _D["batch"],
+    dtype: str = _D["dtype"],
 ) -> CostCalculator:
     """Return a :class:`CostCalculator` showing ``model`` at ``context`` tokens first."""
     return CostCalculator(model, context=context, batch=batch, dtype=dtype)

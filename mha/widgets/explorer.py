@@ -53,14 +53,10 @@ from collections.abc import Callable, Sequence
 import torch
 
 from mha.compute.explorer import (
-    D_MODELS,
-    MASKS,
-    MAX_HEADS,
     MAX_TOKENS,
     build_mask,
     embed_tokens,
     explorer_weights,
-    head_choices,
     head_weights,
     split_tokens,
 )
@@ -81,24 +77,26 @@ from mha.widgets.frontend import (
 from mha.widgets.spec import (
     EXPLORER_DEFAULTS,
     PROJECTIONS,
+    SHAPE_ROWS,
+    TRAINED_NAME,
+    explorer_choices,
     explorer_spec,
     fill,
+    is_int,
     merge_settings,
     parameter_counts,
+    setting_names,
 )
 
 DEFAULT_SENTENCE = EXPLORER_DEFAULTS["sentence"]
+_D = EXPLORER_DEFAULTS  # the first settings, defined once (mha.widgets.spec)
 STATIC_NOTE = (
     "This explorer's model cannot run in the page. Interaction needs a live kernel – "
     "use the launch button (rocket icon) at the top of the page to open this chapter in Binder or Colab."
 )
-SETTINGS = ("d_model", "h", "mask", "valid_length", "sentence", "seed", "source")
+SETTINGS = setting_names(explorer_spec(trained=True))
 
 Embed = Callable[[Sequence[str]], torch.Tensor]
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class HeadExplorer(ComputedWidget):
@@ -157,12 +155,12 @@ class HeadExplorer(ComputedWidget):
         model: MultiHeadAttention | None = None,
         embed: Embed | None = None,
         *,
-        sentence: str = DEFAULT_SENTENCE,
-        d_model: int = 32,
-        h: int = 4,
-        mask: str = "none",
-        valid_length: int | None = None,
-        seed: int = 0,
+        sentence: str = _D["sentence"],
+        d_model: int = _D["d_model"],
+        h: int = _D["h"],
+        mask: str = _D["mask"],
+        valid_length: int | None = _D["valid_length"],
+        seed: int = _D["seed"],
         vocabulary: Sequence[str] | None = None,
         max_tokens: int = MAX_TOKENS,
     ) -> None:
@@ -172,7 +170,7 @@ class HeadExplorer(ComputedWidget):
             raise TypeError(
                 f"embed must be a callable tokens -> (n, d_model) tensor, got {type(embed).__name__}"
             )
-        if not _is_int(max_tokens) or not 1 <= max_tokens <= MAX_TOKENS:
+        if not is_int(max_tokens) or not 1 <= max_tokens <= MAX_TOKENS:
             raise ValueError(f"max_tokens must be an int in 1..{MAX_TOKENS}, got {max_tokens!r}")
         spec = explorer_spec(trained=model is not None)
         first = {"d_model": d_model, "h": h, "mask": mask, "sentence": sentence, "seed": seed}
@@ -195,7 +193,7 @@ class HeadExplorer(ComputedWidget):
         self.shown: tuple[int, int] | None = None  # (d_model, h) of the picture
         self.message = ""
         self._level = ""  # of the message: "", "warning" or "error"
-        trained = None if model is None else {"name": "trained model", "d_model": model.d_model, "h": model.h}
+        trained = None if model is None else {"name": TRAINED_NAME, "d_model": model.d_model, "h": model.h}
         self.spec = spec  # the page's controls, rules and messages
         self.config = {"trained": trained, "spec": self.spec}
         self._react({})
@@ -209,32 +207,18 @@ class HeadExplorer(ComputedWidget):
 
     def current_settings(self) -> dict:
         """The controls' values, as the page shows them: a trained model's own ``d_model`` and ``h``."""
-        s, model = self._state, self.trained
-        trained = s["source"] == "trained"
-        return {
-            "d_model": model.d_model if trained else s["d_model"],
-            "h": model.h if trained else s["h"],
-            "mask": s["mask"],
-            "valid_length": s["valid_length"],
-            "sentence": s["sentence"],
-            "seed": s["seed"],
-            "source": s["source"],
-        }
+        fixed = self._fixed(self._state["source"])
+        return {name: self._state[name] for name in SETTINGS} | (fixed or {})
 
     def choices(self) -> dict[str, list]:
-        """What each menu offers now: ``d_model``, ``h`` (divisors of ``d_model``), ``mask``, ``source``."""
-        s, model = self.current_settings(), self.trained
-        if s["source"] == "trained":
-            d_models = sorted({*D_MODELS, model.d_model})
-            heads = head_choices(model.d_model) if model.h <= MAX_HEADS else [model.h]
-        else:
-            d_models, heads = list(D_MODELS), head_choices(s["d_model"])
-        return {
-            "d_model": d_models,
-            "h": heads,
-            "mask": list(MASKS),
-            "source": ["fresh"] if model is None else ["trained", "fresh"],
-        }
+        """What each menu offers now: ``d_model``, ``h`` (divisors of ``d_model``), ``mask``, ``source``
+        (:func:`mha.widgets.spec.explorer_choices`, ported to the page)."""
+        return explorer_choices(self.spec, self._state, self._fixed("trained"))
+
+    def _fixed(self, source: str) -> dict | None:
+        """The settings a trained model fixes while ``source`` is ``"trained"``: its ``d_model`` and ``h``."""
+        model = self.trained
+        return {"d_model": model.d_model, "h": model.h} if source == "trained" and model is not None else None
 
     def update(self, **changes: object) -> None:
         """Change some settings, as a reader's controls do, and recompute what the page draws.
@@ -267,11 +251,7 @@ class HeadExplorer(ComputedWidget):
     def _merge(self, s: dict) -> None:
         """Merge settings into the state, checked against the spec as the page's controls check them
         (:func:`mha.widgets.spec.merge_settings`, ported to the page); a bad value raises."""
-        model = self.trained
-        source = s.get("source", self._state["source"])
-        fixed = (
-            {"d_model": model.d_model, "h": model.h} if source == "trained" and model is not None else None
-        )
+        fixed = self._fixed(s.get("source", self._state["source"]))
         self._state = merge_settings(self.spec, self._state, s, fixed=fixed)
 
     # -- computing ---------------------------------------------------------------------------------------
@@ -387,23 +367,31 @@ class HeadExplorer(ComputedWidget):
         }
 
     def shapes_html(self) -> str:
-        """The shapes as a small HTML table, for readers without scripts."""
-        s = self.shapes()
-        p = s["parameters"]
-        rows = [
-            ("d_k = d_model / h", f"{s['d_model']} / {s['h']} = {s['d_k']}"),
-            ("input x", s["x"]),
-            ("Q<sub>i</sub>, K<sub>i</sub>, V<sub>i</sub> per head", s["Q_i"]),
-            ("weights per head", s["weights_i"]),
-            ("weights, all heads", s["weights"]),
-            ("Concat(head<sub>1..h</sub>)", s["concat"]),
-            ("output", s["output"]),
+        """The shapes as a small HTML table, for readers without scripts: the table the page draws beside the
+        heatmaps (:data:`mha.widgets.spec.SHAPE_ROWS` and the spec's texts)."""
+        s, m = self.shapes(), self.spec["messages"]
+        n, p = s["n"], s["parameters"]
+        values = {"n": n, "d_model": s["d_model"], "h": s["h"], "d_k": s["d_k"], "concat": s["concat"][1]}
+
+        def label(pieces: tuple) -> str:
+            return "".join(
+                html.escape(x) if isinstance(x, str) else f"<sub>{html.escape(x[1])}</sub>" for x in pieces
+            )
+
+        tokens = " ".join(f'<code class="mha-token">{html.escape(t)}</code>' for t in self.tokens)
+        rows = [(html.escape(m["tokens"]), tokens)] + [
+            (label(pieces), f"<code>{html.escape(fill(value, **values))}</code>")
+            for pieces, value in SHAPE_ROWS
         ]
-        body = "".join(f"<tr><td>{name}</td><td><code>{value}</code></td></tr>" for name, value in rows)
+        body = "".join(f'<tr><th scope="row">{name}</th><td>{value}</td></tr>' for name, value in rows)
+        title = fill(m["shapes_for"], **values, s="s" if n > 1 else "")
         params = " + ".join(f"{name} {p[name]:,}" for name in PROJECTIONS)
+        total = f"<strong>{p['total']:,}</strong>"
         return (
-            f"<p><b>Shapes</b> for n = {s['n']} tokens, d_model = {s['d_model']}, h = {s['h']}</p>"
-            f"<table>{body}</table><p><b>Parameters</b>: {params} = <b>{p['total']:,}</b></p>"
+            f"<p><strong>{html.escape(m['shapes'])}</strong>{html.escape(title)}</p>"
+            f"<table><tbody>{body}</tbody></table>"
+            f"<p><strong>{html.escape(m['parameters'])}</strong>: {params} = {total}</p>"
+            f'<p class="mha-small">{html.escape(m["same_parameters"])}</p>'
         )
 
     # -- display ---------------------------------------------------------------------------------------------

@@ -1,15 +1,17 @@
 """The browser front ends of the interactive figures, and the data a static page gives them.
 
-The drawing code lives in ``mha/widgets/static/`` as classic scripts (``core.js``, ``controller.js`` (the
-one controller: controls, status and messages from a figure's spec, :mod:`mha.widgets.spec`), ``heatmaps.js``,
-``explorer.js``, ``stepper.js``, ``calculator.js``, ``realheads.js``, ``windows.js``) and ``mha.css``; the
-book's ``_config.yml`` copies that folder into the built site and loads it on every page, so a page opened
-from disk works too. A figure on a static page is a root element with its data inline::
+The front ends live in ``mha/widgets/static/`` as classic scripts (:data:`SCRIPTS`): the ports
+(``ports/*.js``, every computation the page makes that has a Python twin, each file naming its twin and tested
+against it in ``tests/test_ports.py``), ``core.js``, ``controller.js`` (the one controller: controls, status
+and messages from a figure's spec, :mod:`mha.widgets.spec`), ``heatmaps.js`` and one file per figure, with
+``mha.css``. The book's ``_config.yml`` copies that folder into the built site, and its extension
+``_ext/page_assets.py`` loads :data:`SCRIPTS` on every page that shows a figure, so a page opened from disk
+works too. A figure on a static page is a root element with its data inline::
 
     <div class="mha-explorer"><script type="application/json">{"settings": {...}}</script></div>
 
-and the scripts mount it: the explorer then computes its weights in the page, with a port of
-:func:`mha.compute.explorer_weights` that the browser tests keep equal to the Python. This module writes
+and the scripts mount it: the explorer then computes its weights in the page, with the port of
+:func:`mha.compute.explorer_weights` (``ports/explorer.js``). This module writes
 those root elements (the JSON formats are documented at the top of each script).
 
 In a live kernel the same files are the widgets' front end: :func:`widget_esm` concatenates them into the
@@ -38,6 +40,7 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
+from pathlib import Path
 
 import anywidget
 import torch
@@ -51,6 +54,7 @@ from mha.widgets.spec import (
     BUG,
     PROJECTIONS,
     STILL,
+    TRAINED_NAME,
     calculator_spec,
     explorer_spec,
     fill,
@@ -58,7 +62,13 @@ from mha.widgets.spec import (
     stepper_spec,
 )
 
+STATIC = resources.files("mha.widgets").joinpath("static")
+# The ports (mha/widgets/static/ports/): every computation the page makes that has a Python twin, one file per
+# twin, DOM-free. They load first, in name order: each reads the others only when called.
+PORTS = tuple(sorted(f"ports/{p.name}" for p in STATIC.joinpath("ports").iterdir() if p.name.endswith(".js")))
+# Then the framework and the figures; every page with a figure, every deck and every test loads these.
 SCRIPTS = (
+    *PORTS,
     "core.js",
     "controller.js",
     "heatmaps.js",
@@ -73,18 +83,33 @@ STYLESHEET = "mha.css"
 
 
 def static_file(name: str) -> str:
-    """The text of one file of ``mha/widgets/static/``."""
-    return resources.files("mha.widgets").joinpath("static", name).read_text(encoding="utf-8")
+    """The text of one file of ``mha/widgets/static/`` (``name`` relative to it, e.g. ``ports/random.js``)."""
+    return STATIC.joinpath(*name.split("/")).read_text(encoding="utf-8")
 
 
-# The scripts each live front end needs, in load order, and the function that mounts it.
+def copy_static(directory: Path, names: Sequence[str] = (*SCRIPTS, STYLESHEET)) -> None:
+    """Copy files of ``mha/widgets/static/`` into ``directory``, keeping their subfolders (``ports/``): a page
+    there loads them as the book's pages do (the tests' and benchmarks' harness pages)."""
+    for name in names:
+        target = Path(directory, name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(static_file(name), encoding="utf-8")
+
+
+# The scripts each live front end needs, in load order (every port: they are small), and its mount function.
 WIDGET_SCRIPTS = {
-    "mountExplorer": ("core.js", "controller.js", "heatmaps.js", "explorer.js"),
-    "mountStepper": ("core.js", "controller.js", "heatmaps.js", "stepper.js"),
-    "mountCalculator": ("core.js", "controller.js", "calculator.js"),
-    "mountRealHeads": ("core.js", "controller.js", "heatmaps.js", "realheads.js"),
-    "mountWindows": ("core.js", "controller.js", "heatmaps.js", "windows.js"),
-    "mountMiniLM": ("core.js", "controller.js", "heatmaps.js", "minilm.js"),  # its own adapter: `export`
+    "mountExplorer": (*PORTS, "core.js", "controller.js", "heatmaps.js", "explorer.js"),
+    "mountStepper": (*PORTS, "core.js", "controller.js", "heatmaps.js", "stepper.js"),
+    "mountCalculator": (*PORTS, "core.js", "controller.js", "calculator.js"),
+    "mountRealHeads": (*PORTS, "core.js", "controller.js", "heatmaps.js", "realheads.js"),
+    "mountWindows": (*PORTS, "core.js", "controller.js", "heatmaps.js", "windows.js"),
+    "mountMiniLM": (
+        *PORTS,
+        "core.js",
+        "controller.js",
+        "heatmaps.js",
+        "minilm.js",
+    ),  # its own adapter: `export`
 }
 
 
@@ -148,7 +173,7 @@ def model_payload(
     embed: Callable[[Sequence[str]], torch.Tensor],
     max_tokens: int,
     *,
-    name: str = "trained model",
+    name: str = TRAINED_NAME,
 ) -> dict:
     """The explorer's ``model``: a trained layer's projections by name, a vector per token and per position.
 

@@ -3,23 +3,31 @@
 The box of ``mha/widgets/static/minilm.js`` tokenizes the reader's sentence (WordPiece, as the model's
 ``tokenizers`` tokenizer does), runs the whole encoder in a Web Worker, draws all ``L * h`` heads at once and
 one of them large, and lets the reader switch heads off, as :func:`mha.pretrained.ablate_encoder_heads` does
-(the head's output zeroed before ``W_o``), to see what the sentence embedding loses. Nothing is computed in
-Python and nothing comes from the network: the page carries only the box's spec (this module's
-:func:`box_spec`); the weights are a separate classic script, ``minilm-weights.js``, that the book's build
+(the head's output zeroed before ``W_o``), to see what the sentence embedding loses. The tokenizer and the
+encoder are the port ``mha/widgets/static/ports/minilm.js``, tested against :mod:`mha.pretrained` by
+``tests/test_ports.py``. Nothing is computed in Python and nothing comes from the network: the page carries
+only the box's spec (this module's :func:`box_spec`); the weights are classic scripts that the book's build
 writes beside ``minilm.js`` (:func:`write_weights_script`, called by the Sphinx extension
-``_ext/minilm_weights.py``) and that the box inserts only when the reader first uses it. Like every figure
-of the book, the box is mounted from its spec by the shared controller (``controller.js``): its controls
+``_ext/minilm_weights.py``) and that the box inserts only when used: :data:`WEIGHTS_FILE` on first use, and
+a file of :data:`WORD_ROWS` rows of the word embeddings (in the folder :data:`WORDS_DIR`) when a sentence
+first needs one of its rows. So a first use loads about half of the weights (the word embeddings are half
+of them), and every weight keeps the precision of float16. Like every figure of the book, the box is
+mounted from its spec by the shared controller (``controller.js``): its controls
 (:class:`mha.widgets.spec.Control`), defaults and every text it shows (:data:`MESSAGES`) are defined here;
-``minilm.js`` keeps the model and the drawing, and its look is ``mha.css``'s.
+``minilm.js`` keeps the loading and the drawing, and its look is ``mha.css``'s.
 
-The weights script's format (:data:`FORMAT`), one call::
+The weights scripts' format (:data:`FORMAT`), one call each::
 
     globalThis.mhaMiniLMWeights({"format": "float16-base64", "model", "version", "config": {...},
-                                 "vocab": [token, ...], "tensors": {name: {"shape": [...], "data": b64}}})
+                                 "vocab": [token, ...], "tensors": {name: {"shape": [...], "data": b64}},
+                                 "words": {"name", "count", "rows", "shards", "folder", "callback"}})
+    globalThis.mhaMiniLMWords(index, {"first": WORD_ROWS * index, "shape": [rows, d_model], "data": b64})
 
 ``name`` is a parameter of :class:`mha.pretrained.MiniLMEncoder` (``layers.0.attn.W_q.weight``, ...), and
-``data`` its values as IEEE float16, little-endian, in row-major order, in base64. Position embeddings are
-cut to the :data:`MAX_TOKENS` positions the tokenizer can give, and the segment embeddings to segment A
+``data`` its values as IEEE float16, little-endian, in row-major order, in base64. The word embeddings
+(``word_embeddings.weight``, one row per token of ``vocab``) are not among the ``tensors``: ``words`` says
+where their rows are (``<folder>/<index>.js``, :func:`word_shard`). Position embeddings are cut to the
+:data:`MAX_TOKENS` positions the tokenizer can give, and the segment embeddings to segment A
 (``token_type_embeddings.weight`` of shape ``(1, d_model)``), the only one a single sentence uses.
 
 In a live kernel, :class:`MiniLMWidget` is the same front end (``minilm.js`` as an anywidget) with Python
@@ -49,7 +57,9 @@ import io
 import json
 import math
 import os
+import shutil
 import tempfile
+import weakref
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -64,17 +74,20 @@ from mha.figures.pretrained import plot_head_grid
 from mha.pretrained.heads import PATTERNS, ablate_encoder_heads, ablated_embeddings
 from mha.pretrained.minilm import MINILM, MiniLMEncoder, attend, load_minilm, model_version
 from mha.widgets.frontend import ROOT_CLASSES, inline_json, one_thread, widget_css, widget_esm
-from mha.widgets.spec import BUG, INVALID, STILL, Control, fill
+from mha.widgets.spec import ENCODER, ENCODER_CELL, ENCODER_SENTENCE, LAYER_HEAD, Control, fill, messages
 
 CLASS_NAME = ROOT_CLASSES["mountMiniLM"]  # the root element's class, which minilm.js mounts
 WEIGHTS_FILE = "minilm-weights.js"  # written beside minilm.js in the built site's _static/
-FORMAT = "float16-base64"  # how the weights script stores every tensor
-FORMAT_VERSION = 1  # bump when the weights script changes, so a cached copy is rebuilt
+FORMAT = "float16-base64"  # how the weights scripts store every tensor
+FORMAT_VERSION = 2  # bump when the weights scripts change, so a cached copy is rebuilt
 CALLBACK = "mhaMiniLMWeights"  # the global function the weights script calls with its data
+WORDS_DIR = "minilm-words"  # beside WEIGHTS_FILE: <index>.js holds rows WORD_ROWS * index onwards
+WORD_ROWS = 64  # rows of the word embeddings per file: small, so a sentence loads little beyond WEIGHTS_FILE
+WORDS_CALLBACK = "mhaMiniLMWords"  # the global function a word rows script calls with its index and data
 MAX_TOKENS = 128  # the tokenizer's truncation (tokenizer.json), [CLS] and [SEP] included
 MAX_CHARS = 10_000  # the box takes at most this many characters of a sentence (the rest is cut, and said)
-MODEL_NAME = "all-MiniLM-L6-v2"
-DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired."
+MODEL_NAME = ENCODER
+DEFAULT_SENTENCE = ENCODER_SENTENCE
 DEFAULT_OTHER = "The dog did not go over the road, as it was exhausted."
 # Head labels of classify_heads that the box offers to switch off together, and how it names them.
 PATTERN_NAMES = {
@@ -116,18 +129,12 @@ MESSAGES = {
     "big": "Layer {layer}, head {head} ({pattern}){switched}: row i shows where token i looks{others}.",
     "big_switched": ", switched off: its weights are computed but its output is zeroed",
     "big_others": ", in the model with {k} head(s) off (later layers' weights change too)",
-    "panel": "layer {layer}, head {head}",
+    "panel": LAYER_HEAD,
     "big_label": (
         "Attention of layer {layer}, head {head} over {n} tokens; the arrow keys move along its cells, Page "
         "Up and Page Down to the layer's other heads"
     ),
-    "rows": "query",
-    "cols": "key",
-    "scale": "weight",
-    "cell": (
-        "layer {layer}, head {head}: query \u201c{query}\u201d (row {row}) \u2192 key \u201c{key}\u201d "
-        "(column {col}): weight {weight}"
-    ),
+    "cell": ENCODER_CELL,
     # the read-out of what switching heads off changes
     "all_on": "All {total} heads on.",
     "some_off": "{k} of {total} heads off. Your sentence's embedding vs. the intact model's: cosine {cos}.",
@@ -194,12 +201,7 @@ def box_spec(
         "figure": "MiniLM box",
         "controls": [c.to_json() for c in controls],
         "defaults": {"sentence": sentence, "other": other},
-        "messages": {
-            **{key: text.replace("{mb}", megabytes) for key, text in MESSAGES.items()},
-            "still": STILL,
-            "bug": BUG,
-            "invalid": dict(INVALID),
-        },
+        "messages": messages(**{key: text.replace("{mb}", megabytes) for key, text in MESSAGES.items()}),
         "model": MODEL_NAME,
         "layers": L,
         "heads": h,
@@ -294,6 +296,31 @@ def minilm_box(labels: Sequence[Sequence[str]], **kwargs: object) -> MiniLMBox:
 
 # -- in a live kernel: the same box, computed by Python ----------------------------------------------------
 
+_UNTRUNCATED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # encoder -> its tokenizer, uncut
+
+
+def page_tokens(encoder: MiniLMEncoder, sentence: str) -> dict:
+    """What the box says of a sentence's tokens (the page's port, ``tokenize`` of ``ports/minilm.js``, gives
+    the same): ``tokens`` and ``ids``, ``[CLS]`` and ``[SEP]`` included, cut at :data:`MAX_TOKENS` as the
+    tokenizer truncates; ``total``, the number of tokens before the cut, and ``truncated``; ``unknown``, the
+    words (as the tokenizer normalises them: lower case, no accents) that became ``[UNK]``.
+    """
+    tokenizer = encoder.tokenizer
+    if encoder not in _UNTRUNCATED:
+        _UNTRUNCATED[encoder] = Tokenizer.from_str(tokenizer.to_str())
+        _UNTRUNCATED[encoder].no_truncation()
+    full, cut = _UNTRUNCATED[encoder].encode(sentence), tokenizer.encode(sentence)
+    words = tokenizer.pre_tokenizer.pre_tokenize_str(tokenizer.normalizer.normalize_str(sentence))
+    unknown = [words[w][0] for t, w in zip(full.tokens, full.word_ids, strict=True) if t == "[UNK]"]
+    total = len(full.ids)
+    return {
+        "tokens": cut.tokens,
+        "ids": cut.ids,
+        "truncated": total > MAX_TOKENS,
+        "total": total,
+        "unknown": unknown,
+    }
+
 
 class MiniLMWidget(anywidget.AnyWidget):
     """The box in a live kernel: ``minilm.js`` as an anywidget, with Python computing what the worker would.
@@ -326,8 +353,6 @@ class MiniLMWidget(anywidget.AnyWidget):
         super().__init__(spec=box_spec(labels, sentence=sentence, other=other))
         self.encoder = encoder if encoder is not None else load_minilm()
         self._static = MiniLMBox(labels, encoder=self.encoder, sentence=sentence, other=other).html
-        self._untruncated = Tokenizer.from_str(self.encoder.tokenizer.to_str())
-        self._untruncated.no_truncation()
         self.on_msg(self._on_message)
 
     def compute(self, message: dict) -> tuple[dict, list[bytes]]:
@@ -342,19 +367,10 @@ class MiniLMWidget(anywidget.AnyWidget):
             raise ValueError(f"type must be 'tokenize', 'attend' or 'embed', got {kind!r}")
         if not isinstance(sentence, str):
             raise TypeError(f"sentence must be a string, got {type(sentence).__name__}")
-        encoding = self.encoder.tokenizer.encode(sentence)
-        total = len(self._untruncated.encode(sentence).ids)
-        unknown = [
-            sentence[a:b] for t, (a, b) in zip(encoding.tokens, encoding.offsets, strict=True) if t == "[UNK]"
-        ]
-        result = {
-            "tokens": encoding.tokens,
-            "truncated": total > MAX_TOKENS,
-            "total": total,
-            "unknown": unknown,
-        }
+        result = page_tokens(self.encoder, sentence)
+        ids = result.pop("ids")
         if kind == "tokenize":
-            return {**result, "ids": encoding.ids}, []
+            return {**result, "ids": ids}, []
         heads = [tuple(pair) for pair in off]
         result["embedding"] = ablated_embeddings(self.encoder, [sentence], heads)[0].tolist()  # (d_model,)
         if kind == "embed":
@@ -384,20 +400,30 @@ class MiniLMWidget(anywidget.AnyWidget):
         return data, metadata
 
 
-# -- the weights script, written at build time ---------------------------------------------------------------
+# -- the weights scripts, written at build time --------------------------------------------------------------
+
+WORDS = "word_embeddings.weight"  # the one tensor the page loads a block of rows at a time
 
 
 def _page_shapes(state: dict) -> dict:
-    """The shape of each tensor as the weights script stores it (positions and segments cut)."""
+    """The shape of each tensor as the weights scripts store it (positions and segments cut)."""
     shapes = {name: tuple(t.shape) for name, t in state.items()}
     shapes["position_embeddings.weight"] = (MAX_TOKENS, shapes["position_embeddings.weight"][1])
     shapes["token_type_embeddings.weight"] = (1, shapes["token_type_embeddings.weight"][1])
     return shapes
 
 
+def _float16_base64(values: np.ndarray | torch.Tensor) -> str:
+    """Values as IEEE float16, little-endian, row-major, in base64 (:func:`decode_tensor` reads it back)."""
+    array = values.detach().to("cpu").numpy() if isinstance(values, torch.Tensor) else values
+    return base64.b64encode(np.ascontiguousarray(array).astype("<f2").tobytes()).decode("ascii")
+
+
 @functools.cache
 def weights_size() -> tuple[int, int]:
-    """``(values, characters)``: how many weights the weights script holds, and the length of their base64.
+    """``(values, characters)``: how many weights the page holds (the word embeddings included), and how many
+    base64 characters of them its first use loads, :data:`WEIGHTS_FILE`'s (every tensor but the word
+    embeddings, whose rows come :data:`WORD_ROWS` at a time as a sentence needs them).
 
     Counted from :data:`mha.pretrained.MINILM`'s sizes, without loading the weights (a test checks it against
     :func:`weights_payload`).
@@ -405,26 +431,26 @@ def weights_size() -> tuple[int, int]:
     c = MINILM
     d, d_ff = c.d_model, c.d_ff
     per_layer = [(d, d), (d,)] * 4 + [(d,), (d,), (d_ff, d), (d_ff,), (d, d_ff), (d,), (d,), (d,)]
-    shapes = [(c.vocab_size, d), (MAX_TOKENS, d), (1, d), (d,), (d,)] + per_layer * c.n_layers
-    values = sum(math.prod(shape) for shape in shapes)
+    shapes = [(MAX_TOKENS, d), (1, d), (d,), (d,)] + per_layer * c.n_layers  # all but the word embeddings
+    values = sum(math.prod(shape) for shape in shapes) + c.vocab_size * d
     characters = sum(4 * math.ceil(2 * math.prod(shape) / 3) for shape in shapes)  # float16 in base64
     return values, characters
 
 
 def weights_payload(encoder: MiniLMEncoder) -> dict:
-    """The weights script's data (see the module docstring): float16 tensors in base64, the vocabulary."""
+    """What :data:`WEIGHTS_FILE` holds (see the module docstring): every tensor but the word embeddings, in
+    float16, the vocabulary, and where the word embeddings' rows are (:func:`word_shard`)."""
     state = encoder.state_dict()
     shapes = _page_shapes(state)  # positions: (MAX_TOKENS, d_model), segments: (1, d_model), segment A
-    tensors = {}
-    for name, t in state.items():
-        t = t[: shapes[name][0]] if shapes[name] != tuple(t.shape) else t
-        values = t.detach().to("cpu").numpy().astype("<f2")  # float16, little-endian
-        data = base64.b64encode(values.tobytes()).decode("ascii")
-        tensors[name] = {"shape": list(values.shape), "data": data}
+    tensors = {
+        name: {"shape": list(shapes[name]), "data": _float16_base64(t[: shapes[name][0]])}
+        for name, t in state.items()
+        if name != WORDS
+    }
     vocab = encoder.tokenizer.get_vocab()  # token -> id
     by_id = sorted(vocab, key=vocab.__getitem__)
-    if [vocab[t] for t in by_id] != list(range(len(by_id))):
-        raise ValueError("the tokenizer's vocabulary ids must be 0..V-1")
+    if [vocab[t] for t in by_id] != list(range(len(by_id))) or len(by_id) != encoder.config.vocab_size:
+        raise ValueError("the tokenizer's vocabulary ids must be 0..V-1, one per row of the word embeddings")
     c = encoder.config
     return {
         "format": FORMAT,
@@ -435,11 +461,30 @@ def weights_payload(encoder: MiniLMEncoder) -> dict:
         "max_tokens": MAX_TOKENS,
         "vocab": by_id,
         "tensors": tensors,
+        "words": {
+            "name": WORDS,
+            "count": c.vocab_size,
+            "rows": WORD_ROWS,
+            "shards": math.ceil(c.vocab_size / WORD_ROWS),
+            "folder": WORDS_DIR,
+            "callback": WORDS_CALLBACK,
+        },
     }
 
 
+def word_shard(encoder: MiniLMEncoder, index: int) -> dict:
+    """Rows ``WORD_ROWS * index`` onwards (at most :data:`WORD_ROWS`) of the word embeddings, as
+    ``{"first", "shape", "data"}``: ``minilm-words/<index>.js`` holds it."""
+    words = encoder.word_embeddings.weight  # (V, d_model)
+    first = WORD_ROWS * index
+    if not 0 <= first < words.shape[0]:
+        raise ValueError(f"index must lie in 0..{math.ceil(words.shape[0] / WORD_ROWS) - 1}, got {index}")
+    rows = words[first : first + WORD_ROWS]  # (at most WORD_ROWS, d_model)
+    return {"first": first, "shape": list(rows.shape), "data": _float16_base64(rows)}
+
+
 def decode_tensor(entry: dict) -> np.ndarray:
-    """One tensor of :func:`weights_payload` back as a float32 array (for the tests)."""
+    """One tensor of :func:`weights_payload` or :func:`word_shard` back as float32: the page's values."""
     values = np.frombuffer(base64.b64decode(entry["data"]), dtype="<f2")
     return values.astype(np.float32).reshape(entry["shape"])
 
@@ -450,26 +495,50 @@ def weights_script(encoder: MiniLMEncoder | None = None) -> str:
     return f"globalThis.{CALLBACK}({json.dumps(payload, separators=(',', ':'))});\n"
 
 
+def word_script(encoder: MiniLMEncoder, index: int) -> str:
+    """The text of ``minilm-words/<index>.js``: one call of :data:`WORDS_CALLBACK` with its
+    :func:`word_shard`."""
+    shard = json.dumps(word_shard(encoder, index), separators=(",", ":"))
+    return f"globalThis.{WORDS_CALLBACK}({index},{shard});\n"
+
+
+def _write_scripts(directory: Path) -> None:
+    """Write :data:`WEIGHTS_FILE` and the folder :data:`WORDS_DIR` of word rows into ``directory``."""
+    encoder = load_minilm()
+    (directory / WEIGHTS_FILE).write_text(weights_script(encoder), encoding="ascii")
+    (directory / WORDS_DIR).mkdir()
+    for index in range(math.ceil(encoder.config.vocab_size / WORD_ROWS)):
+        (directory / WORDS_DIR / f"{index}.js").write_text(word_script(encoder, index), encoding="ascii")
+
+
 def write_weights_script(target: Path, *, cache: Path | None = None) -> Path:
-    """Write ``minilm-weights.js`` to ``target``, building it once per model version into ``cache``.
+    """Write ``minilm-weights.js`` to ``target``, and the word rows into the folder :data:`WORDS_DIR` beside
+    it, building them once per model version into ``cache``.
 
     Args:
         target: the file to write (the built site's ``_static/minilm-weights.js``).
-        cache: where the built script is kept between builds; default ``$MHA_CACHE`` or ``~/.cache/mha``.
+        cache: where the built scripts are kept between builds; default ``$MHA_CACHE`` or ``~/.cache/mha``.
 
     Returns:
         ``target``.
     """
     cache = Path(cache or os.environ.get("MHA_CACHE") or Path.home() / ".cache" / "mha")
-    cached = cache / f"minilm-weights-{model_version()}-v{FORMAT_VERSION}.js"
-    if not cached.is_file():
+    cached = cache / f"minilm-weights-{model_version()}-v{FORMAT_VERSION}"
+    if not (cached / WEIGHTS_FILE).is_file():
         cache.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=cache, suffix=".tmp", delete=False, encoding="ascii") as f:
-            f.write(weights_script())
-        Path(f.name).replace(cached)  # a reader never sees a half-written file
+        staging = Path(tempfile.mkdtemp(prefix=".minilm-", dir=cache))
+        try:
+            _write_scripts(staging)
+            staging.rename(cached)  # a reader never sees a half-written folder
+        except OSError:  # another process built it first
+            if not (cached / WEIGHTS_FILE).is_file():
+                raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(cached.read_bytes())
+    shutil.copyfile(cached / WEIGHTS_FILE, target)
+    shutil.copytree(cached / WORDS_DIR, target.parent / WORDS_DIR, dirs_exist_ok=True)
     return target
 
 
@@ -485,8 +554,11 @@ __all__ = [
     "box_spec",
     "decode_tensor",
     "minilm_box",
+    "page_tokens",
     "weights_payload",
     "weights_script",
     "weights_size",
+    "word_script",
+    "word_shard",
     "write_weights_script",
 ]

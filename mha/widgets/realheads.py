@@ -57,16 +57,25 @@ from mha.widgets.frontend import (
     widget_css,
     widget_esm,
 )
-from mha.widgets.spec import STILL_SENTENCE, fill, merge_settings, realheads_spec
+from mha.widgets.spec import (
+    ENCODER,
+    ENCODER_SENTENCE,
+    STILL_SENTENCE,
+    fill,
+    is_int,
+    merge_settings,
+    realheads_spec,
+    setting_names,
+)
 
 SCALE = 255  # a weight w is stored as round(w * SCALE), one byte
 ENCODING = "uint8-zlib-base64"
 CLASS_NAME = ROOT_CLASSES["mountRealHeads"]
-MODEL_NAME = "all-MiniLM-L6-v2"  # what the viewers call the encoder of mha.pretrained
+MODEL_NAME = ENCODER  # what the viewers call the encoder of mha.pretrained
 MAX_TOKENS = 40  # EncoderExplorer: the longest sentence drawn, in tokens, [CLS] and [SEP] included
 CACHE_SIZE = 32  # EncoderExplorer: sentences whose attentions are kept, the most recent ones
-SETTINGS = ("sentence", "layer", "head")
-DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired."
+SETTINGS = setting_names(realheads_spec(layers=1, heads=1))  # sentence, layer, head
+DEFAULT_SENTENCE = ENCODER_SENTENCE
 STILL = STILL_SENTENCE
 
 
@@ -191,10 +200,6 @@ class RealHeadsViewer:
         )
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 class EncoderExplorer(ComputedWidget):
     """The pretrained encoder's heads on a sentence the reader types: choose a layer and a head.
 
@@ -249,7 +254,7 @@ class EncoderExplorer(ComputedWidget):
                 f"got {type(encoder).__name__}"
             )
         L, h = encoder.config.n_layers, encoder.config.h
-        if not _is_int(max_tokens) or not 2 <= max_tokens <= encoder.config.max_positions:
+        if not is_int(max_tokens) or not 2 <= max_tokens <= encoder.config.max_positions:
             raise ValueError(
                 f"max_tokens must be an int in 2..{encoder.config.max_positions}, got {max_tokens!r}"
             )

@@ -2,16 +2,20 @@
 
 The spec goes to the page with the figure's data (``"spec"`` in a static root's inline JSON, in the
 ``config`` traitlet of a live widget), and ``mha/widgets/static/controller.js`` mounts the figure from it:
-the scripts declare no choice, bound, default or message of their own (``tests/test_frontend.py`` scans
+the scripts declare no choice, bound, default or message of their own (``tests/test_widgets.py`` scans
 them). The same rules check a reader's input on both sides: :func:`merge_settings` here, ``mergeSettings``
-in ``controller.js``, a port that the browser tests keep equal to this one.
+in the port ``mha/widgets/static/ports/settings.js``, which ``tests/test_ports.py`` keeps equal to this one.
 
 A control is a :class:`Control`; a spec is a plain dict (JSON as it is)::
 
     {"figure": "explorer", "controls": [Control.to_json(), ...], "defaults": {name: value},
      "messages": {key: template}, ...}   plus the figure's own constants (the explorer's masks, ...)
 
-A template's ``{name}`` fields are filled by :func:`fill` (``format`` in ``controller.js``); a value is
+Every text a figure shows is in its spec, the labels of its pictures and read-outs included: the messages
+every figure shares come from :func:`messages`, a figure's own from its spec function (the MiniLM box's
+from :mod:`mha.widgets.minilm_page`).
+
+A template's ``{name}`` fields are filled by :func:`fill` (``format`` in ``ports/settings.js``); a value is
 written as JSON (``"causal"``, ``null``, ``4``), a list as its items joined by ``", "``.
 """
 
@@ -21,7 +25,16 @@ import dataclasses
 import json
 from collections.abc import Sequence
 
-from mha.compute.explorer import D_MODELS, MASKS, MAX_HEADS, MAX_SEED, MAX_TOKENS, PARAMETERS, split_tokens
+from mha.compute.explorer import (
+    D_MODELS,
+    MASKS,
+    MAX_HEADS,
+    MAX_SEED,
+    MAX_TOKENS,
+    PARAMETERS,
+    head_choices,
+    split_tokens,
+)
 from mha.compute.stages import AXIS_NAMES, STAGES
 from mha.costs.counts import projection_params
 from mha.costs.report import DTYPES, ROWS
@@ -35,7 +48,7 @@ WHOLE = "The {label} must be a whole number from {lo} to {hi}."
 HELP = (
     "Hover over, tap or focus the picture, then use the arrow keys to read each weight "
     "(Page Up/Down: other head)."
-)  # under a picture of attention weights  # a number box the reader is typing in
+)  # under a picture of attention weights
 # What a value no control offers raises (ValueError in Python, RangeError in the page), by kind of control.
 INVALID = {
     "choice": "{name} must be one of {choices}, got {value}",
@@ -45,6 +58,19 @@ INVALID = {
     "fixed": "the trained model fixes {name} = {fixed}; got {value}",
     "text": "{name} must be a str, got {value}",
 }
+
+
+# The texts of a picture of attention weights (heatmaps.js draws them), and of the read-out of one cell.
+PICTURE = {"rows": "query", "cols": "key", "scale": "weight", "masked": "masked"}
+LAYER_HEAD = "layer {layer}, head {head}"  # a head of a pretrained encoder, numbered from 1
+QUERY_KEY = "query \u201c{query}\u201d (row {row}) \u2192 key \u201c{key}\u201d (column {col})"
+ENCODER_CELL = LAYER_HEAD + ": " + QUERY_KEY + ": weight {weight}"  # the real heads' and the MiniLM box's
+
+
+def messages(**own: object) -> dict:
+    """A spec's messages: those every figure shares (``still``, ``bug``, ``whole``, ``invalid`` and the
+    :data:`PICTURE` texts), then the figure's own, which may replace a shared one."""
+    return {"still": STILL, "bug": BUG, "whole": WHOLE, "invalid": dict(INVALID), **PICTURE, **own}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +115,16 @@ def fill(template: str, **values: object) -> str:
     return out
 
 
+def is_int(value: object) -> bool:
+    """``value`` is an int and not a bool (which Python counts as one)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def setting_names(spec: dict) -> tuple[str, ...]:
+    """The settings of a spec's figure, in its controls' order (not its view options: "show numbers")."""
+    return tuple(c["name"] for c in spec["controls"] if c["setting"])
+
+
 def quoted(value: object) -> str:
     """A value as a message shows it: JSON (``"causal"``, ``4``, ``null``)."""
     return json.dumps(value, ensure_ascii=False)
@@ -104,6 +140,10 @@ def parameter_counts(counts: dict[str, int]) -> dict[str, int]:
 
 # -- the explorer -------------------------------------------------------------------------------------------
 
+ENCODER = "all-MiniLM-L6-v2"  # what the figures call the pretrained encoder of mha.pretrained
+ENCODER_SENTENCE = "The animal didn't cross the street because it was too tired."  # its figures' first
+
+TRAINED_NAME = "trained model"  # what the explorer calls a trained model given without a name
 EXPLORER_DEFAULTS = {
     "d_model": 32,
     "h": 4,
@@ -113,6 +153,20 @@ EXPLORER_DEFAULTS = {
     "seed": 0,
     "source": "fresh",
 }
+
+
+# The table of shapes beside the explorer's heatmaps, as the page and Python's fallback
+# (mha.widgets.explorer.HeadExplorer.shapes_html) show it: a row's label is pieces of text, ["sub", text] a
+# subscript, and its value a template filled with n, d_model, h, d_k and concat = h * d_k.
+SHAPE_ROWS = (
+    (("d_k = d_model / h",), "{d_model} / {h} = {d_k}"),
+    (("input x",), "({n}, {d_model})"),
+    (("Q", ("sub", "i"), ", K", ("sub", "i"), ", V", ("sub", "i"), " per head"), "({n}, {d_k})"),
+    (("weights per head",), "({n}, {n})"),
+    (("weights, all heads",), "({h}, {n}, {n})"),
+    (("Concat(head", ("sub", "1..h"), ")"), "({n}, {concat})"),
+    (("output",), "({n}, {d_model})"),
+)
 
 
 def explorer_spec(*, trained: bool = False) -> dict:
@@ -139,26 +193,46 @@ def explorer_spec(*, trained: bool = False) -> dict:
         "parameters": list(PARAMETERS),
         # a fresh layer's parameters by d_model (the same for every h: heads split d_model)
         "fresh_parameters": {str(d): parameter_counts(projection_params(d, 1)) for d in D_MODELS},
-        "messages": {
-            "still": STILL,
-            "bug": BUG,
-            "whole": WHOLE,
-            "invalid": dict(INVALID),
-            "no_tokens": "Type a sentence: the explorer needs at least one word (words are split at spaces).",
-            "too_long": "That sentence has {n} words; the explorer shows at most {limit}. Please shorten it.",
-            "cannot_embed": "This model cannot embed that sentence: {reason}",
-            "unknown_tokens": "unknown token{plural} {tokens}",
-            "positions": "it has learned {positions} positions, the sentence has {n} words",
-            "trained_note": (
+        "shapes": [
+            [[p if isinstance(p, str) else list(p) for p in label], value] for label, value in SHAPE_ROWS
+        ],
+        "messages": messages(
+            no_tokens="Type a sentence: the explorer needs at least one word (words are split at spaces).",
+            too_long="That sentence has {n} words; the explorer shows at most {limit}. Please shorten it.",
+            cannot_embed="This model cannot embed that sentence: {reason}",
+            unknown_tokens="unknown token{plural} {tokens}",
+            positions="it has learned {positions} positions, the sentence has {n} words",
+            trained_note=(
                 "Trained model ({name}): d_model = {d_model} and h = {h} are fixed by its weights, "
                 "and the seed plays no part."
             ),
-            "fresh_note": (
-                "Fresh layer: random weights, PyTorch's default initialisation, drawn from the seed."
+            fresh_note="Fresh layer: random weights, PyTorch's default initialisation, drawn from the seed.",
+            help=HELP,
+            # the panels' titles, longest first (a narrow panel takes the first that fits), on the shared
+            # scale and on each head's own
+            panel="head {head} (d_k = {d_k})",
+            panel_short="head {head}",
+            panel_own="head {head}, max {max}",
+            panel_own_short="h{head} max {max}",
+            panel_own_shorter="{head}: max {max}",
+            scale_own="of max",
+            picture=(
+                "Attention weights of {h} head{s}, one {n} by {n} panel each (queries on rows, keys on "
+                "columns), for the tokens: {tokens}"
             ),
-            "help": HELP,
-            "same_parameters": "The same for every h: heads split d_model, they do not add weights.",
-        },
+            cell="head {head} (d_k = {d_k}): " + QUERY_KEY + ": {value}",
+            cell_weight="weight {weight}",
+            cell_masked="masked (weight 0)",
+            cell_largest=" (the head's largest: {largest})",
+            numbers_caption="head {head}",
+            numbers_corner="query \\ key",
+            # the table of shapes (SHAPE_ROWS) and of parameters
+            shapes="Shapes",
+            shapes_for=" for n = {n} token{s}, d_model = {d_model}, h = {h}",
+            tokens="tokens",
+            parameters="Parameters",
+            same_parameters="The same for every h: heads split d_model, they do not add weights.",
+        ),
     }
 
 
@@ -179,7 +253,15 @@ def stepper_spec() -> dict:
         "controls": [control.to_json()],
         "defaults": {"stage": STAGES[-1].key},
         "axis_names": dict(AXIS_NAMES),  # what the picture calls a stage's axes, by the shape's symbol
-        "messages": {"still": STILL, "bug": BUG, "whole": WHOLE, "invalid": dict(INVALID)},
+        "messages": messages(
+            previous="\u25c0 previous",
+            next="next \u25b6",
+            panel="head {head}",
+            caption="{index}. {title}",
+            caption_shape=", shape ({shape}) = {symbols}",
+            picture="Stage {index} of {count}, {title}: a {shape} tensor drawn as heatmaps",
+            value="value",
+        ),
     }
 
 
@@ -217,31 +299,37 @@ def realheads_spec(
         "figure": "real-heads viewer",
         "controls": [c.to_json() for c in controls],
         "defaults": {"sentence": 0 if sentences is not None else "", "layer": 0, "head": 0},
-        "messages": {
-            "still": STILL_SENTENCE,
-            "bug": BUG,
-            "help": HELP,
-            "invalid": dict(INVALID),
-            "loading": "Loading the weights of {model}\u2026",
-            "waiting": "Waiting for {model} in the kernel\u2026",
-            "load_failed": "The weights could not be loaded: {error}",
-            "shown": (
+        "messages": messages(
+            still=STILL_SENTENCE,
+            help=HELP,
+            loading="Loading the weights of {model}\u2026",
+            waiting="Waiting for {model} in the kernel\u2026",
+            load_failed="The weights could not be loaded: {error}",
+            no_inflate="this browser cannot inflate the data (it has no DecompressionStream)",
+            shown=(
                 "{model}, sentence {sentence} of {count}: {n} tokens. " + rows + " Weights stored to the "
                 "nearest 1/{scale}."
             ),
-            "shown_live": "{model}, run in the kernel: {n} tokens ([CLS] and [SEP] included). " + rows,
-            "sentence_hint": "Type a sentence (at most {max_tokens} tokens), or choose an example",
-            "no_tokens": "Type a sentence: the explorer needs at least one word.",
-            "too_long": (
+            shown_live="{model}, run in the kernel: {n} tokens ([CLS] and [SEP] included). " + rows,
+            sentence_hint="Type a sentence (at most {max_tokens} tokens), or choose an example",
+            no_tokens="Type a sentence: the explorer needs at least one word.",
+            too_long=(
                 "That sentence makes {size} tokens ([CLS] and [SEP] included); the explorer shows at most "
                 "{limit}. Please shorten it."
             ),
-            "numbers_too_small": (
+            numbers_too_small=(
                 "Numbers are printed in the cells only when a cell is at least {min} px wide; with {n} "
                 "tokens on this screen a cell is {cell} px. Point at or tap a cell to read its weight, or "
                 "choose a shorter sentence."
             ),
-        },
+            panel=LAYER_HEAD,
+            picture=(
+                "Attention weights of " + LAYER_HEAD + " of {model}, an {n} by {n} grid (queries on rows, "
+                "keys on columns), for the tokens: {tokens}"
+            ),
+            cell=ENCODER_CELL,
+            stored=" (stored as {q}/{scale})",
+        ),
     }
 
 
@@ -266,19 +354,21 @@ def windows_spec() -> dict:
         "figure": "window explorer",
         "controls": [c.to_json() for c in controls],
         "defaults": {**WINDOW_DEFAULTS, "layer": WINDOW_DEFAULTS["layers"]},
-        "messages": {
-            "still": STILL,
-            "bug": BUG,
-            "whole": WHOLE,
-            "invalid": dict(INVALID),
-            "kind_global": "global",
-            "kind_local": "local, window {window}",
-            "summary": (
+        "messages": messages(
+            kind_global="global",
+            kind_local="local, window {window}",
+            summary=(
                 "After layer {layer}, token {n} has seen inputs {first} to {n}. With {n} tokens, these "
                 "{layers} layers cache {cached} token entries per sequence, against {full} if every layer "
                 "were global."
             ),
-        },
+            panel_mask="layer {layer} ({kind}): may attend",
+            panel_seen="after layer {layer}: has seen input",
+            rows="token",
+            cols="key / input token",
+            scale="yes",
+            picture="Layer {layer}, {kind}: its mask and what each of {n} tokens has seen",
+        ),
     }
 
 
@@ -303,25 +393,33 @@ def calculator_spec(models: list[str]) -> dict:
         "defaults": dict(CALCULATOR_DEFAULTS),
         "dtypes": {k: v.itemsize for k, v in DTYPES.items()},  # bytes per element of the cache
         "rows": {key: list(row) for key, row in ROWS.items()},  # each row's label and value template
-        "messages": {"still": STILL_NUMBERS, "bug": BUG, "whole": WHOLE, "invalid": dict(INVALID)},
+        "messages": messages(still=STILL_NUMBERS),
     }
 
 
-# -- the rules: one merge of settings, ported to controller.js -----------------------------------------------
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+# -- the rules: one merge of settings, ported to ports/settings.js -------------------------------------------
 
 
 def choices(spec: dict, control: dict, state: dict) -> list:
     """The values a control offers in ``state``: its choices, or those its rule gives."""
     if control["rule"] == "divisors":
-        limit = state[control["of"]]
-        return [k for k in range(1, min(limit, control["hi"]) + 1) if limit % k == 0]
+        return head_choices(state[control["of"]], most=control["hi"])
     if control["rule"] == "upto":
         return list(range(control["lo"], state[control["of"]] + 1))
     return [v for v, _ in control["choices"]]
+
+
+def explorer_choices(spec: dict, state: dict, trained: dict | None = None) -> dict[str, list]:
+    """What the explorer's menus offer in ``state``: the spec's choices of ``source``, ``d_model``, ``h`` and
+    ``mask``; while a trained model is shown (``trained``: its ``d_model`` and ``h``), the widths with its own
+    among them, and the divisors of its width, or its own ``h`` if that is not one of them."""
+    controls = {c["name"]: c for c in spec["controls"]}
+    out = {name: choices(spec, controls[name], state) for name in ("source", "d_model", "h", "mask")}
+    if trained is not None and state["source"] == "trained":
+        out["d_model"] = sorted({*out["d_model"], trained["d_model"]})
+        heads = choices(spec, controls["h"], {"d_model": trained["d_model"]})
+        out["h"] = heads if trained["h"] in heads else [trained["h"]]
+    return out
 
 
 def next_valid(values: list, old: object) -> object:
@@ -374,19 +472,19 @@ def merge_settings(spec: dict, state: dict, changes: dict, *, fixed: dict | None
         elif control["rule"] == "tokens":
             n = len(split_tokens(out[control["of"]]))
             if name in changes:
-                if value is not None and (not _is_int(value) or value < 1 or (n and value > n)):
+                if value is not None and (not is_int(value) or value < 1 or (n and value > n)):
                     raise ValueError(invalid(spec, "tokens", name=name, hi=n, value=quoted(value)))
             elif value is not None and n and value > n:
                 value = n  # a shorter sentence: the slider's maximum moves
         elif control["kind"] == "number":
-            if not _is_int(value) or not control["lo"] <= value <= control["hi"]:
+            if not is_int(value) or not control["lo"] <= value <= control["hi"]:
                 lo, hi = control["lo"], control["hi"]
                 raise ValueError(invalid(spec, "int", name=name, lo=lo, hi=hi, value=quoted(value)))
         else:  # a select
             offered = choices(spec, control, out)
             ok = (
                 value in offered
-                and (_is_int(value) or isinstance(value, str))
+                and (is_int(value) or isinstance(value, str))
                 and type(value) is type(offered[0])
             )
             if not ok and name in changes:

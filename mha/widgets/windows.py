@@ -1,7 +1,7 @@
 """The window explorer: a stack of local (sliding-window) and global layers, what each layer may attend to,
 what each position has seen after it, and how many tokens the stack caches.
 
-The page computes it (``mha/widgets/static/windows.js``, a port of
+The page computes it (``mha/widgets/static/ports/windows.js``, a port of
 :func:`mha.compute.since_2017.layer_masks` and :func:`mha.compute.since_2017.receptive_fields`); this module
 writes its root element, with the spec that holds its choices, bounds, defaults and messages
 (:func:`mha.widgets.spec.windows_spec`) (:func:`windows_config`,
@@ -12,10 +12,17 @@ in the page: the numbers are small integers, the same in both languages.
 from __future__ import annotations
 
 from mha.widgets.frontend import ROOT_CLASSES, FrontEndWidget, root_html, widget_css, widget_esm
-from mha.widgets.spec import PERIODS, WINDOW_BOUNDS, WINDOW_DEFAULTS, merge_settings, windows_spec
+from mha.widgets.spec import (
+    PERIODS,
+    WINDOW_BOUNDS,
+    WINDOW_DEFAULTS,
+    merge_settings,
+    setting_names,
+    windows_spec,
+)
 
 BOUNDS = WINDOW_BOUNDS  # inclusive bounds of the number inputs (mha.widgets.spec)
-SETTINGS = ("n", "window", "layers", "global_period", "layer")
+SETTINGS = setting_names(windows_spec())  # n, window, layers, global_period, layer
 __all__ = ["BOUNDS", "PERIODS", "SETTINGS", "WindowExplorer", "check_window_settings", "window_explorer"]
 
 

@@ -1,119 +1,22 @@
 /* mha front end, the controller: one way to mount a figure from its spec (mha/widgets/spec.py).
  *
- * Needs core.js first. A figure's spec comes from Python with its data ("spec" in the inline JSON of a
- * static root, or in the config traitlet of a live widget): its controls (name, kind, label, choices,
- * bounds, rule), defaults and message templates. This file declares not one of them. It holds
+ * Needs core.js and the ports (ports/settings.js: the rules) first. A figure's spec comes from Python with
+ * its data ("spec" in the inline JSON of a static root, or in the config traitlet of a live widget): its
+ * controls (name, kind, label, choices, bounds, rule), defaults and message templates. This file declares
+ * not one of them. It holds the page's side: controls built from the spec (buildControls, labelled), kept
+ * equal to the state (syncControls), read back as settings (readControl, listen: a number box that does not
+ * yet hold a valid value shows the spec's message instead), a status line (statusLine, setStatus,
+ * bugMessage), the controller that every figure mounts with, and the read-out of a heatmap picture.
  *
- *   - the pure state functions, a port of mha/widgets/spec.py that tests/test_frontend.py keeps equal to
- *     the Python: format (spec.fill), choicesOf (spec.choices), nextValid, mergeSettings;
- *   - the page: controls built from the spec (buildControls, labelled), kept equal to the state
- *     (syncControls), read back as settings (readControl, listen: a number box that does not yet hold a
- *     valid value shows the spec's message instead), and a status line (statusLine, setStatus, bugMessage).
- *
- * A figure (explorer.js, windows.js, calculator.js) keeps only its drawing and its computation: it builds
- * its controls with buildControls, merges every change with mergeSettings (a reader's, el.mha.update's or,
- * live, Python's) and redraws; live or static is the anywidget adapter's business (core.js).
+ * A figure (explorer.js, windows.js, calculator.js, ...) keeps only its drawing: it builds its controls with
+ * the controller, merges every change with ns.mergeSettings (a reader's, el.mha.update's or, live,
+ * Python's), computes with its port (ports/) and redraws; live or static is the anywidget adapter's
+ * business (core.js).
  */
 (function (root) {
   "use strict";
   const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
   const { make, field, setOptions } = ns;
-
-  // ---------------------------------------------------------------------------------------------------
-  // Pure state functions (mha/widgets/spec.py): no page needed.
-  // ---------------------------------------------------------------------------------------------------
-
-  /** A value as a message shows it: JSON; a list's items joined by ", ". */
-  function text(value) {
-    if (typeof value === "string") return value;
-    if (Array.isArray(value)) return value.map(text).join(", ");
-    if (typeof value === "bigint") return value.toString();
-    return value === undefined ? "null" : JSON.stringify(value);
-  }
-
-  /** A message from its template: "{name}" fields filled (spec.fill). */
-  function format(template, values) {
-    let out = template;
-    for (const [key, value] of Object.entries(values || {})) out = out.split(`{${key}}`).join(text(value));
-    return out;
-  }
-
-  const isInt = (v) => Number.isInteger(v);
-
-  /** The values a control offers in a state: its choices, or those its rule gives (spec.choices). */
-  function choicesOf(control, state) {
-    if (control.rule === "divisors") {
-      const limit = state[control.of], out = [];
-      for (let k = 1; k <= Math.min(limit, control.hi); k++) if (limit % k === 0) out.push(k);
-      return out;
-    }
-    if (control.rule === "upto") {
-      const out = [];
-      for (let k = control.lo; k <= state[control.of]; k++) out.push(k);
-      return out;
-    }
-    return control.choices.map(([v]) => v);
-  }
-
-  /** The value a control moves to when old is no longer offered: the largest below it, else the first. */
-  function nextValid(values, old) {
-    const below = values.filter((v) => v <= old);
-    return below.length ? Math.max(...below) : values[0];
-  }
-
-  /** A reader's input that cannot be drawn: the front end shows the message, it is not a bug. */
-  function invalid(spec, kind, fields) {
-    return new RangeError(format(spec.messages.invalid[kind], fields));
-  }
-
-  /**
-   * state with changes merged in, checked as the controls check them (spec.merge_settings): a setting that
-   * depends on a changed one follows it. Throws RangeError (TypeError for a sentence that is no string)
-   * with the spec's message; `fixed` holds settings the state does not let change.
-   */
-  function mergeSettings(spec, state, changes, fixed) {
-    const controls = spec.controls.filter((c) => c.setting);
-    const names = controls.map((c) => c.name);
-    const unknown = Object.keys(changes).filter((k) => !names.includes(k)).sort();
-    if (unknown.length) throw new RangeError(`unknown settings ${unknown.join(", ")}; the settings are ${names.join(", ")}`);
-    fixed = fixed || {};
-    const out = Object.assign({}, state);
-    for (const control of controls) { // in the spec's order: a rule's setting comes before it
-      const name = control.name, given = name in changes;
-      if (name in fixed) {
-        if (given && changes[name] !== fixed[name]) throw invalid(spec, "fixed", { name, fixed: fixed[name], value: JSON.stringify(changes[name]) });
-        continue;
-      }
-      let value = given ? changes[name] : out[name];
-      if (control.kind === "text") {
-        if (typeof value !== "string") throw new TypeError(format(spec.messages.invalid.text, { name, value: JSON.stringify(value) }));
-      } else if (control.rule === "tokens") {
-        const n = ns.splitTokens(out[control.of]).length;
-        if (given) {
-          if (value !== null && (!isInt(value) || value < 1 || (n && value > n))) throw invalid(spec, "tokens", { name, hi: n, value: JSON.stringify(value) });
-        } else if (value !== null && value !== undefined && n && value > n) {
-          value = n; // a shorter sentence: the slider's maximum moves
-        }
-      } else if (control.kind === "number") {
-        if (!isInt(value) || value < control.lo || value > control.hi) throw invalid(spec, "int", { name, lo: control.lo, hi: control.hi, value: JSON.stringify(value) });
-      } else { // a select
-        const offered = choicesOf(control, out);
-        const ok = offered.includes(value) && typeof value === typeof offered[0];
-        if (!ok && given) {
-          if (control.rule === "upto") throw invalid(spec, "int", { name, lo: control.lo, hi: offered[offered.length - 1], value: JSON.stringify(value) });
-          throw invalid(spec, control.rule === "divisors" ? "divisors" : "choice",
-            { name, choices: offered, of: control.of, limit: out[control.of], value: JSON.stringify(value) });
-        }
-        if (!ok) value = nextValid(offered, value);
-      }
-      out[name] = value;
-    }
-    return out;
-  }
-
-  // ---------------------------------------------------------------------------------------------------
-  // The page: controls from the spec, a status line, and mounting.
-  // ---------------------------------------------------------------------------------------------------
 
   /** The controls of a spec, by name: select, number box, slider, text box or checkbox. */
   function buildControls(spec) {
@@ -160,7 +63,7 @@
       if (!control.setting) continue;
       const node = c[control.name], value = state[control.name];
       if (control.kind === "select") {
-        const offered = (options.choices && options.choices[control.name]) || choicesOf(control, state);
+        const offered = (options.choices && options.choices[control.name]) || ns.choicesOf(control, state);
         const texts = new Map(control.choices.map(([v, t]) => [v, t]));
         setOptions(node, offered.map((v) => [v, texts.get(v) ?? String(v)]), value);
       } else if (control.kind === "number") {
@@ -204,8 +107,8 @@
   /** What a number box being typed in says when its value is not yet a setting, or null when it is fine. */
   function boxMessage(spec, name, value) {
     const control = spec.controls.find((k) => k.name === name);
-    if (control.kind !== "number" || (isInt(value) && value >= control.lo && value <= control.hi)) return null;
-    return format(spec.messages.whole, { label: control.label, lo: control.lo, hi: control.hi }) + spec.messages.still;
+    if (control.kind !== "number" || (Number.isInteger(value) && value >= control.lo && value <= control.hi)) return null;
+    return ns.format(spec.messages.whole, { label: control.label, lo: control.lo, hi: control.hi }) + spec.messages.still;
   }
 
   /**
@@ -246,7 +149,7 @@
       status: statusLine(),
       state: Object.assign({}, spec.defaults),
       /** Merge changes into the state, checked against the spec; a value the rules refuse throws. */
-      merge(changes) { ctl.state = mergeSettings(spec, ctl.state, changes || {}, fixed(changes || {}, ctl.state)); },
+      merge(changes) { ctl.state = ns.mergeSettings(spec, ctl.state, changes || {}, fixed(changes || {}, ctl.state)); },
       sync(syncOptions) { syncControls(spec, ctl.c, ctl.state, syncOptions); },
       settings() { return figure.settings ? figure.settings() : Object.assign({}, ctl.state); },
       /** A reader's change: merged, drawn at once, then told to options.onChange (Python, live). */
@@ -332,11 +235,10 @@
 
   /** The message of an unexpected error (a bug), from the spec's template. */
   function bugMessage(spec, error) {
-    return format(spec.messages.bug, { figure: spec.figure, error: `${error.name}: ${error.message}` });
+    return ns.format(spec.messages.bug, { figure: spec.figure, error: `${error.name}: ${error.message}` });
   }
 
   Object.assign(ns, {
-    format, choicesOf, nextValid, mergeSettings,
     buildControls, labelled, syncControls, readControl, statusLine, setStatus, boxMessage, listen, bugMessage,
     controller, heatmapReadout,
   });

@@ -61,7 +61,7 @@
     const live = Boolean(options.live);
     const spec = config.spec, m = spec.messages;
     const model = config.model ? ns.loadModel(config.model, spec)
-      : config.trained ? Object.assign({ name: "trained model", maxTokens: spec.max_tokens }, config.trained) : null;
+      : config.trained ? Object.assign({ maxTokens: spec.max_tokens }, config.trained) : null;
     const local = !live || !config.trained; // the page can compute this figure itself
     // The state (ctl.state): the fresh layer's d_model and h are kept while a trained model is shown.
     const ctl = ns.controller(spec, config, options, { refresh, fixed, settings: current });
@@ -159,20 +159,21 @@
       layout = ns.drawHeatmaps(canvas, {
         panels: shown.weights.map((values, i) => {
           const top = own ? largest(values) : null;
-          const name = `head ${i + 1}`, of = top === null ? "" : ` max ${top.toFixed(2)}`;
+          const head = { head: i + 1, d_k: shown.d_k, max: own ? top.toFixed(2) : "" };
+          const titles = (own ? [m.panel_own, m.panel_own_short, m.panel_own_shorter] : [m.panel, m.panel_short])
+            .map((t) => ns.format(t, head));
           return {
-            title: own ? `${name},${of}` : `${name} (d_k = ${shown.d_k})`,
-            shortTitles: own ? [`h${i + 1}${of}`, `${i + 1}:${of}`, `${i + 1}`] : [name, `${i + 1}`],
+            title: titles[0], shortTitles: [...titles.slice(1), String(i + 1)],
             values, mask: shown.mask, lo: 0, hi: own ? top || 1 : 1,
           };
         }),
-        rowLabels: shown.tokens, colLabels: shown.tokens, rowName: "query", colName: "key",
+        rowLabels: shown.tokens, colLabels: shown.tokens, rowName: m.rows, colName: m.cols,
         lo: 0, hi: 1, cell: [cell, cell], maxWidth, format: null, selected,
-        scaleLabel: own ? "of max" : "weight", maskKey: true,
+        scaleLabel: own ? m.scale_own : m.scale, maskKey: m.masked,
         tickFormat: own ? (v) => `${Math.round(v * 100)}%` : null,
       });
       canvas.setAttribute("aria-label",
-        `Attention weights of ${shown.h} head${shown.h > 1 ? "s" : ""}, one ${n} by ${n} panel each (queries on rows, keys on columns), for the tokens: ${shown.tokens.join(" ")}`);
+        ns.format(m.picture, { h: shown.h, s: shown.h > 1 ? "s" : "", n, tokens: shown.tokens.join(" ") }));
       say(selected);
     }
 
@@ -191,9 +192,10 @@
       if (!cell || !shown) { readout.textContent = ""; return; }
       const { panel, row, col } = cell, t = shown.tokens;
       const masked = shown.mask && !shown.mask[row][col];
-      readout.textContent = `head ${panel + 1} (d_k = ${shown.d_k}): query \u201c${t[row]}\u201d (row ${row + 1}) \u2192 key \u201c${t[col]}\u201d (column ${col + 1}): `
-        + (masked ? "masked (weight 0)" : `weight ${shown.weights[panel][row][col].toFixed(4)}`)
-        + (!masked && perHead() ? ` (the head's largest: ${largest(shown.weights[panel]).toFixed(4)})` : "");
+      const value = masked ? m.cell_masked : ns.format(m.cell_weight, { weight: shown.weights[panel][row][col].toFixed(4) })
+        + (perHead() ? ns.format(m.cell_largest, { largest: largest(shown.weights[panel]).toFixed(4) }) : "");
+      readout.textContent = ns.format(m.cell,
+        { head: panel + 1, d_k: shown.d_k, query: t[row], row: row + 1, key: t[col], col: col + 1, value });
     }
 
     /** Live mode: draw what Python computed (see the header for `drawn`). */
@@ -223,26 +225,21 @@
     }
 
     function drawShapes() {
+      // the spec's table (mha.widgets.spec.SHAPE_ROWS): a label's pieces are text or ["sub", text]
       const { tokens, d_model, h, d_k } = shown, n = tokens.length;
-      const tuple = (...xs) => `(${xs.join(", ")})`;
-      const sub = (text, s) => [text, make("sub", {}, s)];
+      const values = { n, d_model, h, d_k, concat: h * d_k };
+      const label = (pieces) => pieces.map((x) => (typeof x === "string" ? x : make(x[0], {}, x[1])));
       const rows = [
-        ["tokens", tokens.map((t) => [make("code", { className: "mha-token" }, t), " "])],
-        ["d_k = d_model / h", make("code", {}, `${d_model} / ${h} = ${d_k}`)],
-        ["input x", make("code", {}, tuple(n, d_model))],
-        [[sub("Q", "i"), ", ", sub("K", "i"), ", ", sub("V", "i"), " per head"], make("code", {}, tuple(n, d_k))],
-        ["weights per head", make("code", {}, tuple(n, n))],
-        ["weights, all heads", make("code", {}, tuple(h, n, n))],
-        [["Concat(", sub("head", "1..h"), ")"], make("code", {}, tuple(n, h * d_k))],
-        ["output", make("code", {}, tuple(n, d_model))],
+        [m.tokens, tokens.map((t) => [make("code", { className: "mha-token" }, t), " "])],
+        ...spec.shapes.map(([pieces, value]) => [label(pieces), make("code", {}, ns.format(value, values))]),
       ];
       // counted by Python: sent with its arrays, with a trained model, or in the spec for a fresh layer
       const p = shown.parameters || (trained() ? model.parameters : spec.fresh_parameters[String(d_model)]);
       const fmt = (k) => k.toLocaleString("en-US");
       shapes.replaceChildren(
-        make("p", {}, make("strong", {}, "Shapes"), ` for n = ${n} token${n > 1 ? "s" : ""}, d_model = ${d_model}, h = ${h}`),
+        make("p", {}, make("strong", {}, m.shapes), ns.format(m.shapes_for, { ...values, s: n > 1 ? "s" : "" })),
         make("table", {}, make("tbody", {}, rows.map(([name, value]) => make("tr", {}, make("th", { scope: "row" }, name), make("td", {}, value))))),
-        make("p", {}, make("strong", {}, "Parameters"), `: ${Object.keys(p).filter((w) => w !== "total").map((w) => `${w} ${fmt(p[w])}`).join(" + ")} = `,
+        make("p", {}, make("strong", {}, m.parameters), `: ${Object.keys(p).filter((w) => w !== "total").map((w) => `${w} ${fmt(p[w])}`).join(" + ")} = `,
           make("strong", {}, fmt(p.total))),
         make("p", { className: "mha-small" }, m.same_parameters));
     }
@@ -253,26 +250,18 @@
       if (numbers.hidden) { numbers.replaceChildren(); return; }
       const t = shown.tokens;
       numbers.replaceChildren(...shown.weights.map((rows, i) => make("table", { className: "mha-table" },
-        make("caption", {}, `head ${i + 1}`),
-        make("thead", {}, make("tr", {}, make("th", { scope: "col" }, "query \\ key"), t.map((k) => make("th", { scope: "col" }, k)))),
+        make("caption", {}, ns.format(m.numbers_caption, { head: i + 1 })),
+        make("thead", {}, make("tr", {}, make("th", { scope: "col" }, m.numbers_corner), t.map((k) => make("th", { scope: "col" }, k)))),
         make("tbody", {}, rows.map((row, q) => make("tr", {}, make("th", { scope: "row" }, t[q]),
           Array.from(row, (w, k) => shown.mask && !shown.mask[q][k]
-            ? make("td", { className: "mha-masked" }, make("span", { "aria-hidden": "true" }, "\u00b7"), make("span", { className: "mha-sr" }, "masked"))
+            ? make("td", { className: "mha-masked" }, make("span", { "aria-hidden": "true" }, "\u00b7"), make("span", { className: "mha-sr" }, m.masked))
             : make("td", {}, w.toFixed(3)))))))));
     }
 
     /** Make every control show the state (and only offer what the state allows). */
     function syncControls() {
       const s = current();
-      const control = (name) => spec.controls.find((k) => k.name === name);
-      let choices = null;
-      if (trained()) {
-        const heads = ns.choicesOf(control("h"), { d_model: model.d_model });
-        choices = {
-          d_model: [...new Set([...ns.choicesOf(control("d_model"), {}), model.d_model])].sort((a, b) => a - b),
-          h: heads.includes(model.h) ? heads : [model.h],
-        };
-      }
+      const choices = ns.explorerChoices(spec, ctl.state, model); // a trained model's own d_model and h
       ns.syncControls(spec, c, s, { choices, tokens: shown ? shown.tokens.length : 1 });
       c.d_model.disabled = c.h.disabled = c.seed.disabled = trained();
       c.valid_length.disabled = !spec.masks.find((k) => k.name === s.mask).cut;

@@ -14,7 +14,8 @@
  *   lo, hi: the colour scale, cell: [width, height] of a cell in CSS pixels, maxWidth: CSS pixels,
  *   format: value -> string to print in each cell, or null, selected: {panel, row, col} or null,
  *   groups: null or {size, names}: vertical separators every `size` columns, names above (heads side by side),
- *   scaleLabel: "weight", maskKey: true to explain the hatching, tickFormat: null or (value, step) -> string,
+ *   scaleLabel: "weight", maskKey: the key's text that explains the hatching (the spec's "masked"), or null,
+ *   tickFormat: null or (value, step) -> string,
  * }
  *
  * The layout lays itself out: cells shrink (to 6 px at least; on cells under 12 px only every 2nd or 3rd
@@ -91,7 +92,7 @@
     ctx.font = `${px(11)}px ${FONT}`;
     const probe = [spec.lo, spec.hi, (spec.lo + spec.hi) / 2].map((v) => tickText(v, niceStep((spec.hi - spec.lo || 1) / 4)));
     const barW = Math.ceil(Math.max(16 + 12 + 5 + widest(probe), 14 + widest([spec.scaleLabel || ""]),
-      16 + px(14) + 5 + (spec.maskKey ? widest(["masked"]) : 0))) + 6;
+      16 + px(14) + 5 + (spec.maskKey ? widest([spec.maskKey]) : 0))) + 6;
     // Cells: the size asked for, smaller (down to 6 px) when one panel would not fit the width.
     const room = spec.maxWidth - left - barW;
     let shrink = Math.min(1, Math.max(6 / Math.min(...spec.cell), room / (cols * spec.cell[0])));
@@ -319,8 +320,8 @@
       hatch(ctx, bx, ky, [[false]], key, key);
       ctx.strokeRect(bx - 0.5, ky - 0.5, key + 1, key + 1);
       ctx.fillStyle = ink;
-      ctx.fillText("masked", bx + key + 5, ky + key / 2);
-      box("legend", "masked", bx + key + 5, ky + key / 2 - px(6), ctx.measureText("masked").width, px(12));
+      ctx.fillText(spec.maskKey, bx + key + 5, ky + key / 2);
+      box("legend", spec.maskKey, bx + key + 5, ky + key / 2 - px(6), ctx.measureText(spec.maskKey).width, px(12));
     }
     const panels = rects.map((r) => ({ kind: "panel", text: "", x: r.x, y: r.y, w: pw, h: ph }));
     boxes.push({ kind: "bar", text: "", x: bx, y: by, w: bw, h: bh });

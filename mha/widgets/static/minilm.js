@@ -1,7 +1,7 @@
 /* Your own sentence, in the page: all-MiniLM-L6-v2 in the reader's browser (mha/widgets/minilm_page.py).
  *
- * A classic script (no modules, no build step, nothing from a CDN), so it runs from disk too; it needs core.js,
- * controller.js and heatmaps.js first, and its look is mha.css's. It mounts every
+ * A classic script (no modules, no build step, nothing from a CDN), so it runs from disk too; it needs the ports,
+ * core.js, controller.js and heatmaps.js first, and its look is mha.css's. It mounts every
  *   <div class="mha-minilm"><script type="application/json">{spec of box_spec()}</script></div>
  * as the controller (controller.js) mounts a figure: its controls (the two sentences, the menus that switch
  * heads off), defaults and every text it shows are the spec's; this file keeps the model, the grid of 72
@@ -15,235 +15,49 @@
  *   refresh()            -> Promise: run the model on the box's sentences, as the Run button does
  *   off                  the heads switched off, [layer, head] pairs (settable)
  *
- * The weights (minilm-weights.js, float16 in base64, written at build time) are a classic script inserted
- * only on first use; its data goes, as transferable ArrayBuffers, to a Web Worker built from a Blob URL (a
- * worker from a file does not start from file://). The worker holds the tokenizer (BertNormalizer,
- * BertPreTokenizer, WordPiece: as `tokenizers` does for this model) and the forward pass, a port of
- * mha.pretrained.MiniLMEncoder: embeddings + LayerNorm, then 6 post-LayerNorm layers of 12-head attention
- * and an erf-GELU feed-forward block; mean pooling over the tokens and L2 normalisation.
+ * The model is the port ports/minilm.js (tokenizer and encoder, tested against mha.pretrained); this file
+ * loads its weights, runs it and draws. The weights (float16 in base64, written at build time,
+ * mha.widgets.minilm_page) are classic scripts beside this file, inserted only on use: minilm-weights.js (the
+ * vocabulary and every tensor but the word embeddings) on first use, then minilm-words/<k>.js, rows
+ * 64 k .. 64 k + 63 of the word embeddings, when a sentence first needs one of them. The tokenizer runs on
+ * the page; the tensors go, as transferable ArrayBuffers, to a Web Worker built from a Blob URL (a worker
+ * from a file does not start from file://) that runs the encoder: embeddings + LayerNorm, then 6
+ * post-LayerNorm layers of 12-head attention and an erf-GELU feed-forward block; mean pooling over the
+ * tokens and L2 normalisation.
  *
  * In a live kernel the same box is an anywidget (mha.widgets.minilm_page.MiniLMWidget): `export default
- * globalThis.mhaMiniLM.anywidget`, and Python answers the requests the worker would (see `anywidget` below).
+ * globalThis.mhaMiniLM.anywidget`, and Python answers the requests the page would (see `anywidget` below).
  *
  * Shape legend: n tokens, d_model 384, h 12 heads, d_k 32, d_ff 1536, L 6 layers.
  */
 (function () {
   "use strict";
-  const ns = globalThis.mhaFrontEnd; // core.js, controller.js and heatmaps.js, loaded before this file
+  const ns = globalThis.mhaFrontEnd; // the ports, core.js, controller.js and heatmaps.js, loaded before
 
-  // ---- the worker: tokenizer and forward pass (its source is this function's text) ----------------------
-  function workerMain(scope) {
-    let model = null; // {vocab: Map, itos, config, max_tokens, W: {name: Float32Array}}
-
-    // float16 bits -> float32, through a table of all 65536 values
-    const HALF = new Float32Array(65536);
-    for (let b = 0; b < 65536; b++) {
-      const s = b & 0x8000 ? -1 : 1, e = (b >> 10) & 0x1f, m = b & 0x3ff;
-      HALF[b] = e === 0 ? s * m * Math.pow(2, -24) : e === 31 ? (m ? NaN : s * Infinity)
-        : s * (1 + m / 1024) * Math.pow(2, e - 15);
-    }
-    function fromHalf(buffer) {
-      const bits = new Uint16Array(buffer), out = new Float32Array(bits.length);
-      for (let i = 0; i < bits.length; i++) out[i] = HALF[bits[i]];
-      return out;
-    }
-
-    // -- tokenizer: tokenizers' BertNormalizer (clean text, Chinese characters, strip accents, lower case),
-    //    BertPreTokenizer (whitespace, punctuation) and WordPiece (greedy longest match, "##", [UNK])
-    const CONTROL = /[\p{Cc}\p{Cf}\p{Co}]/u, SPACE = /\s/u, MARK = /\p{Mn}/u, PUNCT = /\p{P}/u;
-    const ASCII_PUNCT = new Set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~");
-    function isChinese(cp) {
-      return (cp >= 0x4e00 && cp <= 0x9fff) || (cp >= 0x3400 && cp <= 0x4dbf) || (cp >= 0x20000 && cp <= 0x2a6df)
-        || (cp >= 0x2a700 && cp <= 0x2b73f) || (cp >= 0x2b740 && cp <= 0x2b81f) || (cp >= 0x2b920 && cp <= 0x2ceaf)
-        || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0x2f800 && cp <= 0x2fa1f);
-    }
-    function normalize(text) {
-      let out = "";
-      for (const c of text) {
-        const cp = c.codePointAt(0);
-        if (cp === 0 || cp === 0xfffd || (CONTROL.test(c) && c !== "\t" && c !== "\n" && c !== "\r")) continue;
-        if (SPACE.test(c)) out += " ";
-        else if (isChinese(cp)) out += " " + c + " ";
-        else out += c;
-      }
-      let stripped = "";
-      for (const c of out.normalize("NFD")) if (!MARK.test(c)) stripped += c;
-      let lower = "";
-      for (const c of stripped) lower += c.toLowerCase(); // per character, as Rust's char::to_lowercase
-      return lower;
-    }
-    function preTokenize(text) {
-      const words = [];
-      let word = "";
-      for (const c of text) {
-        if (SPACE.test(c)) {
-          if (word) words.push(word);
-          word = "";
-        } else if (ASCII_PUNCT.has(c) || PUNCT.test(c)) {
-          if (word) words.push(word);
-          words.push(c);
-          word = "";
-        } else word += c;
-      }
-      if (word) words.push(word);
-      return words;
-    }
-    function wordPiece(word, vocab) {
-      const chars = Array.from(word);
-      if (chars.length > 100) return ["[UNK]"];
-      const pieces = [];
-      let start = 0;
-      while (start < chars.length) {
-        let end = chars.length, found = null;
-        while (start < end) {
-          const piece = (start > 0 ? "##" : "") + chars.slice(start, end).join("");
-          if (vocab.has(piece)) { found = piece; break; }
-          end--;
-        }
-        if (found === null) return ["[UNK]"];
-        pieces.push(found);
-        start = end;
-      }
-      return pieces;
-    }
-    function tokenize(text) {
-      const words = preTokenize(normalize(text));
-      let pieces = [];
-      const unknown = [];
-      for (const w of words) {
-        const p = wordPiece(w, model.vocab);
-        if (p[0] === "[UNK]") unknown.push(w);
-        pieces = pieces.concat(p);
-      }
-      const total = pieces.length + 2, keep = model.max_tokens - 2;
-      const tokens = ["[CLS]"].concat(pieces.slice(0, keep), ["[SEP]"]);
-      return { tokens, ids: tokens.map((t) => model.vocab.get(t)), truncated: total > model.max_tokens, total,
-        unknown };
-    }
-
-    // -- the forward pass
-    function linear(x, n, W, b, dIn, dOut) { // x (n, dIn) @ W^T (dIn, dOut) + b -> (n, dOut); W is (dOut, dIn)
-      const y = new Float32Array(n * dOut);
-      for (let o = 0; o < dOut; o++) {
-        const wo = o * dIn, bias = b[o];
-        let i = 0;
-        for (; i + 3 < n; i += 4) { // four rows at once: each weight row is read once per four tokens
-          const x0 = i * dIn, x1 = x0 + dIn, x2 = x1 + dIn, x3 = x2 + dIn;
-          let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-          for (let k = 0; k < dIn; k++) {
-            const w = W[wo + k];
-            s0 += x[x0 + k] * w; s1 += x[x1 + k] * w; s2 += x[x2 + k] * w; s3 += x[x3 + k] * w;
-          }
-          y[i * dOut + o] = s0 + bias; y[(i + 1) * dOut + o] = s1 + bias;
-          y[(i + 2) * dOut + o] = s2 + bias; y[(i + 3) * dOut + o] = s3 + bias;
-        }
-        for (; i < n; i++) {
-          const xi = i * dIn;
-          let s = 0;
-          for (let k = 0; k < dIn; k++) s += x[xi + k] * W[wo + k];
-          y[i * dOut + o] = s + bias;
-        }
-      }
-      return y;
-    }
-    function layerNorm(x, n, d, g, b, eps) { // in place, over the last axis of (n, d)
-      for (let i = 0; i < n; i++) {
-        const r = i * d;
-        let mean = 0, v = 0;
-        for (let k = 0; k < d; k++) mean += x[r + k];
-        mean /= d;
-        for (let k = 0; k < d; k++) { const c = x[r + k] - mean; v += c * c; }
-        const inv = 1 / Math.sqrt(v / d + eps);
-        for (let k = 0; k < d; k++) x[r + k] = (x[r + k] - mean) * inv * g[k] + b[k];
-      }
-      return x;
-    }
-    function erf(x) { // Numerical Recipes' erfc (Chebyshev fit), fractional error below 1.2e-7
-      const z = Math.abs(x), t = 1 / (1 + 0.5 * z);
-      const r = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418
-        + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587
-        + t * (-0.82215223 + t * 0.17087277)))))))));
-      return x >= 0 ? 1 - r : r - 1;
-    }
-    function forward(ids, off, wantAttention) {
-      const W = model.W, c = model.config, n = ids.length, d = c.d_model, h = c.h, dk = d / h, dff = c.d_ff;
-      const x = new Float32Array(n * d); // (n, d_model): word + position + segment A, then LayerNorm
-      const we = W["word_embeddings.weight"], pe = W["position_embeddings.weight"];
-      const te = W["token_type_embeddings.weight"];
-      for (let i = 0; i < n; i++) {
-        for (let k = 0; k < d; k++) x[i * d + k] = we[ids[i] * d + k] + pe[i * d + k] + te[k];
-      }
-      layerNorm(x, n, d, W["embedding_norm.weight"], W["embedding_norm.bias"], c.eps);
-      const attention = [], scale = 1 / Math.sqrt(dk);
-      let hid = x;
-      for (let l = 0; l < c.layers; l++) {
-        const p = "layers." + l + ".";
-        const q = linear(hid, n, W[p + "attn.W_q.weight"], W[p + "attn.W_q.bias"], d, d); // (n, h * d_k)
-        const k = linear(hid, n, W[p + "attn.W_k.weight"], W[p + "attn.W_k.bias"], d, d); // (n, h * d_k)
-        const v = linear(hid, n, W[p + "attn.W_v.weight"], W[p + "attn.W_v.bias"], d, d); // (n, h * d_k)
-        const concat = new Float32Array(n * d); // (n, h * d_k): the heads side by side, as W_o sees them
-        const heads = [];
-        for (let hh = 0; hh < h; hh++) {
-          const o = hh * dk, rows = [];
-          const isOff = off.has(l * h + hh);
-          for (let i = 0; i < n; i++) {
-            const s = new Float64Array(n); // (n_k,) scores of query i
-            let max = -Infinity;
-            for (let j = 0; j < n; j++) {
-              let a = 0;
-              for (let t = 0; t < dk; t++) a += q[i * d + o + t] * k[j * d + o + t];
-              s[j] = a * scale;
-              if (s[j] > max) max = s[j];
-            }
-            let sum = 0;
-            for (let j = 0; j < n; j++) { s[j] = Math.exp(s[j] - max); sum += s[j]; }
-            for (let j = 0; j < n; j++) s[j] /= sum; // softmax over the keys
-            if (!isOff) { // head output: weights @ V, (n_k,) @ (n_k, d_k) -> (d_k,); an off head stays 0
-              for (let j = 0; j < n; j++) {
-                const wj = s[j];
-                for (let t = 0; t < dk; t++) concat[i * d + o + t] += wj * v[j * d + o + t];
-              }
-            }
-            if (wantAttention) rows.push(Array.from(s));
-          }
-          if (wantAttention) heads.push(rows);
-        }
-        if (wantAttention) attention.push(heads);
-        const a = linear(concat, n, W[p + "attn.W_o.weight"], W[p + "attn.W_o.bias"], d, d); // (n, d_model)
-        for (let t = 0; t < n * d; t++) a[t] += hid[t];
-        layerNorm(a, n, d, W[p + "norm_1.weight"], W[p + "norm_1.bias"], c.eps); // x = LN(x + MultiHead(x))
-        const f = linear(a, n, W[p + "W_1.weight"], W[p + "W_1.bias"], d, dff); // (n, d_ff)
-        for (let t = 0; t < f.length; t++) f[t] = 0.5 * f[t] * (1 + erf(f[t] / Math.SQRT2)); // exact GELU
-        const y = linear(f, n, W[p + "W_2.weight"], W[p + "W_2.bias"], dff, d); // (n, d_model)
-        for (let t = 0; t < n * d; t++) y[t] += a[t];
-        hid = layerNorm(y, n, d, W[p + "norm_2.weight"], W[p + "norm_2.bias"], c.eps); // LN(x + FFN(x))
-      }
-      const mean = new Float64Array(d); // (d_model,): mean over the tokens, then L2-normalised
-      for (let i = 0; i < n; i++) for (let t = 0; t < d; t++) mean[t] += hid[i * d + t] / n;
-      let norm = 0;
-      for (let t = 0; t < d; t++) norm += mean[t] * mean[t];
-      norm = Math.max(Math.sqrt(norm), 1e-12);
-      return { attention, embedding: Array.from(mean, (m) => m / norm) };
-    }
-
+  // ---- the worker: the port's encoder (ports/minilm.js) off the page's main thread ----------------------
+  // Its source is this function's text and the port's (a worker from a Blob URL: one from a file does not
+  // start from file://). It holds the weights as float32, the word embeddings' rows as they arrive.
+  function workerMain(scope, port) {
+    let model = null, loaded = null; // {config, W}; which shards of word rows are in W
     scope.onmessage = (event) => {
       const m = event.data;
       try {
+        let result = true;
         if (m.type === "init") {
           const W = {};
-          for (const name in m.tensors) W[name] = fromHalf(m.tensors[name]);
-          model = { vocab: new Map(m.vocab.map((t, i) => [t, i])), config: m.config, max_tokens: m.max_tokens, W };
-          scope.postMessage({ id: m.id, result: true });
-          return;
-        }
-        const tok = tokenize(m.sentence);
-        const result = { tokens: tok.tokens, truncated: tok.truncated, total: tok.total, unknown: tok.unknown };
-        if (m.type === "tokenize") result.ids = tok.ids;
-        else {
+          for (const name in m.tensors) W[name] = port.float16s(m.tensors[name]);
+          W[m.words.name] = new Float32Array(m.words.count * m.config.d_model); // rows filled on demand
+          model = { config: m.config, W, words: m.words };
+          loaded = new Uint8Array(m.words.shards);
+        } else if (m.type === "rows") { // one shard of word rows, from its first row
+          model.W[model.words.name].set(port.float16s(m.data), m.first * model.config.d_model);
+          loaded[Math.floor(m.first / model.words.rows)] = 1;
+        } else { // "attend" or "embed": the encoder on token ids, whose rows the page sent first
+          const missing = m.ids.filter((id) => !loaded[Math.floor(id / model.words.rows)]);
+          if (missing.length) throw new Error(`the rows of token ids ${missing} were not loaded`);
           const off = new Set((m.off || []).map((p) => p[0] * model.config.h + p[1]));
-          const run = forward(tok.ids, off, m.type === "attend");
-          if (m.type === "attend") result.attention = run.attention;
-          result.embedding = run.embedding;
+          const run = port.forward(model, m.ids, off, m.type === "attend");
+          result = m.type === "attend" ? run : { embedding: run.embedding };
         }
         scope.postMessage({ id: m.id, result });
       } catch (error) {
@@ -252,37 +66,41 @@
     };
   }
 
-  // ---- loading: the weights script on first use, then the worker ------------------------------------------
+  // ---- loading: the weights script on first use, then the worker; a word's row when a sentence needs it ----
   const here = document.currentScript && document.currentScript.src; // the URL of this file
-  let model = null; // one Promise<worker client> per page
+  let model = null; // one Promise<{vocab, call, rows, loadMs}> per page
 
-  function base64Bytes(text) {
-    if (typeof Uint8Array.fromBase64 === "function") return Uint8Array.fromBase64(text);
-    const raw = atob(text), bytes = new Uint8Array(raw.length);
-    for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
-    return bytes;
+  /** Insert a classic script (a weights file beside this one); resolves when the page has run it. */
+  function insertScript(file, failed) {
+    return new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.onload = () => { script.remove(); resolve(); };
+      script.onerror = () => { script.remove(); reject(new Error(failed)); };
+      script.src = here ? new URL(file, here).href : file;
+      document.head.appendChild(script);
+    });
   }
 
   function loadModel(spec) {
     if (model) return model;
-    const M = spec.messages;
+    const M = spec.messages, port = ns.miniLM();
     model = new Promise((resolve, reject) => {
       if (typeof Worker !== "function") return reject(new Error(M.no_worker));
       const started = performance.now();
-      const script = document.createElement("script");
-      globalThis[spec.callback] = (data) => {
+      let data = null;
+      globalThis[spec.callback] = (payload) => { data = payload; };
+      insertScript(spec.weights, ns.format(M.no_weights, { file: spec.weights })).then(() => {
         delete globalThis[spec.callback];
-        script.remove();
-        if (data.format !== spec.format) {
-          return reject(new Error(ns.format(M.bad_format, { got: data.format, expected: spec.format })));
+        if (!data || data.format !== spec.format) {
+          const got = data ? data.format : null;
+          throw new Error(ns.format(M.bad_format, { got, expected: spec.format }));
         }
         const tensors = {}, buffers = [];
         for (const name in data.tensors) {
-          const bytes = base64Bytes(data.tensors[name].data);
-          tensors[name] = bytes.buffer;
-          buffers.push(bytes.buffer);
+          tensors[name] = ns.base64Bytes(data.tensors[name].data).buffer;
+          buffers.push(tensors[name]);
         }
-        const source = "(" + workerMain.toString() + ")(self);";
+        const source = `(${workerMain})(self, (${ns.miniLM})());`;
         const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
         const worker = new Worker(url);
         URL.revokeObjectURL(url);
@@ -300,15 +118,49 @@
           else p.ok(result);
         };
         worker.onerror = (event) => reject(new Error(event.message || M.worker_failed));
-        call({ type: "init", tensors, vocab: data.vocab, config: data.config, max_tokens: data.max_tokens }, buffers)
-          .then(() => resolve({ call, loadMs: performance.now() - started }), reject);
-      };
-      script.onerror = () => reject(new Error(ns.format(M.no_weights, { file: spec.weights })));
-      script.src = here ? new URL(spec.weights, here).href : spec.weights;
-      document.head.appendChild(script);
+        const words = data.words, shards = new Map(); // shard index -> Promise, once sent to the worker
+        const arrived = new Map(); // shard index -> its entry, from the shard's script
+        globalThis[words.callback] = (index, entry) => arrived.set(index, entry);
+        /** The shard of word rows `index`, loaded (its script beside this file) and sent to the worker. */
+        const shard = (index) => {
+          if (!shards.has(index)) {
+            const file = `${words.folder}/${index}.js`;
+            const p = insertScript(file, ns.format(M.no_weights, { file })).then(() => {
+              const entry = arrived.get(index);
+              arrived.delete(index);
+              const bytes = ns.base64Bytes(entry.data);
+              return call({ type: "rows", first: entry.first, data: bytes.buffer }, [bytes.buffer]);
+            });
+            p.catch(() => shards.delete(index)); // a later use tries again
+            shards.set(index, p);
+          }
+          return shards.get(index);
+        };
+        const rows = (ids) => Promise.all([...new Set(ids.map((id) => Math.floor(id / words.rows)))].map(shard));
+        const vocab = new Map(data.vocab.map((t, i) => [t, i]));
+        const init = { type: "init", tensors, config: data.config, words };
+        return call(init, buffers).then(() => ({ port, vocab, maxTokens: data.max_tokens, call, rows,
+          loadMs: performance.now() - started }));
+      }).then(resolve, reject);
     });
     model.catch(() => { model = null; }); // a later use tries again
     return model;
+  }
+
+  /** The box's computer without a kernel: MiniLMWidget.compute's requests, answered in the page with the port
+   * (the tokenizer here, the encoder in the worker). */
+  function pageBackend(spec) {
+    return {
+      load: () => loadModel(spec),
+      async call({ type, sentence, off }) {
+        const m = await loadModel(spec);
+        const tok = m.port.tokenize(sentence, m.vocab, m.maxTokens);
+        const result = { tokens: tok.tokens, truncated: tok.truncated, total: tok.total, unknown: tok.unknown };
+        if (type === "tokenize") return { ...result, ids: tok.ids };
+        await m.rows(tok.ids);
+        return { ...result, ...(await m.call({ type, ids: tok.ids, off: off || [] })) };
+      },
+    };
   }
 
   // ---- the box: mounted from its spec by the controller (controller.js); it keeps only its drawing ----------
@@ -334,12 +186,13 @@
     ctx.stroke();
   }
 
-  // backend: {call(message) -> Promise<result>} that computes instead of the worker (a live kernel's Python,
+  // backend: {call(message) -> Promise<result>} that computes instead of the page (a live kernel's Python,
   // see `anywidget` below); spec: the box's spec, if not inline in `root`.
   function mount(root, backend, givenSpec) {
     if (root.mha) return root.mha;
     const spec = givenSpec || ns.readConfig(root);
-    const getModel = () => (backend ? Promise.resolve(backend) : loadModel(spec));
+    const computer = backend || pageBackend(spec);
+    const getModel = async () => { const loaded = computer.load ? await computer.load() : computer; return { call: computer.call, loadMs: loaded.loadMs }; };
     const L = spec.layers, H = spec.heads, M = spec.messages, { make, format } = ns;
     const state = { shown: [0, 0], off: new Set(), result: null, loaded: Boolean(backend), ticket: 0, cell: null };
     let layout = null;
@@ -406,7 +259,7 @@
         panels: [{ title: format(M.panel, head), values: r.attention[l][hh], mask: null }],
         rowLabels: r.tokens, colLabels: r.tokens, rowName: M.rows, colName: M.cols,
         lo: 0, hi: 1, cell: [26, 26], maxWidth: Math.max(300, big.parentElement.clientWidth || 720), maxColumns: 1,
-        format: null, selected: state.cell && { panel: 0, ...state.cell }, scaleLabel: M.scale, maskKey: false,
+        format: null, selected: state.cell && { panel: 0, ...state.cell }, scaleLabel: M.scale, maskKey: null,
       });
       big.setAttribute("aria-label", format(M.big_label, { ...head, n }));
       tell(state.cell);

@@ -43,10 +43,8 @@
   const NUMBERS_MIN = 26; // px: the smallest cell a weight (".42") is printed in
 
   /** The bytes of base64 zlib data, inflated in the page. */
-  async function inflate(base64) {
-    if (typeof DecompressionStream === "undefined") {
-      throw new Error("this browser cannot inflate the data (it has no DecompressionStream)");
-    }
+  async function inflate(base64, cannot) {
+    if (typeof DecompressionStream === "undefined") throw new Error(cannot);
     const packed = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
     const stream = new Blob([packed]).stream().pipeThrough(new DecompressionStream("deflate"));
     return new Uint8Array(await new Response(stream).arrayBuffer());
@@ -121,18 +119,18 @@
       const maxWidth = Math.max(300, canvas.parentElement.clientWidth || el.clientWidth || 860); // the picture's own box
       const cell = Math.max(12, Math.min(40, Math.floor((maxWidth - 230) / n)));
       layout = ns.drawHeatmaps(canvas, {
-        panels: [{ title: `layer ${shown.layer + 1}, head ${shown.head + 1}`, values: shown.weights, mask: null }],
-        rowLabels: shown.tokens, colLabels: shown.tokens, rowName: "query", colName: "key",
+        panels: [{ title: ns.format(m.panel, { layer: shown.layer + 1, head: shown.head + 1 }), values: shown.weights, mask: null }],
+        rowLabels: shown.tokens, colLabels: shown.tokens, rowName: m.rows, colName: m.cols,
         lo: 0, hi: 1, cell: [cell, cell], maxWidth, maxColumns: 1,
         format: c.show_numbers.checked && cell >= NUMBERS_MIN ? (v) => v.toFixed(2).replace(/^0/, "") : null,
         selected,
-        scaleLabel: "weight", maskKey: false,
+        scaleLabel: m.scale, maskKey: null,
       });
       // "show numbers" with cells too small to print in: say why (the spec's message), never do nothing
       numbersNote.hidden = !(c.show_numbers.checked && !layout.printed);
       numbersNote.textContent = numbersNote.hidden ? "" : ns.format(m.numbers_too_small, { min: NUMBERS_MIN, n, cell: layout.cw });
-      canvas.setAttribute("aria-label",
-        `Attention weights of layer ${shown.layer + 1}, head ${shown.head + 1} of ${config.model}, an ${n} by ${n} grid (queries on rows, keys on columns), for the tokens: ${shown.tokens.join(" ")}`);
+      canvas.setAttribute("aria-label", ns.format(m.picture,
+        { layer: shown.layer + 1, head: shown.head + 1, model: config.model, n, tokens: shown.tokens.join(" ") }));
       describe();
       say(selected);
     }
@@ -178,9 +176,9 @@
     function say(cell) {
       if (!cell || !shown) { readout.textContent = ""; return; }
       const { row, col } = cell, t = shown.tokens, w = shown.weights[row][col];
-      readout.textContent = `layer ${shown.layer + 1}, head ${shown.head + 1}: query \u201c${t[row]}\u201d (row ${row + 1}) `
-        + `\u2192 key \u201c${t[col]}\u201d (column ${col + 1}): weight `
-        + (live ? w.toFixed(4) : `${w.toFixed(3)} (stored as ${Math.round(w * scale)}/${scale})`);
+      readout.textContent = ns.format(m.cell, { layer: shown.layer + 1, head: shown.head + 1, query: t[row], row: row + 1,
+        key: t[col], col: col + 1, weight: live ? w.toFixed(4) : w.toFixed(3) })
+        + (live ? "" : ns.format(m.stored, { q: Math.round(w * scale), scale }));
     }
 
     // -- events: the controller listens to the controls; the picture answers the pointer and the keys --
@@ -193,7 +191,7 @@
     });
 
     // -- the element's API ------------------------------------------------------------------------------
-    const ready = live ? Promise.resolve() : inflate(config.data).then((raw) => {
+    const ready = live ? Promise.resolve() : inflate(config.data, m.no_inflate).then((raw) => {
       if (raw.length !== total) throw new RangeError(`the data holds ${raw.length} weights, the sentences need ${total}`);
       bytes = raw;
       refresh();

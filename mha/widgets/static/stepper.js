@@ -86,8 +86,9 @@
 
     el.classList.add("mha-stepper");
     el.replaceChildren();
-    const previous = make("button", { type: "button", className: "mha-button" }, "\u25c0 previous");
-    const next = make("button", { type: "button", className: "mha-button" }, "next \u25b6");
+    const m = spec.messages;
+    const previous = make("button", { type: "button", className: "mha-button" }, m.previous);
+    const next = make("button", { type: "button", className: "mha-button" }, m.next);
     const list = make("ol", { className: "mha-stage-list" }, stages.map((s, i) =>
       make("li", {}, make("button", { type: "button", className: "mha-stage-link", "data-stage": i }, s.title))));
     const caption = make("p", { className: "mha-caption", "aria-live": "polite" });
@@ -112,21 +113,22 @@
       const ch = Math.max(14, Math.min(26, cw));
       const numbered = (k) => Array.from({ length: k }, (_, i) => String(i + 1));
       const groups = stage.side_by_side && h > 1
-        ? { size: cols / h, names: numbered(h).map((i) => `head ${i}`) } : null;
+        ? { size: cols / h, names: numbered(h).map((i) => ns.format(m.panel, { head: i })) } : null;
       ns.drawHeatmaps(canvas, {
-        panels: panels.map((values, p) => ({ title: perHead ? `head ${p + 1}` : "", values, mask: null })),
+        panels: panels.map((values, p) => ({ title: perHead ? ns.format(m.panel, { head: p + 1 }) : "", values, mask: null })),
         rowLabels: rowSym === "n" ? tokens : numbered(rows),
         colLabels: colSym === "n" ? tokens : numbered(cols),
-        rowName: rowSym === "n" && colSym === "n" ? "query" : spec.axis_names[rowSym] || rowSym,
-        colName: rowSym === "n" && colSym === "n" ? "key" : spec.axis_names[colSym] || colSym,
+        rowName: rowSym === "n" && colSym === "n" ? m.rows : spec.axis_names[rowSym] || rowSym,
+        colName: rowSym === "n" && colSym === "n" ? m.cols : spec.axis_names[colSym] || colSym,
         lo, hi, cell: [cw, ch], maxWidth, selected: null, groups,
         format: cw >= 34 && ch >= 16 ? valueFormat(stage.decimals) : null,
-        scaleLabel: stage.key === "weights" ? "weight" : "value", maskKey: false,
+        scaleLabel: stage.key === "weights" ? m.scale : m.value, maskKey: null,
       });
       const shape = perHead ? [panels.length, rows, cols] : [rows, cols];
-      caption.replaceChildren(make("strong", {}, `${index + 1}. ${stage.title}`), ": ", formulaNodes(stage.formula),
-        `, shape (${shape.join(", ")}) = ${stage.shape}`);
-      canvas.setAttribute("aria-label", `Stage ${index + 1} of ${stages.length}, ${stage.title}: a ${shape.join(" by ")} tensor drawn as heatmaps`);
+      caption.replaceChildren(make("strong", {}, ns.format(m.caption, { index: index + 1, title: stage.title })), ": ",
+        formulaNodes(stage.formula), ns.format(m.caption_shape, { shape: shape.join(", "), symbols: stage.shape }));
+      canvas.setAttribute("aria-label",
+        ns.format(m.picture, { index: index + 1, count: stages.length, title: stage.title, shape: shape.join(" by ") }));
       ctl.sync();
       previous.disabled = index === 0;
       next.disabled = index === stages.length - 1;
