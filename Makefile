@@ -3,7 +3,8 @@
 #   make test   lint, build the book with warnings as errors, run every test and every notebook (nbval),
 #               then every notebook again on portable kernels and one thread
 # For everyday work:
-#   make check  lint, import contracts and the tests that need no browser, notebook, built site or minutes
+#   make check  lint, import contracts, tests/unit and the chapters' source checks of tests/book: no browser,
+#               no built book, no notebook run, no pretrained model (tests/conftest.py has the lanes)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -14,7 +15,7 @@ PYTEST := $(BIN)/python -m pytest
 # Kernels every x86 CPU has, one thread and MKL's reproducible mode: the stored outputs must read the same
 # here as with the machine's own fastest kernels (AVX-512, AMX) and several threads.
 PORTABLE := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 MKL_CBWR=COMPATIBLE
-FAST := not notebook and not browser and not site and not slow
+CHECK := not site and not slow and not pretrained
 
 .PHONY: book test check lint format notebooks weights minilm-heads lab bench clean slides book-students pdf
 
@@ -37,7 +38,7 @@ test: $(STAMP) lint book
 	$(PORTABLE) $(PYTEST) -n 2 --dist loadfile --nbval --nbval-current-env -m notebook chapters
 
 check: $(STAMP) lint
-	$(PYTEST) -n 2 --dist loadfile -m "$(FAST)" tests
+	$(PYTEST) -n 2 --dist loadfile -m "$(CHECK)" tests/unit tests/book
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

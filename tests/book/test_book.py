@@ -15,7 +15,9 @@ import pytest
 import yaml
 from IPython.core.inputtransformer2 import TransformerManager
 
-ROOT = Path(__file__).resolve().parents[1]
+from scripts import student_edition
+from tests import ROOT
+
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
 
@@ -65,8 +67,6 @@ def test_first_code_cell_installs_mha_from_the_configured_repository(path):
     url = CONFIG["repository"]["url"]
     # The set-up cell installs mha at the book's version and turns on Colab's widget manager: exactly
     # scripts/student_edition.py's setup_block(), followed by the chapter's own lines.
-    import student_edition
-
     assert first.startswith(student_edition.setup_block()), (
         "the set-up cell must install the book's version from the repository named in _config.yml "
         "(see CONTRIBUTING.md)"
@@ -299,3 +299,11 @@ def test_the_transformer_block_is_taught_before_any_chapter_uses_it():
             break
         else:
             pytest.fail("no chapter has the label the-math-block")
+
+
+def test_the_book_loads_the_stylesheet():
+    """The scripts are mha.widgets.frontend.SCRIPTS, which the book's extension _ext/page_assets.py adds; the
+    stylesheet comes with _config.yml, first."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert config["sphinx"]["config"]["html_css_files"][0] == "mha.css"
+    assert "html_js_files" not in config["sphinx"]["config"]  # one list of scripts: SCRIPTS

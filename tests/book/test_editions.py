@@ -16,17 +16,14 @@ import unicodedata
 from html.parser import HTMLParser
 from pathlib import Path
 
-import build_pdf  # the book's scripts/, which tests/conftest.py puts on sys.path
-import build_slides
-import chapter_stats
 import nbformat
 import pytest
-import student_edition
 import tomllib
 import yaml
-from chromium import CHROMIUM
 
-ROOT = Path(__file__).resolve().parents[1]
+from scripts import build_pdf, build_slides, chapter_stats, student_edition
+from scripts.chromium import CHROMIUM
+from tests import ROOT
 
 CHAPTERS = build_slides.chapters()
 FULL_SITE = Path(os.environ.get("MHA_SITE", ROOT / "_build" / "html"))  # as in test_site.py

@@ -12,12 +12,12 @@ number ("within 1e-6", "≤ 1e-6", "atol=1e-6") is allowed.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests import ROOT
+
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 
 SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d*)?[eE][-+]?\d+)")

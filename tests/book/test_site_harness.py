@@ -3,28 +3,20 @@
 A chapter cell whose output nbval does not compare says why in a ``# nbval-...`` comment. The site shows the
 code of that cell without the comment (and without the ``tag_nbval-*`` classes of its tags); the notebook
 keeps it, and so does the site's download of the notebook (``_sources/``), for readers who run it. Reads the
-built book in _build/html (``make book``), like tests/test_site.py.
+built book (tests/built_site.py).
 """
 
 from __future__ import annotations
 
-import os
 import re
-import sys
-from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "_ext"))  # the book's Sphinx extensions
-from harness_comments import strip_harness_comments
-
-ROOT = Path(__file__).resolve().parents[1]
-SITE = Path(os.environ.get("MHA_SITE", ROOT / "_build" / "html"))
-TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
-PAGES = [TOC["root"]] + [c["file"] for part in TOC.get("parts", []) for c in part["chapters"]]
-CHAPTERS = [p for p in PAGES if p.startswith("chapters/")]
+from _ext.harness_comments import strip_harness_comments
+from tests import ROOT
+from tests.built_site import CHAPTER_PAGES as CHAPTERS
+from tests.built_site import PAGES, SITE
 
 
 def harness_cells(page: str) -> list[str]:

@@ -12,8 +12,8 @@ carry it. The last tests load the same files as anywidget's ES module
 ``blob:`` URL on a ``file://`` page), where the page draws what Python sends.
 
 The numbers the ports compute (mha/widgets/static/ports/) are checked against Python in the fast lane, by
-tests/test_ports.py; the built book's pages check each figure's numbers once more end to end
-(tests/test_site*.py).
+tests/unit/test_ports.py; the built book's pages check each figure's numbers once more end to end
+(tests/browser/test_site*.py).
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ from pathlib import Path
 
 import pytest
 import torch
-from port_cases import TRAINED_SENTENCES, trained_like_model  # tests/port_cases.py
-from widget_harness import RENDER_LIVE, live_payload  # tests/widget_harness.py
 
 from mha.chapters.tasks import TASKS
 from mha.chapters.training import OneLayerAttentionModel
@@ -44,9 +42,9 @@ from mha.widgets.frontend import (
 )
 from mha.widgets.spec import windows_spec
 from mha.widgets.windows import windows_config
-
-playwright_api = pytest.importorskip("playwright.sync_api")
-from chromium import CHROMIUM  # noqa: E402 (scripts/ is on sys.path: tests/conftest.py)
+from scripts.chromium import CHROMIUM
+from tests.browser.widget_harness import RENDER_LIVE, live_payload
+from tests.port_cases import TRAINED_SENTENCES, trained_like_model
 
 SENTENCE = "the cat sat on the mat because it was tired"
 
@@ -330,7 +328,8 @@ def test_keyboard_readout(page):
 
 def test_trained_model_mode(page):
     """A trained model fixes d_model, h and the seed; a token it cannot embed keeps the picture and says why.
-    (Its weights equal Python's: tests/test_ports.py, and the built appendix page in tests/test_site.py.)"""
+    (Its weights equal Python's: tests/unit/test_ports.py, and the built appendix page in
+    tests/browser/test_site.py.)"""
     root = page.locator("#trained")
     for name in ("d_model", "h", "seed"):
         assert root.locator(f"[name={name}]").is_disabled()
@@ -375,7 +374,7 @@ def test_stepper_shows_each_stage(page):
 
 def test_calculator_answers_its_controls(page):
     """A model, a context typed in, and a context no control offers. (Its numbers equal mha.costs':
-    tests/test_ports.py, and the built page in tests/test_site.py.)"""
+    tests/unit/test_ports.py, and the built page in tests/browser/test_site.py.)"""
     root = page.locator("#calculator")
     before = root.locator("table").text_content()
     root.locator("select[name=model]").select_option("GPT-2 small")
@@ -473,16 +472,6 @@ def test_the_live_stepper_and_calculator(browser, site):
     assert errors == [], errors
 
 
-def test_the_book_loads_the_stylesheet():
-    """The scripts are mha.widgets.frontend.SCRIPTS, which the book's extension _ext/page_assets.py adds; the
-    stylesheet comes with _config.yml, first."""
-    import yaml
-
-    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "_config.yml").read_text())
-    assert config["sphinx"]["config"]["html_css_files"][0] == "mha.css"
-    assert "html_js_files" not in config["sphinx"]["config"]  # one list of scripts: SCRIPTS
-
-
 # ---------------------------------------------------------------------------------------------------------
 # The window explorer, and the counts under the explorer's picture
 # ---------------------------------------------------------------------------------------------------------
@@ -490,8 +479,8 @@ def test_the_book_loads_the_stylesheet():
 
 def test_the_window_explorer_s_controls_follow_the_spec(page):
     """The layer menu offers 1 .. layers, and a number no control offers says the spec's message. (Its
-    numbers equal mha.compute.since_2017's: tests/test_ports.py, and the built page in
-    tests/test_site_since_2017.py.)"""
+    numbers equal mha.compute.since_2017's: tests/unit/test_ports.py, and the built page in
+    tests/browser/test_site_since_2017.py.)"""
     update(page, "windows", {"n": 9, "window": 1, "layers": 3, "global_period": 0})
     root = page.locator("#windows")
     assert root.locator("select[name=layer] option").count() == 3  # 1 .. layers

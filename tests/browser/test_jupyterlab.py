@@ -27,10 +27,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from chromium import CHROMIUM
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from mha.compute.explorer import explorer_weights
+from scripts.chromium import CHROMIUM
 
 JUPYTER = Path(sys.executable).with_name("jupyter")
 SENTENCE = "the cat sat on the mat because it was tired"
@@ -38,6 +38,7 @@ CHANGES = 20  # control changes timed per widget
 
 pytestmark = [
     pytest.mark.slow,  # starts JupyterLab and a kernel
+    pytest.mark.pretrained,  # the kernel runs all-MiniLM-L6-v2
     pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (/usr/bin/chromium)"),
     pytest.mark.skipif(not JUPYTER.exists(), reason=f"needs JupyterLab installed beside {sys.executable}"),
 ]

@@ -1,118 +1,27 @@
-"""Checks of the built site in _build/html, as a reader would meet it.
+"""The built site in headless Chromium, as a reader meets it (its files: tests/book/test_site.py).
 
-`make test` builds the book (with warnings as errors) before it runs pytest, so these tests read a fresh
-build. Run `make book` first when running pytest by hand.
-
-The static checks parse the HTML with the standard library. The browser checks load every page in headless
-Chromium (Debian's /usr/bin/chromium, driven by Playwright) twice, as a reader offline would meet it: from a
-local server (http://) and opened from disk (file://, where Chromium runs no ES modules and allows no
-fetch), with every request to another host blocked. They assert that a page requests nothing from another
-host, raises no error and logs none, decodes every image, and that MathJax (vendored in _vendor/mathjax)
-typeset every equation: no TeX delimiters left in the text outside code, no TeX errors, no missing fonts.
+Every page is loaded twice, as a reader offline would meet it: from a local server (http://) and opened from
+disk (file://, where Chromium runs no ES modules and allows no fetch), with every request to another host
+blocked. A page requests nothing from another host, raises no error and logs none, decodes every image, and
+MathJax (vendored in _vendor/mathjax) typesets every equation: no TeX delimiters left in the text outside
+code, no TeX errors, no missing fonts. Then each interactive figure's numbers are checked once, end to end,
+over file:// (the stricter scheme): the ports on many more cases run in tests/unit/test_ports.py.
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
-import os
 import threading
 from dataclasses import dataclass
-from html.parser import HTMLParser
-from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 import pytest
 import torch
-import yaml
-from port_cases import SHIPPED_SENTENCES, site_explorer_sweep  # tests/port_cases.py
 
-pytestmark = pytest.mark.site  # reads the built book in _build/html
+from tests.built_site import CHAPTER_PAGES, PAGES, SITE, is_local, open_page
+from tests.port_cases import SHIPPED_SENTENCES, site_explorer_sweep
 
-ROOT = Path(__file__).resolve().parents[1]
-# MHA_SITE: another build of the book (jupyter-book build . --path-output DIR gives DIR/_build/html)
-SITE = Path(os.environ.get("MHA_SITE", ROOT / "_build" / "html"))
-TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
-REPOSITORY = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
-PAGES = [TOC["root"]] + [c["file"] for part in TOC.get("parts", []) for c in part["chapters"]]
-CHAPTER_PAGES = [p for p in PAGES if p.startswith("chapters/")]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _built_site():
-    if not (SITE / "index.html").exists():
-        pytest.fail("no built site in _build/html: run `make book` (make test does it first)")
-
-
-class _Collector(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.images, self.links, self.classes = [], [], []
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "img" and attrs.get("src"):
-            self.images.append(attrs["src"])
-        if tag == "a" and attrs.get("href"):
-            self.links.append(attrs["href"])
-        self.classes += (attrs.get("class") or "").split()
-
-
-def parse(page: str) -> _Collector:
-    collector = _Collector()
-    collector.feed((SITE / f"{page}.html").read_text())
-    return collector
-
-
-def local_target(page: str, url: str) -> Path | None:
-    parsed = urlparse(url)
-    if parsed.scheme or parsed.netloc or not parsed.path:
-        return None
-    return ((SITE / page).parent / unquote(parsed.path)).resolve()
-
-
-@pytest.mark.parametrize("page", PAGES)
-def test_every_page_exists_with_its_images_and_local_links(page):
-    html = parse(page)
-    for src in html.images:
-        target = local_target(page, src)
-        if src.startswith("data:image/"):
-            continue
-        assert target is not None and target.is_file(), f"{page}: image {src} is missing"
-        assert target.stat().st_size > 100, f"{page}: image {src} is empty"
-    for href in html.links:
-        target = local_target(page, href)
-        if target is not None and not href.startswith("#"):
-            assert target.exists(), f"{page}: link {href} is broken"
-
-
-@pytest.mark.parametrize("page", PAGES)
-def test_no_page_shows_an_error(page):
-    text = (SITE / f"{page}.html").read_text()
-    # (not "ModuleNotFoundError": every chapter's set-up cell catches it, in its source)
-    for marker in ("Traceback (most recent call last)", "Error in callback"):
-        assert marker not in text, f"{page} shows {marker!r}"
-    assert "output error" not in " ".join(parse(page).classes)
-
-
-@pytest.mark.parametrize("page", PAGES)
-def test_pages_do_not_load_the_widget_manager(page):
-    """Widgets show a static picture on the site; the ~1 MB widget manager from a CDN would buy nothing."""
-    text = (SITE / f"{page}.html").read_text()
-    assert "html-manager" not in text and "require.min.js" not in text
-
-
-@pytest.mark.parametrize("page", CHAPTER_PAGES)
-def test_chapters_offer_colab_and_binder_from_the_configured_repository(page):
-    links = parse(page).links
-    repo_path = urlparse(REPOSITORY).path
-    assert any(link.startswith("https://colab.research.google.com/github" + repo_path) for link in links)
-    assert any(link.startswith("https://mybinder.org/v2/gh" + repo_path) for link in links)
-
-
-@pytest.mark.parametrize("page", CHAPTER_PAGES)
-def test_chapters_show_their_figures(page):
-    assert parse(page).images, f"{page} has no figure"
+pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
 
 
 @pytest.fixture(scope="module")
@@ -165,10 +74,6 @@ class Visit:
     fonts_failed: list[str]
 
 
-def _is_local(url: str, origin: str) -> bool:
-    return url.startswith((origin, "data:", "blob:"))
-
-
 def _visit(browser, url: str, origin: str) -> Visit:
     tab = browser.new_page()
     errors, other_hosts, failed_local = [], [], []
@@ -177,15 +82,15 @@ def _visit(browser, url: str, origin: str) -> Visit:
         source = message.location.get("url", "")
         # A blocked request to another host logs "Failed to load resource"; `other_hosts` reports it.
         if message.type == "error" and not (
-            message.text.startswith("Failed to load resource") and not _is_local(source, origin)
+            message.text.startswith("Failed to load resource") and not is_local(source, origin)
         ):
             errors.append(f"console error: {message.text} ({source})")
 
     tab.on("pageerror", lambda error: errors.append(f"page error: {error}"))
     tab.on("console", on_console)
-    tab.on("requestfailed", lambda r: _is_local(r.url, origin) and failed_local.append(r.url))
-    tab.on("request", lambda r: _is_local(r.url, origin) or other_hosts.append(r.url))
-    tab.route(lambda url: not _is_local(url, origin), lambda route: route.abort())
+    tab.on("requestfailed", lambda r: is_local(r.url, origin) and failed_local.append(r.url))
+    tab.on("request", lambda r: is_local(r.url, origin) or other_hosts.append(r.url))
+    tab.route(lambda url: not is_local(url, origin), lambda route: route.abort())
     tab.goto(url, wait_until="load")
     seen = tab.evaluate(_READ_PAGE)
     tab.close()
@@ -203,7 +108,7 @@ def _visit(browser, url: str, origin: str) -> Visit:
 
 
 @pytest.fixture(scope="module")
-def visit(server, browser):
+def visit(browser):
     """visit(scheme, page): the page over http:// from the local server, or from disk (file://); each once."""
     visits: dict[tuple[str, str], Visit] = {}
 
@@ -282,24 +187,14 @@ EXPLORER_PAGE = "chapters/the_math"
 TRAINED_PAGE = "chapters/appendix_toy_heads"  # the toy experiment moved there from chapter 1
 
 
-def _open(browser, url: str, origin: str):
-    tab = browser.new_page()
-    errors = []
-    tab.on("pageerror", lambda error: errors.append(str(error)))
-    tab.on("console", lambda m: m.type == "error" and errors.append(m.text))
-    tab.route(lambda u: not _is_local(u, origin), lambda route: route.abort())
-    tab.goto(url, wait_until="load")
-    return tab, errors
-
-
-def test_the_static_explorers_compute_what_python_computes(server, browser):
+def test_the_static_explorers_compute_what_python_computes(browser):
     """The book's one browser check of the explorer's numbers, from disk (file://) and offline: on the maths
     chapter a fresh layer's weights equal mha.compute.explorer_weights (1e-5), on the appendix's page the
-    shipped trained model's equal Python's. (The port on many more cases: tests/test_ports.py.)"""
+    shipped trained model's equal Python's. (The port on many more cases: tests/unit/test_ports.py.)"""
     from mha.chapters.training import load_models
     from mha.compute.explorer import build_mask, explorer_weights, head_weights
 
-    tab, errors = _page("file", server, browser, EXPLORER_PAGE)
+    tab, errors = open_page(browser, EXPLORER_PAGE)
     assert tab.locator(".mha-explorer").count() == 1
     names = tab.evaluate(
         "() => [...document.querySelector('.mha-explorer').querySelectorAll('[name]')].map(e => e.name)"
@@ -325,7 +220,7 @@ def test_the_static_explorers_compute_what_python_computes(server, browser):
     tab.close()
     assert not errors, errors
 
-    tab, errors = _page("file", server, browser, TRAINED_PAGE)  # the appendix: the trained copy-3 model
+    tab, errors = open_page(browser, TRAINED_PAGE)  # the appendix: the trained copy-3 model
     settings = tab.evaluate("() => document.querySelector('.mha-explorer').mha.settings")
     assert settings["source"] == "trained"
     model = load_models()["copy-3/h4/seed0"]
@@ -347,30 +242,21 @@ def test_the_static_explorers_compute_what_python_computes(server, browser):
 # ---------------------------------------------------------------------------------------------------------
 
 REALHEADS_PAGE = "chapters/trained_heads"
-MAX_PAGE_BYTES = 2_000_000
 
 
-@pytest.mark.parametrize("page", CHAPTER_PAGES)
-def test_each_chapter_page_itself_weighs_under_2_mb(page):
-    """The page's own HTML, inline data included (images and scripts are separate files)."""
-    size = (SITE / f"{page}.html").stat().st_size
-    assert size < MAX_PAGE_BYTES, f"{page}.html weighs {size / 1e6:.2f} MB"
-
-
-def test_the_real_heads_viewer_draws_the_model_weights_within_8_bit_rounding(server, browser):
+def test_the_real_heads_viewer_draws_the_model_weights_within_8_bit_rounding(browser, minilm):
     """Switching sentence, layer and head redraws; what is drawn is the inline data, and that data is the
     model's attention (mha.pretrained.attend) to within half a step of 1/255. From disk (file://)."""
     import numpy as np
 
-    from mha.pretrained import attend, load_minilm
+    from mha.pretrained import attend
     from mha.widgets.realheads import SCALE, dequantise
 
-    tab, errors = _page("file", server, browser, REALHEADS_PAGE)
+    tab, errors = open_page(browser, REALHEADS_PAGE)
     assert tab.locator(".mha-realheads").count() == 1
     tab.evaluate("() => document.querySelector('.mha-realheads').mha.ready")
     config = _inline_config(REALHEADS_PAGE)  # the front end replaces the root's children when it mounts
     stored = dequantise(config)
-    encoder = load_minilm()
     first = tab.evaluate("() => document.querySelector('.mha-realheads').mha.canvas.toDataURL()")
     seen = {first}
     choices = [("sentence", 1), ("layer", 3), ("head", 7), ("sentence", len(stored) - 1), ("layer", 0)]
@@ -388,7 +274,7 @@ def test_the_real_heads_viewer_draws_the_model_weights_within_8_bit_rounding(ser
         s, layer, head = (root["settings"][k] for k in ("sentence", "layer", "head"))
         drawn = np.array(root["weights"])
         np.testing.assert_array_equal(drawn, stored[s][layer, head])
-        tokens, live = attend(encoder, config["sentences"][s]["text"])
+        tokens, live = attend(minilm, config["sentences"][s]["text"])
         assert root["tokens"] == tokens == config["sentences"][s]["tokens"]
         assert np.abs(drawn - live[layer, head].numpy()).max() <= 0.5 / SCALE + 1e-6
     assert len(seen) == len(choices) + 1, "every choice should change the picture"
@@ -421,18 +307,12 @@ CALCULATOR_PAGE = "chapters/typical_configs"
 STEPPER_PAGE = "chapters/step_by_step"
 
 
-def _page(scheme: str, server: str, browser, page: str):
-    if scheme == "http":
-        return _open(browser, f"{server}/{page}.html", server)
-    return _open(browser, (SITE / f"{page}.html").as_uri(), "file://")
-
-
-def test_the_static_calculator_equals_mha_costs_for_every_model(server, browser):
+def test_the_static_calculator_equals_mha_costs_for_every_model(browser):
     """On the built page, from disk and offline: every decoder-only configuration's numbers equal mha.costs'.
-    (The port on more cases: tests/test_ports.py.)"""
+    (The port on more cases: tests/unit/test_ports.py.)"""
     from mha.costs import DTYPES, MODEL_CONFIGS, cost_report, model_costs
 
-    tab, errors = _page("file", server, browser, CALCULATOR_PAGE)
+    tab, errors = open_page(browser, CALCULATOR_PAGE)
     assert tab.locator(".mha-calculator").count() == 1
     settings = [
         {"model": c.name, "context": c.context or 4096, "batch": 2, "dtype": "bfloat16"}
@@ -460,7 +340,7 @@ def test_the_static_calculator_equals_mha_costs_for_every_model(server, browser)
     assert not errors, errors
 
 
-def test_the_static_stepper_shows_the_stages_python_computed(server, browser):
+def test_the_static_stepper_shows_the_stages_python_computed(browser):
     """On the built page, from disk and offline: each stage the stepper draws is attention_stages of the
     example."""
     from mha.chapters.worked_example import small_example
@@ -468,7 +348,7 @@ def test_the_static_stepper_shows_the_stages_python_computed(server, browser):
 
     example = small_example()
     stages = attention_stages(example.module(), example.x)
-    tab, errors = _page("file", server, browser, STEPPER_PAGE)
+    tab, errors = open_page(browser, STEPPER_PAGE)
     root = tab.locator(".mha-stepper").first
     for stage in STAGES:
         got = tab.evaluate(
@@ -484,9 +364,9 @@ def test_the_static_stepper_shows_the_stages_python_computed(server, browser):
     assert not errors, errors
 
 
-def test_the_static_explorer_answers_the_keyboard_and_every_control(server, browser):
+def test_the_static_explorer_answers_the_keyboard_and_every_control(browser):
     """Tab to a control and press an arrow key, or change any control: the drawing and settings follow."""
-    tab, errors = _page("file", server, browser, EXPLORER_PAGE)
+    tab, errors = open_page(browser, EXPLORER_PAGE)
     root = tab.locator(".mha-explorer")
     canvas = root.locator("canvas").first
 

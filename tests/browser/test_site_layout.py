@@ -1,6 +1,6 @@
 """The built pages on a phone: at 390 px no page scrolls sideways, in the light and the dark theme.
 
-Reads the built site (`make book`, or MHA_SITE; see tests/test_site.py) from disk, as a reader who saved it
+Reads the built site (tests/built_site.py) from disk, as a reader who saved it
 would open it. What may be wider than the screen must scroll inside its own box (a code block, a table
 wrapper, a figure), never the page.
 """
@@ -8,11 +8,11 @@ wrapper, a figure), never the page.
 import re
 
 import pytest
-from test_site import PAGES, SITE, _built_site  # noqa: F401  (the fixture fails early without a site)
 
 from mha.widgets import frontend
+from tests.built_site import PAGES, SITE
 
-pytestmark = pytest.mark.site  # reads the built book
+pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
 
 PHONE = {"width": 390, "height": 844}
 
@@ -52,35 +52,12 @@ def test_no_page_scrolls_sideways_on_a_phone(browser, scheme):
     assert not wide, f"pages wider than a {PHONE['width']} px phone ({scheme}): {wide}"
 
 
-def _scripts_and_roots(name: str) -> tuple[list[str], bool]:
-    html = (SITE / f"{name}.html").read_text()
-    scripts = [  # as the site serves them: "_static/ports/random.js" is "ports/random.js"
-        src.split("?")[0].rsplit("_static/", 1)[-1]
-        for src in re.findall(r'<script[^>]*\ssrc="([^"]+)"', html)
-    ]
-    return scripts, bool(re.search(r"""class=["'](?:[^"']*\s)?mha-""", html))
-
-
-def test_pages_load_the_figure_scripts_only_where_a_figure_is():
-    figure_scripts = set(frontend.SCRIPTS)
-    with_figures = []
-    for name in PAGES:
-        scripts, has_figure = _scripts_and_roots(name)
-        loaded = figure_scripts & set(scripts)
-        if has_figure:
-            with_figures.append(name)
-            assert loaded == figure_scripts, f"{name} shows a figure but lacks {figure_scripts - loaded}"
-        else:
-            assert not loaded, f"{name} shows no figure but loads {sorted(loaded)}"
-    assert "chapters/the_math" in with_figures and "references" not in with_figures
-
-
-def test_pages_load_mathjax_only_where_there_is_math():
-    for name in PAGES:
-        html = (SITE / f"{name}.html").read_text()
-        has_math = 'class="math' in html
-        assert ("tex-chtml.js" in html) == has_math, name
-
+# Resolves once every figure of the page has drawn (the real heads inflate their weights first).
+READY = (
+    "() => Promise.all([...document.querySelectorAll('FIGURES')].map((e) => e.mha && e.mha.ready))".replace(
+        "FIGURES", frontend.FIGURES
+    )
+)
 
 # In every figure: what ends right of the figure's box outside a scrolling box, text under 4.5:1 against the
 # colour behind it (WCAG), a grey read-out bar with nothing in it.
@@ -134,7 +111,7 @@ def test_every_figure_fits_its_box_and_reads_in_both_themes(browser, width, sche
         page.goto((SITE / f"{name}.html").as_uri())
         page.wait_for_load_state("load")
         assert page.evaluate("() => document.documentElement.dataset.theme") == scheme
-        page.wait_for_timeout(300)  # the real heads inflate their weights
+        page.evaluate(READY)  # the real heads inflate their weights
         bad = page.evaluate(_FIGURES)
         if bad:
             found[name] = bad

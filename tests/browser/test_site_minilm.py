@@ -1,26 +1,26 @@
 """Chapter 1's in-page MiniLM on the built site, as a reader offline meets it (mha/widgets/static/minilm.js).
 
-Reads the built book (run `make book` first, as for tests/test_site.py). From disk (file://), with every
-other host blocked, the box on chapters/why_multiple_heads.html runs all-MiniLM-L6-v2 in the page: its tokens
-equal the Python tokenizer's, its attention equals mha.pretrained.attend within 0.005 and its sentence
+Reads the built book (run `make book` first, as for tests/browser/test_site.py). From disk (file://), with
+every other host blocked, the box on chapters/why_multiple_heads.html runs all-MiniLM-L6-v2 in the page: its
+tokens equal the Python tokenizer's, its attention equals mha.pretrained.attend within 0.005 and its sentence
 embeddings, with heads switched off, equal mha.pretrained.ablated_embeddings within 1e-3 (the figure's one
 browser check of its numbers; the port, ports/minilm.js, is checked on many more inputs without a browser by
-tests/test_ports.py). The weights load only on first use, and only half of them: the word embeddings' rows
-come as the sentences need them. The box says when it truncates. The model loads once: the tab lives for the
-whole module.
+tests/unit/test_ports.py). The weights load only on first use, and only half of them: the word embeddings'
+rows come as the sentences need them. The box says when it truncates. The model loads once: the tab lives for
+the whole module.
 """
 
 from __future__ import annotations
 
 import pytest
 import torch
-from port_cases import ATTEND, HEADS_OFF  # tests/port_cases.py
-from test_site import SITE, _built_site, _is_local, server  # noqa: F401  (fixtures)
 
-from mha.pretrained import ablated_embeddings, attend, load_minilm
+from mha.pretrained import ablated_embeddings, attend
 from mha.widgets.minilm_page import CLASS_NAME, MAX_TOKENS, WEIGHTS_FILE, WORDS_DIR
+from tests.built_site import SITE, is_local
+from tests.port_cases import ATTEND, HEADS_OFF
 
-pytestmark = pytest.mark.site  # reads the built book
+pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
 
 PAGE = "chapters/why_multiple_heads"
 ATTENTION_TOLERANCE = 0.005  # the page's float16 weights against Python's float32
@@ -36,7 +36,7 @@ def tab(browser):
     tab.on("pageerror", lambda error: errors.append(str(error)))
     tab.on("console", lambda m: m.type == "error" and errors.append(m.text))
     tab.on("request", lambda r: requests.append(r.url))
-    tab.route(lambda u: not _is_local(u, "file://"), lambda route: route.abort())
+    tab.route(lambda u: not is_local(u), lambda route: route.abort())
     tab.goto((SITE / f"{PAGE}.html").as_uri(), wait_until="load")
     yield tab, errors, requests
     tab.close()
@@ -46,13 +46,7 @@ def _weights(url: str) -> bool:
     return url.rsplit("/", 1)[-1] == WEIGHTS_FILE or f"/{WORDS_DIR}/" in url
 
 
-def test_the_page_is_light_and_the_weights_are_beside_the_script():
-    assert (SITE / f"{PAGE}.html").stat().st_size < 2_000_000
-    assert (SITE / "_static" / WEIGHTS_FILE).is_file() and (SITE / "_static" / "minilm.js").is_file()
-    assert len(list((SITE / "_static" / WORDS_DIR).glob("*.js"))) > 1
-
-
-def test_the_page_runs_minilm_as_python_does(tab):
+def test_the_page_runs_minilm_as_python_does(tab, minilm):
     tab, errors, requests = tab
     assert tab.locator(f".{CLASS_NAME}").count() == 1
     assert not any(_weights(r) for r in requests), "the weights loaded before the reader used the box"
@@ -65,10 +59,9 @@ def test_the_page_runs_minilm_as_python_does(tab):
     )
     loaded = sum((static / r.split("/_static/", 1)[1]).stat().st_size for r in first)
     assert loaded <= whole / 2, f"the first use loads {loaded / 1e6:.1f} MB of {whole / 1e6:.1f} MB"
-    encoder = load_minilm()
     for sentence in ATTEND:
         got = tab.evaluate(f"s => {ROOT}.attend(s)", sentence)
-        tokens, expected = attend(encoder, sentence)  # (L, h, n, n)
+        tokens, expected = attend(minilm, sentence)  # (L, h, n, n)
         assert got["tokens"] == tokens, sentence
         attention = torch.tensor(got["attention"], dtype=torch.float64)
         assert attention.shape == expected.shape, sentence
@@ -78,7 +71,7 @@ def test_the_page_runs_minilm_as_python_does(tab):
         )
     for sentence, off in HEADS_OFF:
         got = torch.tensor(tab.evaluate(f"([s, off]) => {ROOT}.embed(s, {{off}})", [sentence, off]))
-        expected = ablated_embeddings(encoder, [sentence], [tuple(pair) for pair in off])[0]  # (d_model,)
+        expected = ablated_embeddings(minilm, [sentence], [tuple(pair) for pair in off])[0]  # (d_model,)
         torch.testing.assert_close(got, expected, atol=EMBEDDING_TOLERANCE, rtol=0, msg=f"{sentence} {off}")
     assert sum(r.endswith(WEIGHTS_FILE) for r in requests) == 1  # once per page
     assert not errors, errors

@@ -1,16 +1,16 @@
 """Every screen: the figures' canvas layout, their colours in the dark, at a phone's and a desktop's width.
 
-In Chromium, on the harness page of tests/test_frontend.py (the figures' own files, no book theme): the
-heatmap grid lays itself out so that no title, label, tick or key overlaps another or leaves the canvas, for
-every h <= 16 and 1 <= n <= 16 (sampled densely), at 390 and 1280 px, light and dark; the per-head scale
+In Chromium, on the harness page of tests/browser/test_frontend.py (the figures' own files, no book theme):
+the heatmap grid lays itself out so that no title, label, tick or key overlaps another or leaves the canvas,
+for every h <= 16 and 1 <= n <= 16 (sampled densely), at 390 and 1280 px, light and dark; the per-head scale
 colours each head's largest weight at the top of the scale; text in a figure has a contrast of at least 4.5:1.
 """
 
 import pytest
-from test_frontend import write_harness
 
 from mha.widgets.frontend import explorer_config
 from mha.widgets.spec import windows_spec
+from tests.browser.test_frontend import write_harness
 
 WIDTHS = (390, 1280)
 WORDS = "the cat sat on the mat because it was tired and then slept in the warm sun".split()  # noqa: SIM905

@@ -1,28 +1,28 @@
 """The window explorer on the built chapter "Multi-head attention since 2017", as a reader meets it offline.
 
-Reads _build/html (run `make book` first, as for tests/test_site.py). From disk (file://), the page's layer
+Reads the built book (tests/built_site.py). From disk (file://), the page's layer
 masks and receptive fields equal mha.compute.since_2017's for several settings, the cached-token count equals
 the sum over layers, and the controls redraw it: the figure's one browser check of its numbers (its port on
-the same cases, in the fast lane: tests/test_ports.py).
+the same cases, in the unit lane: tests/unit/test_ports.py).
 """
 
 from __future__ import annotations
 
 import pytest
 import torch
-from port_cases import WINDOW_SWEEP  # tests/port_cases.py
-from test_site import _built_site, _page, server  # noqa: F401  (fixtures)
 
 from mha.compute.since_2017 import layer_masks, receptive_fields
 from mha.widgets.windows import PERIODS
+from tests.built_site import open_page
+from tests.port_cases import WINDOW_SWEEP
 
-pytestmark = pytest.mark.site  # reads the built book in _build/html
+pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
 
 PAGE = "chapters/attention_since_2017"
 
 
-def test_the_window_explorer_computes_what_python_computes(server, browser):  # noqa: F811
-    tab, errors = _page("file", server, browser, PAGE)
+def test_the_window_explorer_computes_what_python_computes(browser):
+    tab, errors = open_page(browser, PAGE)
     assert tab.locator(".mha-windows").count() == 1
     update = "all => all.map(s => document.querySelector('.mha-windows').mha.update(s))"
     got = tab.evaluate(update, WINDOW_SWEEP)

@@ -2,13 +2,10 @@
 last line is the contract ``ratio_linear=<x.xx> state_bytes=<int> cache_bytes=<int>``."""
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_linear.py"
+from tests.unit.test_benchmarks import run
 
 
 @pytest.mark.slow
@@ -29,7 +26,7 @@ def test_the_linear_benchmark_ends_with_its_ratio_and_the_bytes_at_the_longest_c
         "8",
     ]
     tiny += ["--kernel", "3", "--chunk", "4", "--contexts", "4", "16", "--repeats", "2", "--inner", "1"]
-    result = subprocess.run([sys.executable, str(SCRIPT), *tiny], capture_output=True, text=True)
+    result = run("bench_linear", *tiny)
     assert result.returncode == 0, result.stderr
     last = result.stdout.splitlines()[-1]
     match = re.fullmatch(r"ratio_linear=(\d+\.\d\d) state_bytes=(\d+) cache_bytes=(\d+)", last)

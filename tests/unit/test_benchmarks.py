@@ -8,14 +8,17 @@ machine's speed hits all of them), and summarised by the median, which one slow 
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
+from benchmarks import _timing
+from tests import ROOT
 
-import _timing  # noqa: E402  (benchmarks/ is a folder of scripts, not a package)
+
+def run(benchmark: str, *args: str) -> subprocess.CompletedProcess:
+    """``python -m benchmarks.<benchmark> args`` from the repository's root, as `make bench` runs it."""
+    command = [sys.executable, "-m", f"benchmarks.{benchmark}", *args]
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
 
 
 class FakeClock:
@@ -52,8 +55,7 @@ def test_candidates_are_warmed_up_then_interleaved_and_summarised_by_the_median(
 def test_the_attention_benchmark_checks_its_paths_agree_before_timing():
     """A run at tiny sizes: the script asserts ours equals PyTorch's on the same weights, then times."""
     tiny = ["--batch", "1", "--n", "8", "--d-model", "16", "--heads", "2", "--repeats", "2", "--inner", "1"]
-    script = BENCHMARKS / "bench_attention.py"
-    result = subprocess.run([sys.executable, str(script), *tiny], capture_output=True, text=True)
+    result = run("bench_attention", *tiny)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1].startswith("ratio_fused=")
 
@@ -65,9 +67,6 @@ def test_the_variants_benchmark_checks_both_layers_and_ends_with_its_ratio():
     pytest.importorskip("transformers")
     tiny = ["--batch", "1", "--n", "8", "--d-model", "64", "--heads", "4", "--kv-heads", "2"]
     tiny += ["--head-dim", "16"]
-    script = BENCHMARKS / "bench_variants.py"
-    result = subprocess.run(
-        [sys.executable, str(script), *tiny, "--repeats", "2", "--inner", "1"], capture_output=True, text=True
-    )
+    result = run("bench_variants", *tiny, "--repeats", "2", "--inner", "1")
     assert result.returncode == 0, result.stderr
     assert re.fullmatch(r"ratio_variants=\d+\.\d\d", result.stdout.splitlines()[-1])

@@ -3,10 +3,10 @@
 The chapter writes the pre-norm block as ``H = X + MultiHead(RMSNorm(X))``, ``Y = H + MLP(RMSNorm(H))`` with a
 SwiGLU MLP, and draws it. Here the figure shows the sublayers in that order with the shapes it is given, and
 the block is checked against transformers' decoder layers of Llama, Qwen3, gpt-oss and DeepSeek-V3, inside
-tiny random models (the families and sizes of tests/test_from_transformers*.py, float64): a layer calls its
-sublayers in the order of :data:`PRE_NORM_BLOCK`, and the two equations, computed with ``torch.nn.RMSNorm``,
-our attention converted by ``from_transformers`` and the MLP written out, give the layer's output. Gemma 3
-runs a norm after each sublayer too, as the chapter says.
+tiny random models (the families and sizes of tests/unit/test_from_transformers*.py, float64): a layer calls
+its sublayers in the order of :data:`PRE_NORM_BLOCK`, and the two equations, computed with
+``torch.nn.RMSNorm``, our attention converted by ``from_transformers`` and the MLP written out, give the
+layer's output. Gemma 3 runs a norm after each sublayer too, as the chapter says.
 """
 
 from __future__ import annotations
@@ -75,8 +75,8 @@ def test_the_figure_rejects_bad_sizes(argument, value, error):
 # ---------------------------------------------------------------------------------------------------------
 
 transformers = pytest.importorskip("transformers")
-from test_from_transformers import SIZES, N, tiny_model  # noqa: E402  (tests/, on sys.path under pytest)
-from test_from_transformers_latent import tiny_model as tiny_deepseek  # noqa: E402
+from tests.unit.test_from_transformers import SIZES, N, tiny_model  # noqa: E402
+from tests.unit.test_from_transformers_latent import tiny_model as tiny_deepseek  # noqa: E402
 
 
 def run_layers(model):

@@ -1,9 +1,9 @@
 """mha.figures._style: no figure of the book draws text smaller than TEXT_PT.
 
-The lecture decks' test (tests/test_slides.py) measures a figure's text on a slide as TEXT_PT points at the
-picture's dpi, scaled as the picture is shown; this keeps that measure honest. Every figure function is drawn
-on small inputs, and every text it draws (ticks, labels, titles, legends, notes, values in cells) is read
-back after drawing. There is no exception: plot_head_grid, whose 72 panels leave no room for a label per
+The lecture decks' test (tests/browser/test_slides.py) measures a figure's text on a slide as TEXT_PT points
+at the picture's dpi, scaled as the picture is shown; this keeps that measure honest. Every figure function is
+drawn on small inputs, and every text it draws (ticks, labels, titles, legends, notes, values in cells) is
+read back after drawing. There is no exception: plot_head_grid, whose 72 panels leave no room for a label per
 token, names only the first and last token, at TEXT_PT.
 """
 

@@ -1,6 +1,7 @@
 """The Python side of chapter 1's in-page MiniLM box (mha/widgets/minilm_page.py, _ext/minilm_weights.py).
 
-The browser side (tokenizer, forward pass, box) is tested on the built site by tests/test_site_minilm.py.
+The browser side (tokenizer, forward pass, box) is tested on the built site by
+tests/browser/test_site_minilm.py, the live widget's front end by tests/browser/test_minilm_box.py.
 """
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 import yaml
 
-from mha.pretrained import MINILM, ablate_encoder_heads, ablated_embeddings, attend, load_minilm
+from mha.pretrained import MINILM, ablate_encoder_heads, ablated_embeddings, attend
 from mha.pretrained.heads import PATTERNS
 from mha.widgets import minilm_page
-from mha.widgets.frontend import SCRIPTS, STYLESHEET, WIDGET_SCRIPTS, copy_static
+from mha.widgets.frontend import SCRIPTS
 from mha.widgets.minilm_page import (
     CLASS_NAME,
     FORMAT,
@@ -38,8 +38,8 @@ from mha.widgets.minilm_page import (
     write_weights_script,
 )
 from mha.widgets.spec import INVALID, merge_settings
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 LABELS = [["cls"] * 6 + ["broad"] * 3 + ["previous", "mixed", "sep"] for _ in range(MINILM.n_layers)]
 
 
@@ -73,8 +73,8 @@ def test_the_spec_defines_the_controls_and_their_defaults():
     assert patterns[1][1] == f"{minilm_page.PATTERN_NAMES['cls']} (36)"  # with its number of heads
 
 
-def test_the_max_tokens_are_the_tokenizers_truncation():
-    truncation = load_minilm().tokenizer.truncation
+def test_the_max_tokens_are_the_tokenizers_truncation(minilm):
+    truncation = minilm.tokenizer.truncation
     assert truncation["max_length"] == MAX_TOKENS
 
 
@@ -104,17 +104,17 @@ def test_the_root_holds_the_spec_inline_and_a_visible_fallback():
     assert 'class="mm-fallback"' in page and len(page) < 10_000
 
 
-def test_the_box_output_is_html_and_with_an_encoder_holds_a_picture_for_print():
+def test_the_box_output_is_html_and_with_an_encoder_holds_a_picture_for_print(minilm):
     plain = minilm_box(LABELS)._repr_mimebundle_()
     assert set(plain) == {"text/plain", "text/html"} and "<img" not in plain["text/html"]
     assert _spec_of(plain["text/html"])["labels"] == LABELS
-    pictured = minilm_box(LABELS, encoder=load_minilm())._repr_mimebundle_()
+    pictured = minilm_box(LABELS, encoder=minilm)._repr_mimebundle_()
     assert '<img class="mm-print" alt="Every head of all-MiniLM-L6-v2' in pictured["text/html"]
     assert "data:image/png;base64,iVBORw0KGgo" in pictured["text/html"]  # the PNG signature
 
 
-def test_the_weights_are_the_encoder_in_float16_the_word_rows_apart():
-    encoder = load_minilm()
+def test_the_weights_are_the_encoder_in_float16_the_word_rows_apart(minilm):
+    encoder = minilm
     payload = weights_payload(encoder)
     state = encoder.state_dict()
     words = payload["words"]
@@ -156,11 +156,8 @@ def test_the_weights_scripts_are_written_once_then_copied(tmp_path, monkeypatch)
 
 
 def test_the_sphinx_extension_writes_the_weights_after_an_html_build(tmp_path, monkeypatch):
-    sys.path.insert(0, str(ROOT / "_ext"))
-    try:
-        import minilm_weights
-    finally:
-        sys.path.remove(str(ROOT / "_ext"))
+    from _ext import minilm_weights
+
     written = []
 
     def fake_write(target: Path) -> Path:
@@ -194,10 +191,10 @@ def test_the_chapter_shows_the_box():
     assert html.unescape("".join(boxes[0]["data"]["text/plain"])).startswith("MiniLMWidget(")
 
 
-def test_the_live_widget_computes_with_python_as_the_page_would():
-    widget = MiniLMWidget(LABELS, encoder=load_minilm())
+def test_the_live_widget_computes_with_python_as_the_page_would(minilm):
+    widget = MiniLMWidget(LABELS, encoder=minilm)
     result, buffers = widget.compute({"type": "attend", "sentence": "Héllo qzxjkwv world", "off": [[0, 1]]})
-    encoder = load_minilm()
+    encoder = minilm
     assert result["tokens"] == encoder.tokenizer.encode("Héllo qzxjkwv world").tokens
     attention = np.frombuffer(buffers[0], dtype="<f4").reshape(result["attention_shape"])
     with ablate_encoder_heads(encoder, [(0, 1)]):
@@ -212,73 +209,3 @@ def test_the_live_widget_computes_with_python_as_the_page_would():
             widget.compute(bad)
     bundle, _ = widget._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle and 'class="mm-print"' in bundle["text/html"]
-
-
-# The widget's ES module on a stand-in Jupyter model: model.send reaches Python (an exposed function that
-# calls MiniLMWidget.compute) and the reply comes back as a custom message, its bytes as DataViews.
-RENDER = """async ([esm, spec]) => {
-    const url = URL.createObjectURL(new Blob([esm], {type: 'text/javascript'}));
-    const widget = (await import(url)).default;
-    const handlers = {};
-    const model = {
-        get: (k) => ({spec})[k],
-        on: (e, f) => { handlers[e] = f; }, off: (e) => { delete handlers[e]; },
-        send: (content) => window.python(content).then(([reply, bytes]) =>
-            handlers['msg:custom'](reply, bytes.map((b) => new DataView(Uint8Array.from(b).buffer)))),
-    };
-    const el = document.createElement('div');
-    document.body.append(el);
-    widget.render({model, el});
-    return el.querySelectorAll('.mha-minilm .mm-grid canvas').length;
-}"""
-
-
-def test_the_live_widget_front_end_shows_what_python_computes(browser):
-    widget = MiniLMWidget(LABELS, encoder=load_minilm())
-
-    def python(content: dict) -> list:
-        try:
-            result, buffers = widget.compute(content)
-        except (TypeError, ValueError) as error:
-            return [{"id": content["id"], "error": str(error)}, []]
-        return [{"id": content["id"], "result": result}, [list(b) for b in buffers]]
-
-    page = browser.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.expose_function("python", python)
-    page.set_content("<!doctype html><html><body></body></html>")
-    assert page.evaluate(RENDER, [widget._esm, widget.spec]) == 72
-    got = page.evaluate("s => document.querySelector('.mha-minilm').mha.attend(s)", "The cat sat.")
-    tokens, expected = attend(load_minilm(), "The cat sat.")
-    assert got["tokens"] == tokens
-    np.testing.assert_allclose(np.array(got["attention"]), expected.numpy(), atol=1e-6, rtol=0)
-    page.locator("button[name=run]").click()
-    page.locator(".mm-readout").filter(has_text="All 72 heads on").wait_for()
-    page.locator("select[name=layer_off]").select_option("5")
-    page.locator(".mm-readout").filter(has_text="12 of 72 heads off").wait_for()
-    page.close()
-    assert not errors, errors
-
-
-def test_where_the_weights_are_missing_the_box_says_so_and_shows_its_picture(browser, tmp_path):
-    """A page without minilm-weights.js beside minilm.js (a slide deck, say): a message, then the picture."""
-    copy_static(tmp_path, (*WIDGET_SCRIPTS["mountMiniLM"], STYLESHEET))
-    scripts = "".join(f'<script src="{name}"></script>' for name in WIDGET_SCRIPTS["mountMiniLM"])
-    box = minilm_box(LABELS, encoder=load_minilm()).html
-    (tmp_path / "index.html").write_text(
-        f'<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="mha.css">{scripts}'
-        f"</head><body>{box}</body></html>"
-    )
-    page = browser.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto((tmp_path / "index.html").as_uri())
-    assert not page.locator(".mm-print").is_visible()
-    assert page.locator("input[name=sentence]").input_value() == minilm_page.DEFAULT_SENTENCE
-    page.locator("button[name=run]").click()
-    status = page.locator(".mha-status.mha-error")
-    status.wait_for()
-    assert WEIGHTS_FILE in status.text_content() and page.locator(".mm-print").is_visible()
-    page.close()
-    assert not errors, errors

@@ -20,7 +20,16 @@ import random
 import numpy as np
 import pytest
 import torch
-from port_cases import (
+from py_mini_racer import MiniRacer
+
+from mha.compute import portable_random
+from mha.compute.explorer import build_mask, explorer_weights, head_weights, token_vectors
+from mha.compute.since_2017 import layer_masks, receptive_fields
+from mha.widgets.frontend import PORTS, model_payload, static_file
+from mha.widgets.minilm_page import MAX_TOKENS, page_tokens, weights_payload, word_shard
+from mha.widgets.spec import choices, explorer_spec, merge_settings, next_valid
+from tests import ROOT
+from tests.port_cases import (
     ATTEND,
     HEADS_OFF,
     ODD,
@@ -33,14 +42,6 @@ from port_cases import (
     trained_like_model,
     unicode_sample,
 )
-from py_mini_racer import MiniRacer
-
-from mha.compute import portable_random
-from mha.compute.explorer import build_mask, explorer_weights, head_weights, token_vectors
-from mha.compute.since_2017 import layer_masks, receptive_fields
-from mha.widgets.frontend import PORTS, model_payload, static_file
-from mha.widgets.minilm_page import MAX_TOKENS, page_tokens, weights_payload, word_shard
-from mha.widgets.spec import choices, explorer_spec, merge_settings, next_valid
 
 # A port's result comes back through JSON: typed arrays as arrays, BigInts as decimal strings.
 JSON_OUT = """(f) => (...args) => JSON.stringify(f(...args), (key, value) =>
@@ -72,15 +73,13 @@ def ports() -> Ports:
 def test_every_port_names_its_python_twin_and_its_test():
     """A port's header names its Python twin and the test that checks it; CONTRIBUTING.md lists it."""
     import re
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
-    contributing = (root / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    contributing = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     for name in PORTS:
         header = static_file(name).split("*/", 1)[0]
         assert "Python twin" in header and "PORT of" in header, name
-        tests = re.findall(r"tests/(test_\w+\.py)", header)
-        assert tests and all((root / "tests" / t).is_file() for t in tests), name
+        tests = re.findall(r"tests/\w+/test_\w+\.py", header)
+        assert tests and all((ROOT / t).is_file() for t in tests), name
         assert f"| `{name}` |" in contributing, f"CONTRIBUTING.md's table of ports has no row for {name}"
 
 
@@ -491,13 +490,12 @@ def test_minilm_on_a_small_encoder_equals_python(ports):
 
 
 @pytest.mark.slow  # all-MiniLM-L6-v2's weights in the engine, a few seconds
-def test_minilm_itself_equals_python(ports):
+def test_minilm_itself_equals_python(ports, minilm):
     """The page's model: the tokenizer on the book's corpus, odd input and a sample of Unicode; the encoder on
     the sentences and heads-off cases of the browser's check, against Python on the same float16 weights."""
     from mha.chapters.minilm_heads import load_corpus
-    from mha.pretrained import load_minilm
 
-    encoder = load_minilm()
+    encoder = minilm
     _load(ports, encoder)
     corpus = load_corpus()
     texts = (
@@ -510,14 +508,14 @@ def test_minilm_itself_equals_python(ports):
 
 
 @pytest.mark.slow  # the encoder on the corpus, twice
-def test_the_page_s_float16_weights_hold_the_box_s_bounds():
+def test_the_page_s_float16_weights_hold_the_box_s_bounds(minilm):
     """The box's bounds (attention within 0.005 of Python's float32 model, sentence embeddings within 1e-3,
     with heads switched off), for the weights as the page stores them (float16), on the corpus and on hard
-    inputs. (The browser checks the page's own numbers on some of them: tests/test_site_minilm.py.)"""
+    inputs. (The browser checks the page's own numbers on some of them: tests/browser/test_site_minilm.py.)"""
     from mha.chapters.minilm_heads import load_corpus
-    from mha.pretrained import ablated_embeddings, attend, load_minilm
+    from mha.pretrained import ablated_embeddings, attend
 
-    encoder = load_minilm()
+    encoder = minilm
     page = _as_the_page_has_it(encoder)
     corpus = load_corpus()
     sentences = corpus["sentences"] + ODD  # every head's weights on each

@@ -51,8 +51,8 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def encoder() -> MiniLMEncoder:
-    return load_minilm()
+def encoder(minilm) -> MiniLMEncoder:
+    return minilm
 
 
 @pytest.fixture(scope="module")
@@ -274,6 +274,7 @@ def test_shipped_head_results_say_how_long_each_part_took_and_where():
     assert sum(results["seconds"].values()) <= metadata["wall_seconds"]
 
 
+@pytest.mark.usefixtures("minilm")  # reads the model's config.json
 def test_the_lineage_is_what_the_shipped_config_says():
     # all-MiniLM-L6-v2 was fine-tuned from nreimers/MiniLM-L6-H384-uncased (its config's _name_or_path),
     # which is microsoft/MiniLM-L12-H384-uncased with every second layer dropped: 6 layers, half of 12.

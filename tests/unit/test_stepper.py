@@ -1,4 +1,4 @@
-"""plot_stage: every stage renders, captions are right (the live stepper: tests/test_widgets.py)."""
+"""plot_stage: every stage renders, captions are right (the live stepper: tests/unit/test_widgets.py)."""
 
 import io
 
