@@ -51,7 +51,7 @@ format: $(STAMP)
 
 # Re-run every chapter (or NB=chapters/x.ipynb) in place to refresh its stored outputs, then `make test`.
 notebooks: $(STAMP)
-	$(PORTABLE) $(BIN)/python scripts/execute_notebooks.py $(NB)
+	$(PORTABLE) $(BIN)/python -m scripts.execute_notebooks $(NB)
 
 # Retrain the heads of "Why multiple heads?" into mha/data/ (about 7 minutes on 2 cores), then
 # `make notebooks NB=chapters/why_multiple_heads.ipynb`.
@@ -71,13 +71,13 @@ lab: $(STAMP)
 
 # The page benchmarks read the built book (the explorer's page, and chapter 1's MiniLM box with its weights).
 bench: book
-	$(BIN)/python benchmarks/bench_attention.py
-	$(BIN)/python benchmarks/bench_widgets.py
-	$(BIN)/python benchmarks/bench_static_explorer.py
-	$(BIN)/python benchmarks/bench_pretrained.py
-	$(BIN)/python benchmarks/bench_variants.py
-	$(BIN)/python benchmarks/bench_linear.py
-	$(BIN)/python benchmarks/bench_page_minilm.py
+	$(BIN)/python -m benchmarks.bench_attention
+	$(BIN)/python -m benchmarks.bench_widgets
+	$(BIN)/python -m benchmarks.bench_static_explorer
+	$(BIN)/python -m benchmarks.bench_pretrained
+	$(BIN)/python -m benchmarks.bench_variants
+	$(BIN)/python -m benchmarks.bench_linear
+	$(BIN)/python -m benchmarks.bench_page_minilm
 
 clean:
 	rm -rf _build .pytest_cache .ruff_cache .hypothesis
@@ -86,14 +86,14 @@ clean:
 # notebooks (scripts/tag_slides.py; the chapters are not changed), into _build/slides/<chapter>.slides.html,
 # with everything they load copied beside them: open one from disk, no network needed.
 slides: $(STAMP)
-	$(BIN)/python scripts/build_slides.py --out _build/slides
+	$(BIN)/python -m scripts.build_slides --out _build/slides
 
 # The student edition: no solution in its pages, sources, notebooks or PDF, and no launch button. The site goes
 # to _build/students/html, the notebooks to _build/students/notebooks, the PDF to _build/students/*.pdf.
 book-students: $(STAMP)
-	$(BIN)/python scripts/student_edition.py --out _build/students --pdf
+	$(BIN)/python -m scripts.student_edition --out _build/students --pdf
 
 # The book as one PDF, printed by headless Chromium from the built site: _build/pdf/multi-head-attention.pdf,
 # with a title page, one page numbering and the solutions gathered at the end of each chapter.
 pdf: book
-	$(BIN)/python scripts/build_pdf.py --site _build/html --out _build/pdf/multi-head-attention.pdf --edition full
+	$(BIN)/python -m scripts.build_pdf --site _build/html --out _build/pdf/multi-head-attention.pdf --edition full

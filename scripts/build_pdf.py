@@ -14,7 +14,7 @@ its exercise; the student edition's site has none (scripts/student_edition.py pr
 students`). Nothing may be clipped: before printing, every element of a page is measured at the width of
 the sheet, and an element wider than the sheet or than a box that cuts its content fails the build.
 
-Usage: python scripts/build_pdf.py [--site _build/html] [--out _build/pdf/multi-head-attention.pdf]
+Usage: python -m scripts.build_pdf [--site _build/html] [--out _build/pdf/multi-head-attention.pdf]
        [--edition full|students]
 """
 
@@ -31,7 +31,8 @@ from pathlib import Path
 
 import tomllib
 import yaml
-from chromium import CHROMIUM, launch
+
+from scripts.chromium import CHROMIUM, launch
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "_build" / "html"

@@ -11,7 +11,7 @@ with chapter 1's MiniLM box also gets the model's weights scripts (about 60 MB i
 version and cached, :func:`mha.widgets.minilm_page.write_weights_script`), which the box loads when used: half
 on the first Run, then the rows of the word embeddings that its sentences need.
 
-Usage: python scripts/build_slides.py [--out _build/slides] [chapters/x.ipynb ...]
+Usage: python -m scripts.build_slides [--out _build/slides] [chapters/x.ipynb ...]
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ import tomllib
 import yaml
 from nbconvert import SlidesExporter
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tag_slides import References, slide_notebook
+from scripts.tag_slides import References, slide_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSETS = "_assets"

@@ -1,4 +1,4 @@
-"""Per-chapter counts and reading times for teaching.md (`python scripts/chapter_stats.py`).
+"""Per-chapter counts and reading times for teaching.md (`python -m scripts.chapter_stats`).
 
 Counted from the committed notebooks, in the order of _toc.yml:
 
@@ -32,9 +32,8 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from build_slides import chapters
-from tag_slides import References, slide_notebook
+from scripts.build_slides import chapters
+from scripts.tag_slides import References, slide_notebook
 
 
 @dataclass(frozen=True)

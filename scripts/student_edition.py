@@ -17,7 +17,7 @@ with Colab's custom widget manager on, so a notebook handed out mid-semester run
 for. sphinx-exercise's ``hide_solutions`` stays on as a second guard. The site goes to ``<out>/html``
 (Jupyter Book's work files to ``<out>/_build``); the stored outputs are reused, nothing is executed.
 
-Usage: python scripts/student_edition.py [--out _build/students] [--pdf]
+Usage: python -m scripts.student_edition [--out _build/students] [--pdf]
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 CHECK_PREFIX = "# Check of the solution"
 BOOK_FLAGS = ["-W", "-n", "--keep-going"]
+EXTENSION = "scripts.student_edition"  # this module, as the edition's Sphinx extension (:func:`setup`)
 PDF_NAME = "multi-head-attention-students.pdf"
 # Top-level entries of the repository that the book's build does not read (or that are the copies' own).
 NOT_LINKED = {".git", ".venv", "_build", "chapters", ".pytest_cache", ".ruff_cache", ".hypothesis"}
@@ -142,11 +143,11 @@ def write_config(out: Path) -> Path:
     sphinx_config = sphinx.setdefault("config", {})
     sphinx_config["hide_solutions"] = True
     # _config.yml lists every extension (sphinx.config.extensions), which takes precedence over
-    # local_extensions' own list: add this module to both, local_extensions puts its folder on sys.path.
-    sphinx_config["extensions"] = [*sphinx_config.get("extensions", []), "student_edition"]
+    # local_extensions' own list: add this module to both; local_extensions puts the repository on sys.path.
+    sphinx_config["extensions"] = [*sphinx_config.get("extensions", []), EXTENSION]
     local = sphinx.setdefault("local_extensions", {})
     local.update({name: str(ROOT / path) for name, path in local.items()})  # relative to the repository
-    local["student_edition"] = str(Path(__file__).resolve().parent)
+    local[EXTENSION] = str(ROOT)
     path = out / "_config.yml"
     path.write_text(
         "# Written by scripts/student_edition.py from _config.yml: edit that file, not this one.\n"
@@ -193,7 +194,7 @@ def build(out: Path, *, pdf: bool = False, browser=None) -> Path:
         shutil.rmtree(html)
     os.replace(out / "_build" / "html", html)
     if pdf:
-        import build_pdf
+        from scripts import build_pdf
 
         build_pdf.print_book(html, out / PDF_NAME, edition="students", browser=browser)
     return html
@@ -212,5 +213,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     sys.exit(main())

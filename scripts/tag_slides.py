@@ -31,7 +31,7 @@ notebook's structure, by these rules:
   from references.bib, ``{doc}`` a chapter's title, ``{ref}``/``{numref}`` the heading or exercise they
   point to, ``{literalinclude}`` with ``:pyobject:`` the included code, ``(label)=`` targets disappear.
 
-Run by hand to see the shape of the decks: ``python scripts/tag_slides.py chapters/*.ipynb`` prints, per
+Run by hand to see the shape of the decks: ``python -m scripts.tag_slides chapters/*.ipynb`` prints, per
 chapter, the slide type of every cell of the prepared copy.
 """
 
@@ -49,8 +49,7 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "_ext"))  # the book's Sphinx extensions
-from harness_comments import strip_harness_comments  # the site leaves out the same lines
+from _ext.harness_comments import strip_harness_comments  # the site leaves out the same lines
 
 ROOT = Path(__file__).resolve().parents[1]
 
