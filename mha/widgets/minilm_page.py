@@ -5,16 +5,16 @@ The box of ``mha/widgets/static/minilm.js`` tokenizes the reader's sentence (Wor
 one of them large, and lets the reader switch heads off, as :func:`mha.pretrained.ablate_encoder_heads` does
 (the head's output zeroed before ``W_o``), to see what the sentence embedding loses. The tokenizer and the
 encoder are the port ``mha/widgets/static/ports/minilm.js``, tested against :mod:`mha.pretrained` by
-``tests/test_ports.py``. Nothing is computed in Python and nothing comes from the network: the page carries
-only the box's spec (this module's :func:`box_spec`); the weights are classic scripts that the book's build
-writes beside ``minilm.js`` (:func:`write_weights_script`, called by the Sphinx extension
-``_ext/minilm_weights.py``) and that the box inserts only when used: :data:`WEIGHTS_FILE` on first use, and
-a file of :data:`WORD_ROWS` rows of the word embeddings (in the folder :data:`WORDS_DIR`) when a sentence
-first needs one of its rows. So a first use loads about half of the weights (the word embeddings are half
-of them), and every weight keeps the precision of float16. Like every figure of the book, the box is
-mounted from its spec by the shared controller (``controller.js``): its controls
-(:class:`mha.widgets.spec.Control`), defaults and every text it shows (:data:`MESSAGES`) are defined here;
-``minilm.js`` keeps the loading and the drawing, and its look is ``mha.css``'s.
+``tests/unit/test_ports.py``. Nothing is computed in Python and nothing comes from the network: the page
+carries only the box's spec (this module's :func:`box_spec`); the weights are classic scripts that the book's
+build writes beside ``minilm.js`` (:func:`write_weights_script`, called by the Sphinx extension
+``_ext/minilm_weights.py``) and that the box inserts only when used: :data:`WEIGHTS_FILE` on first use, and a
+file of :data:`WORD_ROWS` rows of the word embeddings (in the folder :data:`WORDS_DIR`) when a sentence first
+needs one of its rows. So a first use loads about half of the weights (the word embeddings are half of them),
+and every weight keeps the precision of float16. Like every figure of the book, the box is mounted from its
+spec by the shared controller (``controller.js``): its controls (:class:`mha.widgets.spec.Control`), defaults
+and every text it shows (:data:`MESSAGES`) are defined here; ``minilm.js`` keeps the loading and the drawing,
+and its look is ``mha.css``'s.
 
 The weights scripts' format (:data:`FORMAT`), one call each::
 
