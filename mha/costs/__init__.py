@@ -10,7 +10,15 @@
 This layer imports only the core's input checks and PyTorch.
 """
 
-from mha.costs.configs import MODEL_CONFIGS, ModelConfig, config_rows, configs_table, get_config
+from mha.costs.configs import (
+    MODEL_CONFIGS,
+    TOPICS,
+    ModelConfig,
+    RopeScaling,
+    config_rows,
+    configs_table,
+    get_config,
+)
 from mha.costs.counts import (
     attention_macs,
     attention_macs_parts,
@@ -19,6 +27,7 @@ from mha.costs.counts import (
     attention_weights_bytes,
     format_bytes,
     format_count,
+    format_ratio,
     kv_cache_bytes,
     layer_costs,
     model_costs,
@@ -31,7 +40,9 @@ from mha.costs.report import DTYPES, calculator_data, cost_report, cost_rows, kv
 __all__ = [
     "DTYPES",
     "MODEL_CONFIGS",
+    "TOPICS",
     "ModelConfig",
+    "RopeScaling",
     "attention_macs",
     "attention_macs_parts",
     "attention_macs_per_token",
@@ -44,6 +55,7 @@ __all__ = [
     "cost_rows",
     "format_bytes",
     "format_count",
+    "format_ratio",
     "get_config",
     "kv_cache_bytes",
     "kv_cache_rows",

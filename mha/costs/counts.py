@@ -340,3 +340,16 @@ def format_count(n: int) -> str:
         if n >= 10**power:
             return f"{n / 10**power:.2f} {suffix}"
     return str(n)
+
+
+def format_ratio(a: int, b: int) -> str:
+    """How many times ``b`` goes into ``a``, with one decimal and an ``x``: ``format_ratio(16, 3) == "5.3x"``,
+    ``format_ratio(8, 1) == "8.0x"``. The one rule for every ratio the book prints (the calculator's page
+    ports it: ``formatRatio`` in ``mha/widgets/static/calculator.js``); the quotient is Python's correctly
+    rounded ``a / b``, and ``:.1f`` rounds it half to even."""
+    for name, value in (("a", a), ("b", b)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+    if b == 0:
+        raise ValueError("b must be positive, got 0")
+    return f"{a / b:.1f}x"

@@ -187,11 +187,13 @@ def plot_kv_cache(
 
     The cache is counted layer by layer (:func:`mha.costs.model_kv_cache_bytes`): a model whose layers are
     all local stops growing at its window, one with local and global layers grows more slowly. A dot marks
-    each model's trained context. Line styles follow the attention kind (MHA, GQA, MQA, MLA).
+    each model's :attr:`~mha.costs.ModelConfig.trained_context` (the longest sequences it was trained on,
+    context extension included), where it lies in the plotted range. Line styles follow the attention kind
+    (MHA, GQA, MQA, MLA). The legend sits below the axes, so that it hides no line.
     """
     configs = _configs(models, decoder_only=True)
     ns = _contexts(contexts)
-    fig, ax = subplots(figsize=(8.5, 5), layout="constrained")
+    fig, ax = subplots(figsize=(8.5, 5 + 0.25 * ((len(configs) + 1) // 2)), layout="constrained")
     for c in configs:
         gib = [model_kv_cache_bytes(c, n, batch=batch, dtype=dtype) / 2**30 for n in ns]
         marker, _ = _STYLE[c.attention]
@@ -201,9 +203,10 @@ def plot_kv_cache(
         )
         local = "" if c.window is None else f", {c.pattern}"
         (line,) = ax.plot(ns, gib, style, lw=1.8, label=f"{c.name} ({c.attention}, {heads}{local})")
-        if c.context is not None and ns[0] <= c.context <= ns[-1]:
-            at = model_kv_cache_bytes(c, c.context, batch=batch, dtype=dtype) / 2**30
-            ax.plot([c.context], [at], marker, color=line.get_color())
+        trained = c.trained_context
+        if trained is not None and ns[0] <= trained <= ns[-1]:
+            at = model_kv_cache_bytes(c, trained, batch=batch, dtype=dtype) / 2**30
+            ax.plot([trained], [at], marker, color=line.get_color())
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     _powers_of_two_axis(ax.xaxis, ns[0], ns[-1])
@@ -216,5 +219,5 @@ def plot_kv_cache(
         "Key/value cache: linear in the context for global layers; local layers stop at their window"
     )
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=TEXT_PT, loc="upper left")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=TEXT_PT)
     return fig

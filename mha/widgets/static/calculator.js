@@ -6,7 +6,7 @@
  * a context, batch and dtype, and fills the rows of mha/costs/report.py (cost_report: cost_rows with the
  * context's row second) from their labels and templates in the spec (mha.costs.report.ROWS). Integer
  * arithmetic is exact (BigInt: a forward pass of a large model over a long batch exceeds 2**53
- * multiply-adds), and the two formatters round exactly as Python's f"{x:.2f}" does.
+ * multiply-adds), and the formatters round exactly as Python's f"{x:.2f}" and f"{x:.1f}" do.
  *
  *   <div class="mha-calculator">
  *     <script type="application/json">{...}</script>
@@ -17,7 +17,7 @@
  *   {
  *     "spec": {...},     mha.widgets.spec.calculator_spec(): the controls, their bounds, the dtypes' bytes,
  *                        the rows' labels and templates, messages
- *     "configs": [{"name": "Gemma 3 27B", "kind": "decoder", "context": 131072, "description": "...",
+ *     "configs": [{"name": "Gemma 3 27B", "kind": "decoder", "trained_context": 131072, "description": "...",
  *                  "layers": "52 local (window 1024) + 10 global: ..." or null, "n_layers": 62,
  *                  "params": "4095737856", "token_macs": "...", "key_macs": "...", "sequence_macs": "...",
  *                  "pair_macs": "...", "windows": [[52, 1024], [10, null]], "cache_width": 4096,
@@ -58,6 +58,19 @@
     return x.toFixed(2);
   }
 
+  /** Python's f"{x:.1f}" for x >= 0: as fixed2, the ties (exact in binary: odd multiples of 1/4) to even. */
+  function fixed1(x) {
+    if (Number.isInteger(x * 4) && (x * 4) % 2 === 1) { // x * 10 ends in exactly .5
+      let k = Math.floor(x * 10);
+      if (k % 2) k += 1;
+      return `${Math.floor(k / 10)}.${k % 10}`;
+    }
+    return x.toFixed(1);
+  }
+
+  /** Port of mha.costs.format_ratio: a / b (BigInts) with one decimal and an x, e.g. "5.3x", "8.0x". */
+  const formatRatio = (a, b) => `${fixed1(divide(a, b))}x`;
+
   const comma = (n) => n.toString().replace(/\B(?=(\d{3})+(?!\d))/g, ","); // f"{n:,}"
 
   function formatBytes(n) {
@@ -94,7 +107,7 @@
     };
     const row = (key, fields) => [spec.rows[key][0], ns.format(spec.rows[key][1], fields)];
     const macs = (key, m) => row(key, { count: formatCount(m), flops: formatCount(2n * m) });
-    const ratio = (key, bytes) => row(key, { size: formatBytes(bytes), ratio: bytes / kv });
+    const ratio = (key, bytes) => row(key, { size: formatBytes(bytes), ratio: formatRatio(bytes, kv) });
     const kv = out.kv_cache_bytes;
     out.rows = [row("model", { description: config.description }),
       row("context", { context, batch, s: batch !== 1 ? "s" : "" })];
@@ -106,7 +119,9 @@
       row("kv_cache", { size: formatBytes(kv), exact: comma(kv), dtype }));
     if (config.layers != null) out.rows.push(ratio("all_global", out.kv_cache_bytes_all_global));
     if (out.kv_cache_bytes_as_mha !== kv) out.rows.push(ratio("as_mha", out.kv_cache_bytes_as_mha));
-    if (config.context != null && context > config.context) out.rows.push(row("note", { context, trained: config.context }));
+    if (config.trained_context != null && context > config.trained_context) {
+      out.rows.push(row("note", { context, trained: config.trained_context }));
+    }
     return out;
   }
 
@@ -171,6 +186,6 @@
     return api;
   }
 
-  Object.assign(ns, { mountCalculator, costs, formatBytes, formatCount });
+  Object.assign(ns, { mountCalculator, costs, formatBytes, formatCount, formatRatio });
   ns.autoMount("mha-calculator", mountCalculator);
 })(globalThis);
