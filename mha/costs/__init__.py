@@ -4,6 +4,7 @@
 - :mod:`mha.costs.counts`: parameters, multiply-adds and key/value-cache bytes, exact for
   :class:`mha.MultiHeadAttention`; a model's cache counted layer by layer (``model_kv_cache_bytes``:
   sliding windows, local/global layers, latents);
+- :mod:`mha.costs.hardware`: ``GPUS``, an accelerator's published peak arithmetic and memory rates;
 - :mod:`mha.costs.report`: the cost calculator's numbers for one model, as rows or a report, and the
   key/value caches of several models as rows.
 
@@ -35,12 +36,15 @@ from mha.costs.counts import (
     projection_params,
     saved_for_backward_bytes,
 )
+from mha.costs.hardware import GPUS, GpuSpec
 from mha.costs.report import DTYPES, calculator_data, cost_report, cost_rows, kv_cache_rows
 
 __all__ = [
     "DTYPES",
+    "GPUS",
     "MODEL_CONFIGS",
     "TOPICS",
+    "GpuSpec",
     "ModelConfig",
     "RopeScaling",
     "attention_macs",
