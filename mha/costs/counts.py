@@ -237,7 +237,8 @@ def model_kv_cache_bytes(
 class LayerCosts:
     """What one attention layer of a model costs, in the terms that the whole-model counts add up.
 
-    Weights only, no biases. For latent attention, decoding runs in the absorbed form (the cache holds the
+    Weight matrices only: no biases, norms (QK-norm, latent attention's RMSNorms) or sinks. For latent
+    attention, decoding runs in the absorbed form (the cache holds the
     latents; ``W_UK`` is folded into the query and ``W_UV`` applied after the weighted sum), and a forward
     pass over a sequence in the explicit one (keys and values up-projected for every token).
     """
@@ -279,7 +280,8 @@ def layer_costs(config: ModelConfig) -> LayerCosts:
 
 @dataclass(frozen=True)
 class ModelCosts:
-    """Attention costs of a whole model (all its attention layers), weights only (no biases)."""
+    """Attention costs of a whole model (all its attention layers), weight matrices only (no biases, norms
+    or sinks)."""
 
     params: int  # attention weights W_q, W_k, W_v, W_o over all attention layers
     macs_per_token: int  # multiply-adds in attention layers to decode one token at the given context

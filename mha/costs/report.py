@@ -41,7 +41,7 @@ ROWS: dict[str, tuple[str, str]] = {
     "model": ("model", "{description}"),
     "context": ("context x batch", "{context} tokens x {batch} sequence{s}"),
     "layers": ("layers", "{pattern}: a local layer caches the last {window} tokens"),
-    "params": ("attention parameters, all layers", "{count} parameters ({exact})"),
+    "params": ("attention weight matrices, all layers", "{count} weights ({exact}; no biases or norms)"),
     "macs_per_token": ("multiply-adds per new token", _MACS),
     "macs_per_sequence": ("multiply-adds, forward over the batch", _MACS),
     "kv_cache": ("KV cache", "{size} ({exact} bytes, {dtype})"),
@@ -92,10 +92,11 @@ def cost_rows(
         dtype: a key of :data:`DTYPES`, the element type of the key/value cache.
 
     Returns:
-        The model and its shapes; its local and global layers, if it has local ones; the attention
-        parameters; the multiply-adds per new token and for a forward pass; the KV cache counted layer by
-        layer (:func:`mha.costs.model_kv_cache_bytes`); for a model with local layers, the cache if
-        every layer were global; the cache of plain MHA (a key and a value per head in every layer, every
+        The model and its shapes; its local and global layers, if it has local ones; the weights of the
+        attention layers' matrices (no biases, norms or sinks, as :func:`mha.costs.layer_costs` counts); the
+        multiply-adds per new token and for a forward pass; the KV cache counted layer by layer
+        (:func:`mha.costs.model_kv_cache_bytes`); for a model with local layers, the cache if every layer
+        were global; the cache of plain MHA (a key and a value per head in every layer, every
         token cached) where it differs, each with how many times the counted cache it is
         (:func:`mha.costs.format_ratio`, one decimal); and a note where ``context`` exceeds the model's
         :attr:`~mha.costs.ModelConfig.trained_context`.
