@@ -401,3 +401,26 @@ def test_latent_attention_of_deepseek_v3_by_hand():
     costs = model_costs(MODEL_CONFIGS["DeepSeek-V3"], 1000)
     assert costs.params == 61 * per_layer
     assert costs.macs_per_token == 61 * (per_layer + 1000 * h * (2 * d_c + d_r))
+
+
+@pytest.mark.parametrize("absorb", [True, False])
+def test_latent_decoding_per_cached_token_is_what_the_layer_counts(absorb):
+    """layer_costs' multiply-adds per cached latent (key_macs absorbed; rebuild_macs + pair_macs not) are
+    what PyTorch's FLOP counter counts on mha.MultiHeadLatentAttention.decode, one new token against n."""
+    tiny = ModelConfig(
+        "tiny MLA", 64, 4, None, 1, 128, 128, "decoder", "test", head_dim=8, kv_latent=16, rope_dim=4,
+        q_latent=24, positions="rotary",
+    )  # fmt: skip
+    layer = mha.MultiHeadLatentAttention(64, 4, kv_rank=16, d_nope=8, d_rope=4, q_rank=24).double().eval()
+    tokens = torch.randn(1, 25, 64, dtype=torch.float64)
+    counted = {}
+    for n_past in (12, 24):
+        _, _, past = layer.decode(tokens[:, :n_past], absorb=absorb)
+        counted[n_past] = flops(
+            lambda past=past, n=n_past: layer.decode(tokens[:, n : n + 1], past, absorb=absorb)
+        )
+    per_key = (counted[24] - counted[12]) // 2 // 12
+    costs = layer_costs(tiny)
+    assert costs.rebuild_macs == 2 * 4 * 8 * 16
+    assert per_key == (costs.key_macs if absorb else costs.rebuild_macs + costs.pair_macs)
+    assert layer_costs(MODEL_CONFIGS["Llama 3.1 8B"]).rebuild_macs == 0

@@ -248,6 +248,8 @@ class LayerCosts:
     key_macs: int  # multiply-adds per new token for each cached token it attends to
     pair_macs: int  # multiply-adds per (query, key) pair of a forward pass over a sequence
     cache_width: int  # values cached per token: 2 h_kv d_k, or d_c + d_r for latent attention
+    rebuild_macs: int = 0  # latent attention decoding without absorbing: per cached token, rebuilding every
+    # head's key and value from the latent (2 h d_k d_c), on top of pair_macs; 0 for other attention
 
 
 def layer_costs(config: ModelConfig) -> LayerCosts:
@@ -259,6 +261,8 @@ def layer_costs(config: ModelConfig) -> LayerCosts:
     ``W_UQ`` (d_q x h (d_k + d_r)), ``W_DKV`` (d x (d_c + d_r)), ``W_UK`` and ``W_UV`` (d_c x h d_k each),
     ``W_O`` (h d_k x d); decoding costs ``h (2 d_c + d_r)`` per cached latent and ``2 h d_k d_c`` to absorb
     ``W_UK`` and apply ``W_UV``, while a forward pass costs ``h (2 d_k + d_r)`` per (query, key) pair.
+    Decoding without absorbing would pay ``rebuild_macs = 2 h d_k d_c`` per cached latent to rebuild the
+    heads' keys and values, plus ``pair_macs``.
     """
     if not isinstance(config, ModelConfig):
         raise TypeError(f"config must be a ModelConfig, got {type(config).__name__}")
@@ -275,6 +279,7 @@ def layer_costs(config: ModelConfig) -> LayerCosts:
         key_macs=h * (2 * d_c + d_r),
         pair_macs=h * (2 * d_k + d_r),
         cache_width=config.cache_width,
+        rebuild_macs=d_c * h * 2 * d_k,
     )
 
 
