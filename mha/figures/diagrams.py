@@ -205,7 +205,7 @@ def plot_rotary_pairs(
                     va="center")  # fmt: skip
         ax.set(xlim=(-1.15, 2.85), ylim=(-1.45, 1.45), aspect="equal")
         ax.axis("off")
-        ax.set_title(f"pair {i + 1} of {d_k // 2}: θ = b^(−{2 * i}/{d_k})\n= {rate:.3g} radians per token",
+        ax.set_title(f"pair {i + 1} of {d_k // 2}: θ = b^(−{2 * i}/{d_k})\n= {rate:.3g} rad per token",
                      fontsize=TITLE_PT)  # fmt: skip
     fig.suptitle(f"Rotary positions, base b = {theta:g}: at position p, pair i turns by φ = p θ_i",
                  fontsize=TITLE_PT)  # fmt: skip
@@ -218,7 +218,7 @@ def rotary_pairs_alt(
     """Alt text of :func:`plot_rotary_pairs` for the same arguments."""
     pairs = _rotary_pairs(d_k, theta, positions, pairs)
     panels = "; ".join(
-        f"pair {i + 1} turns by {theta ** (-2 * i / d_k):.3g} radians per token, "
+        f"pair {i + 1} turns by {theta ** (-2 * i / d_k):.3g} rad per token, "
         f"{math.degrees((positions - 1) * theta ** (-2 * i / d_k)):.3g} degrees by position {positions - 1}"
         for i in pairs
     )
