@@ -129,6 +129,16 @@ def test_off_naming_a_head_that_does_not_exist_raises_value_error(off):
         predict("abc", off=off)
 
 
+def test_the_forward_pass_checks_its_tokens():
+    model = decoder.shipped_decoder()
+    with pytest.raises(TypeError, match="tokens must be an integer tensor"):
+        model(torch.zeros(1, 3))
+    with pytest.raises(ValueError, match=r"tokens must have shape \(B, n\) with 1 <= n <= 128"):
+        model(torch.zeros(1, DECODER.context + 1, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"tokens must be ids in 0\.\.96"):
+        model(torch.tensor([[0, DECODER.vocab_size]]))
+
+
 def test_off_that_is_no_sequence_raises_type_error():
     for off in (3, "01", None):
         with pytest.raises(TypeError, match=r"^off must be a sequence"):

@@ -1,6 +1,6 @@
 """A small decoder of the book's own, built from :class:`mha.MultiHeadAttention`: "Heads that work together".
 
-The smallest model in which two heads of two layers compose into induction heads (Elhage et al. 2021;
+A small model in which heads of two layers compose into induction heads (Elhage et al. 2021;
 Olsson et al. 2022): a character-level causal decoder with rotary positions in every attention layer, pre-norm
 (RMSNorm) residual blocks, no MLPs (attention only, the setting in which Elhage et al. took induction heads
 apart) and an untied unembedding. :data:`DECODER` is its configuration; :mod:`mha.chapters.train_decoder`
@@ -149,13 +149,19 @@ class Decoder(nn.Module):
                 (:func:`mha.compute.ablation.ablate_heads`): the head is switched off for everything after it.
             off_in: path patching by zero ablation: ``{"q": pairs, "k": pairs, "v": pairs}`` removes the
                 outputs of the heads in ``pairs`` from what later layers' queries, keys or values read
-                (each key optional), and from nothing else. ``{"k": [(0, 2)]}`` asks what layer 1's keys
-                take from head 3 of layer 1 (1-based); the residual stream itself keeps that head's output.
+                (each key optional), and from nothing else. ``{"k": [(0, 2)]}`` asks what the second
+                layer's keys take from the first layer's third head; the residual stream itself, and so the
+                second layer's queries and values and the unembedding, keep that head's output.
 
         Returns:
             ``(logits, attention)`` of shapes ``(B, n, V)`` and ``(B, L, h, n, n)``.
+
+        Raises:
+            TypeError: ``tokens`` is not an integer tensor.
+            ValueError: ``tokens`` is not ``(B, n)`` with ``1 <= n <= context`` and ids in ``0 .. V-1``, or a
+                pair of ``off`` or ``off_in`` is not a head of this decoder.
         """
-        n = tokens.size(1)
+        n = _check_tokens(tokens, self.config)
         off = _check_heads("off", off, self.config)
         off_in = {} if off_in is None else dict(off_in)
         if set(off_in) - {"q", "k", "v"}:
@@ -185,6 +191,27 @@ class Decoder(nn.Module):
             attention.append(steps["weights"])  # (B, h, n, n)
         logits = self.unembed(self.norm(x))  # (B, n, V)
         return logits, torch.stack(attention, dim=1)  # (B, n, V), (B, L, h, n, n)
+
+
+def _check_tokens(tokens: object, config: DecoderConfig) -> int:
+    """Check a batch of token ids against ``config`` and return its length ``n``."""
+    if (
+        not isinstance(tokens, torch.Tensor)
+        or tokens.is_floating_point()
+        or tokens.dtype in (torch.bool, torch.complex64, torch.complex128)
+    ):
+        raise TypeError(
+            f"tokens must be an integer tensor of ids, got {getattr(tokens, 'dtype', type(tokens))}"
+        )
+    if tokens.dim() != 2 or not 1 <= tokens.size(1) <= config.context:
+        raise ValueError(
+            f"tokens must have shape (B, n) with 1 <= n <= {config.context}, got {tuple(tokens.shape)}"
+        )
+    if tokens.numel() and not 0 <= int(tokens.min()) <= int(tokens.max()) < config.vocab_size:
+        raise ValueError(
+            f"tokens must be ids in 0..{config.vocab_size - 1}, got {int(tokens.min())}..{int(tokens.max())}"
+        )
+    return tokens.size(1)
 
 
 def _check_heads(name: str, pairs: object, config: DecoderConfig) -> tuple[tuple[int, int], ...]:
