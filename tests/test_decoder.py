@@ -6,7 +6,6 @@ copy of a repeated random sequence, and which heads it needs) run on the shipped
 fixed seed. Nothing is trained here except in the slow test, which runs a few steps twice.
 """
 
-import dataclasses
 import math
 import unicodedata
 
@@ -15,7 +14,7 @@ import torch
 from safetensors.torch import load_file
 
 import mha.chapters.decoder as decoder
-from mha.chapters import decoder_page, induction
+from mha.chapters import induction
 from mha.chapters.decoder import (
     DECODER,
     ORDINARY,
@@ -205,28 +204,6 @@ def test_python_computes_with_the_shipped_float16_values():
     for name, t in model.state_dict().items():
         assert t.dtype == torch.float32
         assert torch.equal(t, t.half().float()), name  # every value is a float16 value, as the page has it
-    payload = decoder_page.weights_payload()
-    for name, t in model.state_dict().items():
-        assert torch.equal(torch.from_numpy(decoder_page.decode_tensor(payload["tensors"][name])), t), name
-
-
-def test_the_page_weights_script_carries_everything_the_port_reads():
-    payload = decoder_page.weights_payload()
-    assert payload["format"] == decoder_page.FORMAT
-    assert payload["config"] == dataclasses.asdict(DECODER)
-    assert payload["vocab"] == vocabulary() and payload["vocab"][payload["unknown"]] == UNKNOWN
-    assert payload["messages"] == decoder.MESSAGES and payload["top_k"] == TOP_K
-    script = decoder_page.weights_script()
-    assert script.startswith(f"globalThis.{decoder_page.CALLBACK}(") and script.isascii()
-    assert len(script) <= 4 * 2**20
-    with pytest.raises(ValueError, match="float16"):
-        decoder_page.weights_payload({k: v.float() for k, v in load_state().items()})
-
-
-def test_write_weights_script(tmp_path):
-    target = decoder_page.write_weights_script(tmp_path / "_static" / decoder_page.WEIGHTS_SCRIPT)
-    assert "decoder" in target.name and target.suffix == ".js"
-    assert target.read_text(encoding="ascii") == decoder_page.weights_script()
 
 
 # --- the model's size ------------------------------------------------------------------------------------
