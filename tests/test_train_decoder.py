@@ -87,7 +87,7 @@ def test_the_shipped_log_describes_the_shipped_weights():
     }
     assert log["parameters"] == sum(t.numel() for t in load_state().values())
     corpus = log["corpus"]
-    assert corpus["module"] == "pydoc_data.topics" and "PSF" in corpus["license"]
+    assert corpus["module"] == train_decoder.CORPUS and corpus["license"] == train_decoder.CORPUS_LICENSE
     text = train_decoder.corpus_text()
     if corpus["python"] == platform.python_version():  # the corpus is this Python's documentation
         assert corpus["sha256"] == hashlib.sha256(text.encode("utf-8")).hexdigest()
