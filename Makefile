@@ -59,7 +59,7 @@ weights: $(STAMP)
 
 # Retrain the decoder of "Heads that work together" (2 layers of 4 heads, attention only) on the documentation
 # that CPython ships (pydoc_data.topics) into mha/chapters/data/decoder_weights.safetensors and decoder_log.json
-# (about 6 minutes of one core; the log records the wall and CPU time).
+# (about 5 minutes of CPU on one core, 284-303 s here; the log records the wall and CPU time of its run).
 decoder: $(STAMP)
 	$(BIN)/python -m mha.chapters.train_decoder
 
