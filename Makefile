@@ -17,7 +17,7 @@ PYTEST := $(BIN)/python -m pytest
 PORTABLE := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 MKL_CBWR=COMPATIBLE
 CHECK := not site and not slow and not pretrained
 
-.PHONY: book test check lint format notebooks weights minilm-heads lab bench clean slides book-students pdf
+.PHONY: book test check lint format notebooks weights decoder minilm-heads lab bench clean slides book-students pdf
 
 $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,12 @@ notebooks: $(STAMP)
 # `make notebooks NB=chapters/why_multiple_heads.ipynb`.
 weights: $(STAMP)
 	$(BIN)/python -m mha.chapters.train_heads
+
+# Retrain the decoder of "Heads that work together" (2 layers of 4 heads, attention only) on the documentation
+# that CPython ships (pydoc_data.topics) into mha/chapters/data/decoder_weights.safetensors and decoder_log.json
+# (about 5 minutes of CPU on one core, 284-303 s here; the log records the wall and CPU time of its run).
+decoder: $(STAMP)
+	$(BIN)/python -m mha.chapters.train_decoder
 
 # Census, single-head ablations and greedy pruning of all-MiniLM-L6-v2's 72 heads for chapter 6 (What trained
 # heads do), into

@@ -1,10 +1,12 @@
 """mha: multi-head attention, small and tested, for the book "Multi-Head Attention, interactively".
 
 ``import mha`` is the attention code and nothing else: the scaled dot-product attention function, the
-multi-head module (with a KV cache, and today's options: head width, rotary positions, QK-norm, scale,
-soft-capping, windows, sinks), multi-head latent attention (DeepSeek-V3's layer, with its small cache and
-absorbed form), masks and positional encodings, importing only PyTorch; and beside it ``mha.linear``,
-linear attention with a state instead of a cache (Gated DeltaNet, Qwen3-Next's and Qwen3.5's layer).
+multi-head module (with a KV cache, and today's options: head width, rotary positions in full, in part or
+absent, norms of queries, keys and values, keys as values, an output gate, scale, soft-capping, windows,
+chunks, sinks, a temperature), multi-head latent attention (DeepSeek-V3's layer, with its small cache and
+absorbed form, and DeepSeek Sparse Attention's top-k keys), masks and positional encodings, importing only
+PyTorch; and beside it ``mha.linear``, linear attention with a state instead of a cache (Gated DeltaNet,
+Qwen3-Next's and Qwen3.5's layer).
 What the book builds around it lives in subpackages, each importing only those below it
 (``pyproject.toml`` states the rule and ``lint-imports`` enforces it):
 

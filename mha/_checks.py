@@ -147,7 +147,7 @@ def check_layer_inputs(
 
 
 def check_cache(
-    cache: object, kind: type, x: torch.Tensor, shapes: dict[str, tuple[str, tuple[int | None, ...]]]
+    cache: object, kind: type, x: torch.Tensor, shapes: dict[str, tuple[str, tuple[int | None, ...] | None]]
 ) -> int:
     """Check a decode cache against its layer and the new tokens ``x``; return its length ``n_past``.
 
@@ -155,8 +155,9 @@ def check_cache(
         cache: the candidate, which must be a ``kind`` (the named tuple the layer's ``decode`` returns).
         kind: :class:`mha.KVCache` or :class:`mha.LatentCache`.
         x: the new tokens, for the batch size, dtype and device.
-        shapes: for each tensor field, its shape in symbols and in numbers, ``None`` standing for ``n_past``
-            (the length of the first field, on its axis -2).
+        shapes: for each field, its shape in symbols and in numbers, ``None`` standing for ``n_past`` (the
+            length of the first field, on its axis -2); or, for a field that must be ``None``, what the
+            message says instead and ``None``.
     """
     if not isinstance(cache, kind):
         raise TypeError(
@@ -164,10 +165,46 @@ def check_cache(
         )
     n_past = cache[0].size(-2) if cache[0].dim() >= 2 else -1
     for name, (legend, shape) in shapes.items():
-        expected, got = tuple(n_past if s is None else s for s in shape), tuple(getattr(cache, name).shape)
+        t = getattr(cache, name)
+        expected = None if shape is None else tuple(n_past if s is None else s for s in shape)
+        got = None if t is None else tuple(t.shape)
         if got != expected:
-            raise ValueError(
-                f"cache.{name} must have shape {legend} = {expected} for this module and x, got {got}"
-            )
-    check_same_dtype_device(x=x, **{f"cache_{name}": getattr(cache, name) for name in shapes})
+            must = legend if shape is None else f"have shape {legend} = {expected}"
+            raise ValueError(f"cache.{name} must {must} for this module and x, got {got}")
+    tensors = {
+        f"cache_{name}": getattr(cache, name) for name, (_, shape) in shapes.items() if shape is not None
+    }
+    check_same_dtype_device(x=x, **tensors)
     return n_past
+
+
+def check_rotary_width(d_k: int, fraction: object) -> int:
+    """Return the rotary width ``r = fraction d_k``: an even integer, with ``0 < fraction <= 1``."""
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
+        raise ValueError(
+            f"rope_fraction must be a number in (0, 1], the share of a head that turns, got {fraction!r}"
+        )
+    r = fraction * d_k
+    if r == int(r) and int(r) % 2 == 0:
+        return int(r)
+    if fraction == 1:
+        raise ValueError(f"rope_theta (rotary embeddings) needs an even head width d_k, got d_k={d_k}")
+    raise ValueError(
+        f"rope_fraction={fraction} turns {r:g} of the d_k={d_k} coordinates of a head; rotary embeddings "
+        "turn pairs, so that must be an even number"
+    )
+
+
+def check_choice(name: str, value: object, choices: tuple) -> object:
+    """Return ``value`` if it is one of ``choices``, else raise ``ValueError`` naming ``name`` and them."""
+    if not any(value is c or (type(value) is type(c) and value == c) for c in choices):
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+    return value
+
+
+def check_numbers(name: str, value: object, legend: str) -> tuple[float, ...]:
+    """Return ``value``, a tuple of positive numbers shaped as ``legend`` says (``"(a, b)"``), else raise."""
+    names = legend.strip("()").split(", ")
+    if not isinstance(value, (tuple, list)) or len(value) != len(names):
+        raise TypeError(f"{name} must be a tuple {legend} of positive numbers, got {value!r}")
+    return tuple(check_positive_number(f"{name}'s {n}", v) for n, v in zip(names, value, strict=True))

@@ -2,7 +2,7 @@
 
 This is the readable reference that the rest of the book builds on. PyTorch's fused
 ``torch.nn.functional.scaled_dot_product_attention`` computes the same thing faster; the tests check that
-the two agree.
+the two agree. :class:`Projected` is what the attention layers hand to either of them.
 
 Shape legend:
     ...  any leading (batch, head) dimensions, shared by q, k, v and the output
@@ -15,8 +15,10 @@ Shape legend:
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
+from torch import Tensor
 
 from mha._checks import check_float_tensor, check_mask, check_probability, check_same_dtype_device
 
@@ -132,3 +134,14 @@ def attention_steps(
         attended = torch.nn.functional.dropout(weights, p=dropout_p)
     out = attended @ v  # (..., n_q, n_k) @ (..., n_k, d_v) -> (..., n_q, d_v)
     return {**steps, "weights": weights, "out": out}
+
+
+class Projected(NamedTuple):
+    """What a layer attends with, computed before the scores (by ``_project`` of both attention classes)."""
+
+    q: Tensor  # (B, h, n_q, d): the queries, ready to score
+    k: Tensor  # (B, h_k, n_k, d): every key to score against, cached ones included (h_k: h_kv, h or 1)
+    v: Tensor  # (B, h_k, n_k, d_v): their values
+    mask: Tensor | None  # the caller's mask with the layer's own on top (causal, window, chunk, top-k)
+    cache: tuple  # the KVCache or LatentCache the next decode call continues from
+    steps: dict[str, Tensor]  # the intermediates on the way, in the order of computation

@@ -4,6 +4,9 @@ Each token is compressed to a latent ``c_kv = RMSNorm(x W_dkv)`` from which ever
 value; positions enter through a rotary part, with one rotated key ``k_rope`` for all heads. A decoder
 caches ``d_c + d_r`` numbers per token and layer (DeepSeek-V3: 512 + 64 = 576), not ``2 h_kv d_k``.
 
+DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5) is an option: a "lightning indexer" of a few cheap heads
+scores every earlier token for each query, and the query attends only to its ``top_k`` best.
+
 Shape legend:
     B        batch size
     n_q      number of queries (the new tokens)
@@ -15,6 +18,8 @@ Shape legend:
     d_nope   per-head width of the query and key parts without positions
     d_r      width of the rotary part of a query and of the shared rotary key
     d_v      per-head value width
+    h_i      number of indexer heads (``index_heads``)
+    d_i      width of an indexer head and of the shared index key (``index_dim``)
 """
 
 from __future__ import annotations
@@ -33,10 +38,10 @@ from mha._checks import (
     check_positive_number,
     check_probability,
 )
-from mha.attention import attention_steps
+from mha.attention import Projected, attention_steps
 from mha.cache import LatentCache, grow
 from mha.masks import causal_mask
-from mha.multihead import Projected, merge_heads, split_heads
+from mha.multihead import merge_heads, split_heads
 from mha.positional import apply_rotary, rotary_tables
 
 
@@ -47,6 +52,8 @@ class LatentSteps(TypedDict, total=False):
     c_q: Tensor  # (B, n_q, d_cq), the query latent (x itself without q_rank)
     q_nope: Tensor  # (B, h, n_q, d_nope)
     q_rope: Tensor  # (B, h, n_q, d_r), rotated
+    index_scores: Tensor  # (B, n_q, n_k), with top_k: the indexer's score of each key for each query
+    selected: Tensor  # (B, n_q, n_k), with top_k: the keys each query attends to (top_k or all it sees)
     q_heads: Tensor  # plain (B, h, n_q, d_nope + d_r); absorbed (B, h, n_q, d_c + d_r)
     k_heads: Tensor  # plain (B, h, n_k, d_nope + d_r); absorbed (B, 1, n_k, d_c + d_r), the latent itself
     v_heads: Tensor  # plain (B, h, n_k, d_v); absorbed (B, 1, n_k, d_c)
@@ -85,6 +92,13 @@ class MultiHeadLatentAttention(nn.Module):
         eps: epsilon of the two RMSNorms.
         bias: biases on ``W_dq``, ``W_dkv`` and ``W_o`` (DeepSeek's ``attention_bias``).
         dropout: dropout probability on the attention weights, in training mode only.
+        index_heads, index_dim, top_k: DeepSeek Sparse Attention (given together, with ``q_rank``): the
+            lightning indexer's ``h_i`` heads of width ``d_i`` score key ``s`` for query ``t`` as
+            ``I_ts = sum_j w_tj ReLU(q_tj . k_s / sqrt(d_i))``, with ``q_tj`` from the query latent,
+            ``w_tj`` and the one index key ``k_s`` (LayerNorm'd) from the input, the first ``d_r``
+            coordinates of both rotated (half-split) at their positions; each query attends only to its
+            ``top_k`` best keys among those the mask lets it see (ties go to the earlier key).
+            :meth:`decode` caches the index keys with the latent.
 
     Attributes:
         W_dq: ``nn.Linear(d_model, d_cq)``, the query down-projection (``None`` without ``q_rank``);
@@ -94,6 +108,9 @@ class MultiHeadLatentAttention(nn.Module):
         kv_norm: ``nn.RMSNorm(d_c)`` on the latent.
         W_ukv: ``nn.Linear(d_c, h (d_nope + d_v))``, W^UK and W^UV, per head ``[key | value]``.
         W_o: ``nn.Linear(h d_v, d_model)``, the output projection.
+        W_iq, W_ik, ik_norm, W_iw: with ``top_k``, the indexer's ``nn.Linear(d_cq, h_i d_i)`` for its queries,
+            ``nn.Linear(d_model, d_i)`` and ``nn.LayerNorm(d_i)`` for its key, ``nn.Linear(d_model, h_i)`` for
+            its head weights (scaled by ``1 / sqrt(h_i)``), else ``None``.
 
     Example:
         >>> mla = MultiHeadLatentAttention(32, 4, kv_rank=12, d_nope=8, d_rope=4, q_rank=16)
@@ -116,6 +133,9 @@ class MultiHeadLatentAttention(nn.Module):
         eps: float = 1e-6,
         bias: bool = False,
         dropout: float = 0.0,
+        index_heads: int | None = None,
+        index_dim: int | None = None,
+        top_k: int | None = None,
     ) -> None:
         super().__init__()
         for name, value in (("d_model", d_model), ("h", h), ("kv_rank", kv_rank), ("d_nope", d_nope)):
@@ -128,6 +148,16 @@ class MultiHeadLatentAttention(nn.Module):
         check_positive_number("rope_theta", rope_theta)
         d_v = d_nope if d_v is None else d_v
         check_probability("dropout", dropout)
+        indexer = {"index_heads": index_heads, "index_dim": index_dim, "top_k": top_k}
+        if any(v is not None for v in indexer.values()):  # DeepSeek Sparse Attention
+            given = ", ".join(f"{k}={v!r}" for k, v in indexer.items())
+            if None in indexer.values() or q_rank is None:
+                raise ValueError(f"index_heads, index_dim and top_k go together, with q_rank; got {given}")
+            for name, value in indexer.items():
+                check_positive_int(name, value)
+            if index_dim < d_rope:
+                raise ValueError(f"index_dim={index_dim} must be at least d_rope={d_rope}: that many turn")
+        self.index_heads, self.index_dim, self.top_k = index_heads, index_dim, top_k
         self.d_model, self.h, self.q_rank, self.kv_rank = d_model, h, q_rank, kv_rank
         self.d_nope, self.d_rope, self.d_v = d_nope, d_rope, d_v
         self.rope_theta, self.dropout = rope_theta, dropout
@@ -139,9 +169,15 @@ class MultiHeadLatentAttention(nn.Module):
         self.kv_norm = nn.RMSNorm(kv_rank, eps=eps)
         self.W_ukv = nn.Linear(kv_rank, h * (d_nope + d_v), bias=False)
         self.W_o = nn.Linear(h * d_v, d_model, bias=bias)
+        sparse = top_k is not None
+        self.W_iq = nn.Linear(q_rank, index_heads * index_dim, bias=False) if sparse else None
+        self.W_ik = nn.Linear(d_model, index_dim, bias=False) if sparse else None
+        self.ik_norm = nn.LayerNorm(index_dim, eps=1e-6) if sparse else None
+        self.W_iw = nn.Linear(d_model, index_heads, bias=False) if sparse else None
 
     def extra_repr(self) -> str:
-        names = ("d_model", "h", "q_rank", "kv_rank", "d_nope", "d_rope", "d_v", "rope_theta")
+        names = ["d_model", "h", "q_rank", "kv_rank", "d_nope", "d_rope", "d_v", "rope_theta"]
+        names += [] if self.top_k is None else ["index_heads", "index_dim", "top_k"]
         return ", ".join(f"{name}={getattr(self, name)}" for name in names)
 
     def forward(
@@ -236,11 +272,18 @@ class MultiHeadLatentAttention(nn.Module):
         cos, sin = rotary_tables(n, d_r, theta=self.rope_theta, offset=n_past, dtype=x.dtype, device=x.device)
         q_rope = apply_rotary(q_rope, cos, sin)  # (B, h, n_q, d_r)
         k_rope = apply_rotary(k_rope, cos, sin)  # (B, n_q, d_r)
-        cache = grow(cache, LatentCache(self.kv_norm(c_kv), k_rope))  # (B, n_k, d_c), (B, n_k, d_r)
+        k_index = None  # with the indexer: its key, one for all its heads, LayerNorm'd and turned
+        if self.top_k is not None:
+            k_index = apply_rotary(self.ik_norm(self.W_ik(x)), cos, sin)  # (B, n_q, d_i)
+        cache = grow(cache, LatentCache(self.kv_norm(c_kv), k_rope, k_index))  # (B, n_k, d_c), (B, n_k, d_r)
         n_k = cache.c_kv.size(1)
         if causal:
-            causal = causal_mask(n, n_k, device=x.device)  # (n_q, n_k)
-            mask = causal if mask is None else mask & causal
+            band = causal_mask(n, n_k, device=x.device)  # (n_q, n_k)
+            mask = band if mask is None else mask & band
+        steps = {"c_q": c_q, "q_nope": q_nope, "q_rope": q_rope}
+        if self.top_k is not None:
+            mask, index_steps = self._select(x, c_q, cos, sin, cache.k_index, mask)
+            steps.update(index_steps)  # index_scores, selected
         if absorb:
             q_latent = q_nope @ self._up_projections()[0]  # (B, h, n_q, d_nope) @ (h, d_nope, d_c)
             q_heads = torch.cat([q_latent, q_rope], dim=-1)  # (B, h, n_q, d_c + d_r)
@@ -252,8 +295,32 @@ class MultiHeadLatentAttention(nn.Module):
             k_shared = cache.k_rope[:, None].expand(B, h, n_k, d_r)  # (B, h, n_k, d_r): one key for all heads
             q_heads = torch.cat([q_nope, q_rope], dim=-1)  # (B, h, n_q, d_nope + d_r)
             k_heads = torch.cat([k_nope, k_shared], dim=-1)  # (B, h, n_k, d_nope + d_r)
-        steps = {"c_q": c_q, "q_nope": q_nope, "q_rope": q_rope}
         return Projected(q_heads, k_heads, v_heads, mask, cache, steps)
+
+    def _select(
+        self,
+        x: Tensor,
+        c_q: Tensor,
+        cos: Tensor,
+        sin: Tensor,
+        k_index: Tensor,
+        mask: Tensor | None,
+    ) -> tuple[Tensor, dict[str, Tensor]]:
+        """The lightning indexer: each query's ``top_k`` keys, as a mask on top of ``mask``, and its steps,
+        the index scores ``(B, n_q, n_k)`` (``-inf`` where ``mask`` hides a key) and the ``selected`` keys."""
+        B, n_q, _ = x.shape
+        q = apply_rotary(split_heads(self.W_iq(c_q), self.index_heads), cos, sin)  # (B, h_i, n_q, d_i)
+        relu = torch.relu(q @ k_index[:, None].transpose(-2, -1) * self.index_dim**-0.5)  # (B, h_i, n_q, n_k)
+        w = self.W_iw(x) * self.index_heads**-0.5  # (B, n_q, h_i): each head's weight, per query
+        scores = torch.einsum("bqj,bjqk->bqk", w, relu)  # (B, n_q, n_k)
+        visible = torch.ones_like(scores, dtype=torch.bool)  # (B, n_q, n_k)
+        if mask is not None:  # a key no head of this query may see is never selected
+            visible = torch.broadcast_to(mask, (B, self.h, n_q, k_index.size(1))).any(dim=1)  # (B, n_q, n_k)
+            scores = scores.masked_fill(~visible, float("-inf"))
+        best = scores.sort(dim=-1, descending=True, stable=True).indices[..., : self.top_k]  # (B, n_q, top_k)
+        selected = torch.zeros_like(visible).scatter_(-1, best, True) & visible  # (B, n_q, n_k)
+        mask = selected[:, None] if mask is None else mask & selected[:, None]  # (B, 1 or h, n_q, n_k)
+        return mask, {"index_scores": scores, "selected": selected}
 
     def _up_projections(self) -> tuple[Tensor, Tensor]:
         """Each head's W_uk ``(h, d_nope, d_c)`` and W_uv ``(h, d_v, d_c)``, the rows of ``W_ukv``."""
@@ -266,7 +333,10 @@ class MultiHeadLatentAttention(nn.Module):
         return the number of cached tokens."""
         check_layer_inputs(x, x, x, d_model=self.d_model, weight=self.W_dkv.weight)
         widths = {"c_kv": ("(B, n_past, d_c)", self.kv_rank), "k_rope": ("(B, n_past, d_r)", self.d_rope)}
+        widths["k_index"] = ("(B, n_past, d_i)", self.index_dim)
         shapes = {name: (legend, (x.size(0), None, d)) for name, (legend, d) in widths.items()}
+        if self.top_k is None:
+            shapes["k_index"] = ("be None: this layer has no indexer", None)
         n_past = 0 if cache is None else check_cache(cache, LatentCache, x, shapes)
         if mask is not None:
             check_mask(mask, (x.size(0), self.h, x.size(1), n_past + x.size(1)), "(B, h, n_q, n_k)")

@@ -23,9 +23,12 @@ def causal_mask(
     n_k: int | None = None,
     *,
     window: int | None = None,
+    chunk: int | None = None,
+    start: int = 0,
     device: torch.device | str | None = None,
 ) -> torch.Tensor:
-    """Mask that lets each query see only keys at its own position or earlier (at most ``window`` of them).
+    """Mask that lets each query see only keys at its own position or earlier (at most ``window`` of them, or
+    only those of its own chunk).
 
     Queries are aligned with the *last* ``n_q`` keys, so with ``n_k > n_q`` (decoding with cached keys)
     the last query sees every key. With ``n_q == n_k`` this is the usual lower-triangular mask.
@@ -35,6 +38,10 @@ def causal_mask(
         n_k: number of keys; defaults to ``n_q``.
         window: a sliding window of ``w`` keys: query ``i`` sees keys ``j`` with ``i - w < j <= i``, itself
             included (transformers' convention; Mistral, Gemma, gpt-oss). ``None``: no window.
+        chunk: chunked attention (Llama 4): the positions are cut into chunks of ``chunk`` tokens, aligned to
+            position 0, and a query sees only the keys of its own chunk. ``None``: no chunks.
+        start: the position of key 0 (a decoder's cache may have dropped earlier tokens); chunks are aligned
+            to absolute positions.
         device: where to create the mask.
 
     Returns:
@@ -47,6 +54,12 @@ def causal_mask(
     mask = torch.tril(ones, diagonal=n_k - n_q)  # (n_q, n_k)
     if window is not None:
         mask &= torch.triu(ones, diagonal=n_k - n_q - check_positive_int("window", window) + 1)
+    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+        raise ValueError(f"start must be a non-negative int, the position of key 0, got {start!r}")
+    if chunk is not None:  # key j sits at position start + j, query i at start + n_k - n_q + i
+        position = torch.arange(start + n_k - max(n_q, n_k), start + n_k, device=device)  # (max(n_q, n_k),)
+        part = position // check_positive_int("chunk", chunk)  # the chunk of each position
+        mask &= part[-n_q:, None] == part[-n_k:]  # (n_q, n_k): query and key in the same chunk
     return mask
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from mha._checks import check_positive_int
+from mha._checks import check_positive_int, check_rotary_width
 
 
 def sinusoidal_positions(n: int, d_model: int, *, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -43,49 +43,95 @@ def rotary_tables(
     *,
     theta: float = 10000.0,
     offset: int = 0,
+    fraction: float = 1.0,
+    proportional: bool = False,
     dtype: torch.dtype = torch.float32,
     device: torch.device | str | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     r"""Cosines and sines of rotary position embeddings (Su et al. 2021), positions ``offset .. offset+n-1``.
 
-    Pair ``i`` of a head's ``d_k`` coordinates turns by the angle :math:`p\,\theta^{-2i/d_k}` at position
-    ``p``. The pairs are the two halves of the head (coordinate ``i`` with ``i + d_k/2``), as in Llama's code
-    and transformers' default ("half-split"), so both tables repeat their ``d_k/2`` columns twice.
+    The first ``r = fraction d_k`` coordinates of a head turn, in ``r/2`` pairs; pair ``i`` turns by the angle
+    :math:`p\,\theta^{-2i/r}` at position ``p`` (partial rotary: Qwen3-Next 0.25, GLM-4.5 0.5; the rest of the
+    head carries no position). :func:`apply_rotary` pairs coordinate ``i`` with ``i + r/2`` (the two halves,
+    as in Llama's code and transformers' default, "half-split"), so both tables repeat their ``r/2`` columns
+    twice.
+
+    ``proportional`` is Gemma 4's form: the whole head is split in halves, pair ``i`` is ``(i, i + d_k/2)``,
+    and only the first ``r/2`` pairs turn, by :math:`p\,\theta^{-2i/d_k}`, the frequencies of a full-width
+    rotary; the other pairs turn by 0 (cosine 1, sine 0). The tables are then ``d_k`` wide.
 
     Args:
         n: number of positions.
-        d_k: head width; must be even.
+        d_k: head width.
         theta: the base of the frequencies (``rope_theta``).
         offset: position of the first row (the cache length when decoding).
+        fraction: the share of the head that turns; ``fraction * d_k`` must be an even integer.
+        proportional: Gemma 4's proportional rotary (above).
         dtype: floating-point dtype of the result (computed in float64, then converted).
         device: where to create the tables.
 
     Returns:
-        ``(cos, sin)``, each of shape ``(n, d_k)``; :func:`apply_rotary` uses them.
+        ``(cos, sin)``, each of shape ``(n, r)`` (``(n, d_k)`` if ``proportional``); :func:`apply_rotary`
+        turns the first ``r`` (or ``d_k``) coordinates with them.
     """
     check_positive_int("n", n)
-    check_positive_int("d_k", d_k)
-    if d_k % 2:
-        raise ValueError(f"rotary embeddings need an even head width d_k, got {d_k}")
+    r = check_rotary_width(check_positive_int("d_k", d_k), fraction)
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise ValueError(f"offset must be a non-negative int, got {offset!r}")
     if not theta > 0:
         raise ValueError(f"theta must be positive, got {theta!r}")
-    inv_freq = theta ** (-torch.arange(0, d_k, 2, dtype=torch.float64, device=device) / d_k)  # (d_k/2,)
+    exponents = torch.arange(0, r, 2, dtype=torch.float64, device=device) / (d_k if proportional else r)
+    inv_freq = theta**-exponents  # (r/2,)
+    if proportional:  # the pairs past r/2 keep their place and turn by 0
+        inv_freq = torch.cat([inv_freq, inv_freq.new_zeros(d_k // 2 - r // 2)])  # (d_k/2,)
     position = torch.arange(offset, offset + n, dtype=torch.float64, device=device)  # (n,)
-    angle = torch.outer(position, inv_freq).repeat(1, 2)  # (n, d_k): the half-split layout
+    angle = torch.outer(position, inv_freq).repeat(1, 2)  # (n, r) or (n, d_k): the half-split layout
     return angle.cos().to(dtype), angle.sin().to(dtype)
 
 
-def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate each pair ``(x_i, x_{i + d_k/2})`` of ``x`` by the angles of :func:`rotary_tables`.
+def apply_rotary(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, *, interleaved: bool = False
+) -> torch.Tensor:
+    """Turn the first ``r`` coordinates of ``x`` by the angles of :func:`rotary_tables` (``r`` their width);
+    the rest pass unchanged.
+
+    Half-split (the default) pairs ``(x_i, x_{i + r/2})``; ``interleaved`` pairs neighbours
+    ``(x_{2i}, x_{2i+1})`` with the same angles, in place (Llama 4; Meta's original Llama code).
 
     Args:
-        x: queries or keys, shape ``(..., n, d_k)``.
-        cos, sin: the tables of :func:`rotary_tables`, shape ``(n, d_k)``.
+        x: queries or keys, shape ``(..., n, d)`` with ``d >= r``.
+        cos, sin: the tables of :func:`rotary_tables`, shape ``(n, r)``.
+        interleaved: pair neighbours instead of halves.
 
     Returns:
-        The rotated tensor, shape ``(..., n, d_k)``; a rotation keeps each pair's length.
+        The turned tensor, shape ``(..., n, d)``; a rotation keeps each pair's length.
     """
-    x1, x2 = x.chunk(2, dim=-1)  # 2 x (..., n, d_k/2)
-    return x * cos + torch.cat([-x2, x1], dim=-1) * sin  # (..., n, d_k)
+    r = cos.size(-1)
+    x_rot, x_pass = x[..., :r], x[..., r:]  # (..., n, r), (..., n, d - r)
+    if interleaved:  # (x_2i, x_2i+1) as a complex number times e^(i angle)
+        x1, x2, cos, sin = x_rot[..., 0::2], x_rot[..., 1::2], cos[..., : r // 2], sin[..., : r // 2]
+        turned = torch.stack([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1).flatten(-2)  # (..., n, r)
+    else:
+        x1, x2 = x_rot.chunk(2, dim=-1)  # 2 x (..., n, r/2)
+        turned = x_rot * cos + torch.cat([-x2, x1], dim=-1) * sin  # (..., n, r)
+    return turned if r == x.size(-1) else torch.cat([turned, x_pass], dim=-1)  # (..., n, d)
+
+
+def rotate(
+    x: torch.Tensor, start: int, *, theta: float, fraction: float = 1.0, style: str = "half-split"
+) -> torch.Tensor:
+    """Queries or keys ``(..., n, d_k)`` at positions ``start .. start + n - 1``, turned by a rotary embedding
+    of base ``theta`` in one of :class:`mha.MultiHeadAttention`'s styles (``"half-split"``, ``"interleaved"``,
+    ``"proportional"``), with its first ``fraction d_k`` coordinates turning (the rest of the head passes
+    unchanged; Gemma 4's proportional form turns its first ``fraction d_k / 2`` pairs across the head)."""
+    cos, sin = rotary_tables(
+        x.size(-2),
+        x.size(-1),
+        theta=theta,
+        offset=start,
+        fraction=fraction,
+        proportional=style == "proportional",
+        dtype=x.dtype,
+        device=x.device,
+    )  # (n, r) each
+    return apply_rotary(x, cos, sin, interleaved=style == "interleaved")  # (..., n, d_k)

@@ -4,13 +4,22 @@
 - :mod:`mha.costs.counts`: parameters, multiply-adds and key/value-cache bytes, exact for
   :class:`mha.MultiHeadAttention`; a model's cache counted layer by layer (``model_kv_cache_bytes``:
   sliding windows, local/global layers, latents);
+- :mod:`mha.costs.hardware`: ``GPUS``, an accelerator's published peak arithmetic and memory rates;
 - :mod:`mha.costs.report`: the cost calculator's numbers for one model, as rows or a report, and the
   key/value caches of several models as rows.
 
 This layer imports only the core's input checks and PyTorch.
 """
 
-from mha.costs.configs import MODEL_CONFIGS, ModelConfig, config_rows, configs_table, get_config
+from mha.costs.configs import (
+    MODEL_CONFIGS,
+    TOPICS,
+    ModelConfig,
+    RopeScaling,
+    config_rows,
+    configs_table,
+    get_config,
+)
 from mha.costs.counts import (
     attention_macs,
     attention_macs_parts,
@@ -19,6 +28,7 @@ from mha.costs.counts import (
     attention_weights_bytes,
     format_bytes,
     format_count,
+    format_ratio,
     kv_cache_bytes,
     layer_costs,
     model_costs,
@@ -26,12 +36,17 @@ from mha.costs.counts import (
     projection_params,
     saved_for_backward_bytes,
 )
+from mha.costs.hardware import GPUS, GpuSpec
 from mha.costs.report import DTYPES, calculator_data, cost_report, cost_rows, kv_cache_rows
 
 __all__ = [
     "DTYPES",
+    "GPUS",
     "MODEL_CONFIGS",
+    "TOPICS",
+    "GpuSpec",
     "ModelConfig",
+    "RopeScaling",
     "attention_macs",
     "attention_macs_parts",
     "attention_macs_per_token",
@@ -44,6 +59,7 @@ __all__ = [
     "cost_rows",
     "format_bytes",
     "format_count",
+    "format_ratio",
     "get_config",
     "kv_cache_bytes",
     "kv_cache_rows",

@@ -17,11 +17,94 @@ Shape legend:
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
-from mha._checks import check_heads, check_positive_int
+from mha._checks import check_heads, check_positive_int, check_positive_number
 
 KINDS = ("encoder-decoder", "encoder", "decoder")
+POSITIONS = ("sinusoidal", "learned", "relative", "rotary")  # how positions enter, see ModelConfig.positions
+QK_NORMS = ("per head", "whole projection")  # where QK-norm normalises, see ModelConfig.qk_norm
+ROPE_SCALINGS = ("linear", "llama3", "yarn")  # transformers' rope_type of the scalings the models ship
+
+
+@dataclass(frozen=True)
+class RopeScaling:
+    """How a rotary model stretches its angles to reach beyond the length it was first trained at.
+
+    The names are those of a Hugging Face ``config.json``'s ``rope_scaling`` (``rope_parameters`` in
+    transformers 5): ``kind`` is its ``rope_type``, ``original_context`` its
+    ``original_max_position_embeddings``.
+    :func:`mha.compute.since_2017.rotary_frequencies` turns it into the angle per token of every rotary pair,
+    equal to transformers' ``ROPE_INIT_FUNCTIONS`` (the tests check it for every model of the table).
+
+    - ``"linear"``: Position Interpolation (Chen et al. 2023): every angle divided by ``factor``.
+    - ``"llama3"``: pairs whose wavelength is below ``original_context / high_freq_factor`` keep their angle,
+      those above ``original_context / low_freq_factor`` are divided by ``factor``, a blend in between.
+    - ``"yarn"``: YaRN (Peng et al. 2023): the same split by how many turns a pair makes in
+      ``original_context`` tokens (more than ``beta_fast``: kept; fewer than ``beta_slow``: divided by
+      ``factor``), plus a temperature on the scores.
+
+    Raises:
+        TypeError, ValueError: a field of the wrong type or value; the message names the field.
+    """
+
+    kind: str  # transformers' rope_type: "linear", "llama3" or "yarn"
+    factor: float  # s: how many times the angles of the slowest pairs are divided
+    original_context: int | None  # length trained at before scaling; None: the config gives none
+    low_freq_factor: float | None = None  # llama3: pairs slower than original_context / this are divided
+    high_freq_factor: float | None = None  # llama3: pairs faster than original_context / this are kept
+    beta_fast: float | None = None  # yarn: pairs with more turns than this in original_context are kept
+    beta_slow: float | None = None  # yarn: pairs with fewer turns are divided (None: the paper's 32 and 1)
+    truncate: bool | None = None  # yarn: round the blend's ends to whole pairs (transformers' default True)
+    in_config: bool = True  # shipped in config.json; False: recommended by the model card only
+
+    def __post_init__(self) -> None:
+        if self.kind not in ROPE_SCALINGS:
+            raise ValueError(f"rope_scaling kind must be one of {ROPE_SCALINGS}, got {self.kind!r}")
+        check_positive_number("rope_scaling factor", self.factor)
+        if self.original_context is not None:
+            check_positive_int("rope_scaling original_context", self.original_context)
+        llama3 = (self.low_freq_factor, self.high_freq_factor)
+        yarn = (self.beta_fast, self.beta_slow, self.truncate)
+        if self.kind != "llama3" and any(v is not None for v in llama3):
+            raise ValueError(
+                f"low_freq_factor and high_freq_factor belong to llama3 scaling, not {self.kind}"
+            )
+        if self.kind != "yarn" and any(v is not None for v in yarn):
+            raise ValueError(f"beta_fast, beta_slow and truncate belong to yarn scaling, not {self.kind}")
+        if self.kind == "llama3":
+            if self.original_context is None or None in llama3:
+                raise ValueError(
+                    "llama3 scaling needs original_context, low_freq_factor and high_freq_factor"
+                )
+            low = check_positive_number("low_freq_factor", self.low_freq_factor)
+            if not check_positive_number("high_freq_factor", self.high_freq_factor) >= low:
+                raise ValueError(f"high_freq_factor must be at least low_freq_factor={low}")
+        if self.kind == "yarn":
+            if self.original_context is None:
+                raise ValueError("yarn scaling needs original_context")
+            for name in ("beta_fast", "beta_slow"):
+                if getattr(self, name) is not None:
+                    check_positive_number(name, getattr(self, name))
+        if not isinstance(self.in_config, bool):
+            raise TypeError(f"in_config must be a bool, got {type(self.in_config).__name__}")
+
+    @property
+    def options(self) -> dict[str, object]:
+        """The keyword arguments of :func:`mha.compute.since_2017.rotary_frequencies` for this scaling."""
+        names = ("kind", "factor", "original_context", "low_freq_factor", "high_freq_factor", "beta_fast",
+                 "beta_slow", "truncate")  # fmt: skip
+        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+
+    def __str__(self) -> str:
+        """Short, for a table: ``"llama3 x8 from 8192"``, ``"yarn x4 from 32768 (card)"``."""
+        factor = f"{self.factor:g}"
+        text = (
+            self.kind
+            + f" x{factor}"
+            + ("" if self.original_context is None else f" from {self.original_context}")
+        )
+        return text if self.in_config else f"{text} (card)"
 
 
 @dataclass(frozen=True)
@@ -36,6 +119,20 @@ class ModelConfig:
     latent of width ``kv_latent`` and one rotary key of width ``rope_dim`` per token and layer, shared by
     all heads, instead of keys and values per head: it has no ``n_kv_heads``.
 
+    **Two context lengths.** ``trained_context`` is the longest sequence of any training phase, context
+    extension included (Llama 3.1: 8K, then six stages up to 128K; DeepSeek-V3: 4K, 32K, then 128K): the
+    cache table's default context, the dots of the cache figure and the calculator's note read it.
+    ``max_context`` is the limit the published configuration sets (``max_position_embeddings``,
+    ``n_positions``): learned positions cannot go past it, while for rotary models it is where the
+    shipped scaling stops (DeepSeek-V3: 163,840 = 40 x 4,096) or a serving budget (Qwen3: 40,960). The
+    model table shows both. Where a model has no such limit (sinusoidal or relative positions) or
+    publishes no configuration, it is ``None`` and ``source`` says which.
+
+    **Positions and norms** (each stated in ``source``): ``positions`` is how positions enter; rotary
+    models give their base ``rope_theta`` (``local_rope_theta`` for local layers where it differs) and the
+    :class:`RopeScaling` they ship; ``nope_period`` marks layers without positions; ``qk_norm``,
+    ``softcap`` and ``sinks`` are the options of :class:`mha.MultiHeadAttention` of those names.
+
     Raises:
         TypeError, ValueError: a field of the wrong type or value; the message names the model and the field.
     """
@@ -45,7 +142,8 @@ class ModelConfig:
     h: int  # query heads per attention layer
     n_kv_heads: int | None  # key/value heads: h MHA, 1 < n_kv_heads < h GQA, 1 MQA; None: latent attention
     n_layers: int  # Transformer blocks per stack (encoder-decoder models have this many in each stack)
-    context: int | None  # longest sequence the model was trained for, in tokens; None = no fixed limit
+    trained_context: int | None  # longest sequences of any training phase, in tokens; None: not stated
+    max_context: int | None  # the published config's limit (max_position_embeddings ...); None: none
     kind: str  # "decoder" (causal, uses a KV cache), "encoder", or "encoder-decoder"
     source: str  # where each number was checked: paper and table/section, or config-file URL
     head_dim: int | None = None  # width d_k of each head; None: d_model / h (then h must divide d_model)
@@ -54,10 +152,20 @@ class ModelConfig:
     kv_latent: int | None = None  # latent attention: width of the cached key/value latent (kv_lora_rank)
     rope_dim: int | None = None  # latent attention: width of the cached rotary key (qk_rope_head_dim)
     q_latent: int | None = None  # latent attention: width of the query latent (q_lora_rank); None: none
+    positions: str = field(default="", kw_only=True)  # one of POSITIONS: added sinusoids, learned
+    # embeddings, relative biases (T5) or rotary embeddings turning each head's queries and keys
+    rope_theta: float | None = field(default=None, kw_only=True)  # rotary base b; None: none or unpublished
+    local_rope_theta: float | None = field(default=None, kw_only=True)  # base of local layers, if different
+    rope_scaling: RopeScaling | None = field(default=None, kw_only=True)  # the shipped scaling; None: none
+    nope_period: int | None = field(default=None, kw_only=True)  # layer i has no positions iff (i+1) % p == 0
+    qk_norm: str | None = field(default=None, kw_only=True)  # one of QK_NORMS; None: no QK-norm
+    softcap: float | None = field(default=None, kw_only=True)  # attention-logit soft-cap c; None: none
+    sinks: bool = field(default=False, kw_only=True)  # a learned sink logit per head (gpt-oss)
 
     def __post_init__(self) -> None:
         try:
             self._check()
+            self._check_positions()
         except (TypeError, ValueError) as error:  # the same checks as everywhere, naming the model
             raise type(error)(f"{self.name}: {error}") from None
         if self.kind not in KINDS:
@@ -85,12 +193,17 @@ class ModelConfig:
         _, _, d_k = check_heads(self.d_model, self.h, self.n_kv_heads, head_dim=self.head_dim)
         object.__setattr__(self, "head_dim", d_k)  # the old derivation, d_model / h, where none is given
         check_positive_int("n_layers", self.n_layers)
-        if self.context is not None:
-            check_positive_int("context", self.context)
+        for name in ("trained_context", "max_context"):
+            if getattr(self, name) is not None:
+                check_positive_int(name, getattr(self, name))
+        if None not in (self.trained_context, self.max_context) and self.trained_context > self.max_context:
+            raise ValueError(
+                f"trained_context={self.trained_context} must not exceed max_context={self.max_context}"
+            )
         if self.window is not None:
             check_positive_int("window", self.window)
-            if self.context is not None and self.window > self.context:
-                raise ValueError(f"window={self.window} must not exceed the context limit {self.context}")
+            if self.max_context is not None and self.window > self.max_context:
+                raise ValueError(f"window={self.window} must not exceed the context limit {self.max_context}")
         if self.global_period is not None:
             if self.window is None:
                 raise ValueError(f"global_period={self.global_period} needs a window for the local layers")
@@ -101,10 +214,39 @@ class ModelConfig:
                     f"global_period), got {self.global_period}"
                 )
 
+    def _check_positions(self) -> None:
+        if self.positions not in POSITIONS:
+            raise ValueError(f"positions must be one of {POSITIONS}, got {self.positions!r}")
+        rotary = self.positions == "rotary"
+        for name in ("rope_theta", "local_rope_theta", "rope_scaling", "nope_period"):
+            if not rotary and getattr(self, name) is not None:
+                raise ValueError(f"{name} needs rotary positions, got positions={self.positions!r}")
+        for name in ("rope_theta", "local_rope_theta", "softcap"):
+            if getattr(self, name) is not None:
+                check_positive_number(name, getattr(self, name))
+        if self.local_rope_theta is not None and self.window is None:
+            raise ValueError("local_rope_theta needs local layers (a window)")
+        if self.rope_scaling is not None and not isinstance(self.rope_scaling, RopeScaling):
+            raise TypeError(f"rope_scaling must be a RopeScaling, got {type(self.rope_scaling).__name__}")
+        if self.nope_period is not None and check_positive_int("nope_period", self.nope_period) < 2:
+            raise ValueError(f"nope_period must be at least 2, got {self.nope_period}")
+        if self.qk_norm is not None and self.qk_norm not in QK_NORMS:
+            raise ValueError(f"qk_norm must be one of {QK_NORMS} or None, got {self.qk_norm!r}")
+        if not isinstance(self.sinks, bool):
+            raise TypeError(f"sinks must be a bool, got {type(self.sinks).__name__}")
+
     @property
     def d_k(self) -> int:
         """Width of one head, ``head_dim`` (``d_model // h`` unless the model sets it apart)."""
         return self.head_dim
+
+    @property
+    def rope_width(self) -> int | None:
+        """Width of the part of a head that rotary positions turn: ``d_k``, or latent attention's shared
+        ``rope_dim``; ``None`` without rotary positions."""
+        if self.positions != "rotary":
+            return None
+        return self.rope_dim if self.kv_latent is not None else self.d_k
 
     @property
     def attention(self) -> str:
@@ -146,7 +288,7 @@ class ModelConfig:
 
     def every_layer_global(self) -> ModelConfig:
         """The same model with no local layers: what its cache would be if every layer saw every token."""
-        return replace(self, window=None, global_period=None)
+        return replace(self, window=None, global_period=None, local_rope_theta=None)
 
     @property
     def n_attention_layers(self) -> int:
@@ -155,174 +297,276 @@ class ModelConfig:
         return 3 * self.n_layers if self.kind == "encoder-decoder" else self.n_layers
 
 
-_GPT2 = "https://huggingface.co/openai-community/{}/blob/main/config.json (n_embd, n_head, n_layer, n_ctx)"
+_LLAMA3_SCALING = RopeScaling("llama3", 8.0, 8192, low_freq_factor=1.0, high_freq_factor=4.0)
+_QWEN3_SCALING = RopeScaling("yarn", 4.0, 32768, in_config=False)  # the model card's, not in config.json
+_GPT_OSS_SCALING = RopeScaling("yarn", 32.0, 4096, beta_fast=32.0, beta_slow=1.0, truncate=False)
+
+_GPT2 = (
+    "https://huggingface.co/openai-community/{}/blob/main/config.json (n_embd, n_head, n_layer; n_positions "
+    "= "
+    "n_ctx = 1024, the learned positions' limit); trained on 1024-token contexts: Radford et al. 2019, "
+    "section 2.3"
+)
+_LLAMA1 = (
+    "Touvron et al. 2023a, Table 2 ({}); rotary positions: section 2.2, base 10000: precompute_freqs_cis("
+    "theta=10000.0) in Meta's reference code, https://github.com/meta-llama/llama (model.py); trained "
+    "context 2048: Touvron et al. 2023b, Table 1; max_context: none, Meta's params.json sets no length"
+)
 _LLAMA2 = (
     "https://huggingface.co/meta-llama/{}/blob/main/config.json (hidden_size, num_attention_heads, "
-    "num_key_value_heads, num_hidden_layers); context and GQA: Touvron et al. 2023b, Table 1"
+    "num_key_value_heads, num_hidden_layers, max_position_embeddings 4096); context and GQA: Touvron et al. "
+    "2023b, Table 1; rotary base 10000: precompute_freqs_cis(theta=10000.0) in Meta's reference code, "
+    "https://github.com/meta-llama/llama (model.py)"
 )
 _LLAMA31 = (
-    "Grattafiori et al. 2024, Table 3; context: max_position_embeddings in "
-    "https://huggingface.co/meta-llama/{}/blob/main/config.json"
+    "Grattafiori et al. 2024, Table 3; https://huggingface.co/meta-llama/{}/blob/main/config.json "
+    "(max_position_embeddings 131072, rotary positions with rope_theta 500000.0, rope_scaling: rope_type "
+    "llama3, factor 8.0, "
+    "low_freq_factor 1.0, high_freq_factor 4.0, original_max_position_embeddings 8192; the same values in "
+    "apply_scaling of Meta's reference code, https://github.com/meta-llama/llama-models); trained context: "
+    "pre-trained at 8K, then extended in six stages to 128K = 131,072 tokens, Grattafiori et al. 2024, "
+    "section 3.4.2"
+)
+_GPT_OSS = (
+    "https://huggingface.co/openai/gpt-oss-{}/blob/main/config.json (hidden_size 2880, num_attention_heads "
+    "64, "
+    "num_key_value_heads 8, head_dim 64, num_hidden_layers {}, sliding_window 128, layer_types "
+    "sliding_attention, full_attention, ... (alternating from layer 0), max_position_embeddings 131072, "
+    "rotary positions with rope_theta 150000, rope_scaling: rope_type yarn, factor 32.0, "
+    "original_max_position_embeddings 4096, "
+    "beta_fast 32.0, beta_slow 1.0, truncate false; two stored copies agree); OpenAI 2025, gpt-oss-120b & "
+    "gpt-oss-20b model card, section 2: learned attention sinks per head, YaRN extending the dense layers' "
+    "context to 131,072 tokens (trained_context)"
+)
+_QWEN3 = (
+    "Yang et al. 2025 (Qwen3), section 3.1: the third pre-training stage trains on 32,768-token sequences "
+    "(trained_context), rotary positions and QK-norm per head (section 2); rope_scaling: none in "
+    "config.json; the model card "
+    "(https://huggingface.co/Qwen/{0}, 'Processing Long Texts') recommends YaRN, factor 4.0 from "
+    "original_max_position_embeddings 32768, for texts longer than 32,768 tokens; "
+    "max_position_embeddings 40960 is the config's limit"
 )
 
 MODEL_CONFIGS: dict[str, ModelConfig] = {
     c.name: c
     for c in (
-        # name, d_model, h, n_kv_heads, n_layers, context, kind, source
+        # name, d_model, h, n_kv_heads, n_layers, trained_context, max_context, kind, source
         ModelConfig(
-            "Transformer base", 512, 8, 8, 6, None, "encoder-decoder",
-            "Vaswani et al. 2017, Table 3 (base: N=6, d_model=512, h=8, d_k=64); sinusoidal positions",
+            "Transformer base", 512, 8, 8, 6, None, None, "encoder-decoder",
+            "Vaswani et al. 2017, Table 3 (base: N=6, d_model=512, h=8, d_k=64); sinusoidal positions "
+            "(section 3.5): no length limit; no training length stated (batches of about 25,000 source and "
+            "25,000 target tokens, section 5.1)",
+            positions="sinusoidal",
         ),
         ModelConfig(
-            "Transformer big", 1024, 16, 16, 6, None, "encoder-decoder",
-            "Vaswani et al. 2017, Table 3 (big: N=6, d_model=1024, h=16); sinusoidal positions",
+            "Transformer big", 1024, 16, 16, 6, None, None, "encoder-decoder",
+            "Vaswani et al. 2017, Table 3 (big: N=6, d_model=1024, h=16); sinusoidal positions (section "
+            "3.5): "
+            "no length limit; no training length stated (section 5.1)",
+            positions="sinusoidal",
         ),
         ModelConfig(
-            "BERT-base", 768, 12, 12, 12, 512, "encoder",
-            "Devlin et al. 2019, section 3 (L=12, H=768, A=12); context: max_position_embeddings=512 in "
-            "https://huggingface.co/google-bert/bert-base-uncased/blob/main/config.json",
+            "BERT-base", 768, 12, 12, 12, 512, 512, "encoder",
+            "Devlin et al. 2019, section 3 (L=12, H=768, A=12); learned positions, "
+            "max_position_embeddings=512 "
+            "in https://huggingface.co/google-bert/bert-base-uncased/blob/main/config.json; trained on "
+            "sequences of 128 tokens for 90% of the steps and 512 for the rest, Appendix A.2",
+            positions="learned",
         ),
         ModelConfig(
-            "BERT-large", 1024, 16, 16, 24, 512, "encoder",
-            "Devlin et al. 2019, section 3 (L=24, H=1024, A=16); context: max_position_embeddings=512 in "
-            "https://huggingface.co/google-bert/bert-large-uncased/blob/main/config.json",
+            "BERT-large", 1024, 16, 16, 24, 512, 512, "encoder",
+            "Devlin et al. 2019, section 3 (L=24, H=1024, A=16); learned positions, "
+            "max_position_embeddings=512 in "
+            "https://huggingface.co/google-bert/bert-large-uncased/blob/main/config.json; trained on "
+            "sequences of 128 and then 512 tokens, Appendix A.2",
+            positions="learned",
         ),
-        ModelConfig("GPT-2 small", 768, 12, 12, 12, 1024, "decoder", _GPT2.format("gpt2")),
-        ModelConfig("GPT-2 medium", 1024, 16, 16, 24, 1024, "decoder", _GPT2.format("gpt2-medium")),
-        ModelConfig("GPT-2 large", 1280, 20, 20, 36, 1024, "decoder", _GPT2.format("gpt2-large")),
-        ModelConfig("GPT-2 XL", 1600, 25, 25, 48, 1024, "decoder", _GPT2.format("gpt2-xl")),
+        ModelConfig("GPT-2 small", 768, 12, 12, 12, 1024, 1024, "decoder", _GPT2.format("gpt2"),
+                    positions="learned"),
+        ModelConfig("GPT-2 medium", 1024, 16, 16, 24, 1024, 1024, "decoder", _GPT2.format("gpt2-medium"),
+                    positions="learned"),
+        ModelConfig("GPT-2 large", 1280, 20, 20, 36, 1024, 1024, "decoder", _GPT2.format("gpt2-large"),
+                    positions="learned"),
+        ModelConfig("GPT-2 XL", 1600, 25, 25, 48, 1024, 1024, "decoder", _GPT2.format("gpt2-xl"),
+                    positions="learned"),
         ModelConfig(
-            "GPT-3 175B", 12288, 96, 96, 96, 2048, "decoder",
+            "GPT-3 175B", 12288, 96, 96, 96, 2048, 2048, "decoder",
             "Brown et al. 2020, Table 2.1 (n_layers=96, d_model=12288, n_heads=96, d_head=128); context: "
-            "n_ctx=2048 tokens for all models, section 2.1",
+            "n_ctx=2048 tokens for all models, section 2.1; the model and architecture of GPT-2, learned "
+            "positions included (section 2.1), so 2048 is also the limit",
+            positions="learned",
         ),
         ModelConfig(
-            "T5-base", 768, 12, 12, 12, 512, "encoder-decoder",
+            "T5-base", 768, 12, 12, 12, 512, None, "encoder-decoder",
             "Raffel et al. 2020, section 3.1.1 (12 blocks per stack, d_model=768, 12 heads, d_kv=64); "
-            "https://huggingface.co/google-t5/t5-base/blob/main/config.json; context: 512-token inputs, "
-            "section 3.1.2",
+            "https://huggingface.co/google-t5/t5-base/blob/main/config.json; relative position biases "
+            "(section 2.1): no length limit (the config's n_positions 512 is not read by the model); trained "
+            "on 512-token inputs, section 3.1.2",
+            positions="relative",
         ),
         ModelConfig(
-            "T5-large", 1024, 16, 16, 24, 512, "encoder-decoder",
+            "T5-large", 1024, 16, 16, 24, 512, None, "encoder-decoder",
             "Raffel et al. 2020, section 3.7 (d_model=1024, 16 heads, d_kv=64, 24 layers per stack); "
-            "https://huggingface.co/google-t5/t5-large/blob/main/config.json; context: 512-token inputs, "
-            "section 3.1.2",
+            "https://huggingface.co/google-t5/t5-large/blob/main/config.json; relative position biases "
+            "(section 2.1): no length limit; trained on 512-token inputs, section 3.1.2",
+            positions="relative",
         ),
         ModelConfig(
-            "ViT-B/16", 768, 12, 12, 12, 197, "encoder",
-            "Dosovitskiy et al. 2021, Table 1 (ViT-Base: 12 layers, hidden 768, 12 heads); context: "
-            "(224/16)^2 patches + [class] = 197 tokens at the 224x224 pre-training resolution",
+            "ViT-B/16", 768, 12, 12, 12, 197, 197, "encoder",
+            "Dosovitskiy et al. 2021, Table 1 (ViT-Base: 12 layers, hidden 768, 12 heads); learned positions "
+            "for (224/16)^2 patches + [class] = 197 tokens at the 224x224 pre-training resolution "
+            "(https://huggingface.co/google/vit-base-patch16-224/blob/main/config.json: image_size 224, "
+            "patch_size 16); a higher resolution needs interpolated positions, section 3.2",
+            positions="learned",
         ),
         ModelConfig(
-            "ViT-H/14", 1280, 16, 16, 32, 257, "encoder",
-            "Dosovitskiy et al. 2021, Table 1 (ViT-Huge: 32 layers, hidden 1280, 16 heads); context: "
-            "(224/14)^2 patches + [class] = 257 tokens at 224x224",
+            "ViT-H/14", 1280, 16, 16, 32, 257, 257, "encoder",
+            "Dosovitskiy et al. 2021, Table 1 (ViT-Huge: 32 layers, hidden 1280, 16 heads); learned "
+            "positions "
+            "for (224/14)^2 patches + [class] = 257 tokens at 224x224; a higher resolution needs "
+            "interpolated "
+            "positions, section 3.2",
+            positions="learned",
+        ),
+        ModelConfig("LLaMA 7B", 4096, 32, 32, 32, 2048, None, "decoder",
+                    _LLAMA1.format("dimension 4096, 32 heads, 32 layers"), positions="rotary",
+                    rope_theta=10000.0),
+        ModelConfig("LLaMA 65B", 8192, 64, 64, 80, 2048, None, "decoder",
+                    _LLAMA1.format("dimension 8192, 64 heads, 80 layers"), positions="rotary",
+                    rope_theta=10000.0),
+        ModelConfig("Llama 2 7B", 4096, 32, 32, 32, 4096, 4096, "decoder", _LLAMA2.format("Llama-2-7b-hf"),
+                    positions="rotary", rope_theta=10000.0),
+        ModelConfig("Llama 2 70B", 8192, 64, 8, 80, 4096, 4096, "decoder", _LLAMA2.format("Llama-2-70b-hf"),
+                    positions="rotary", rope_theta=10000.0),
+        *(
+            ModelConfig(name, d, h, 8, layers, 131072, 131072, "decoder", _LLAMA31.format(repo),
+                        positions="rotary", rope_theta=500000.0, rope_scaling=_LLAMA3_SCALING)
+            for name, d, h, layers, repo in (
+                ("Llama 3.1 8B", 4096, 32, 32, "Llama-3.1-8B"),
+                ("Llama 3.1 70B", 8192, 64, 80, "Llama-3.1-70B"),
+                ("Llama 3.1 405B", 16384, 128, 126, "Llama-3.1-405B"),
+            )
         ),
         ModelConfig(
-            "LLaMA 7B", 4096, 32, 32, 32, 2048, "decoder",
-            "Touvron et al. 2023a, Table 2 (dimension 4096, 32 heads, 32 layers); context: Touvron et al. "
-            "2023b, Table 1",
-        ),
-        ModelConfig(
-            "LLaMA 65B", 8192, 64, 64, 80, 2048, "decoder",
-            "Touvron et al. 2023a, Table 2 (dimension 8192, 64 heads, 80 layers); context: Touvron et al. "
-            "2023b, Table 1",
-        ),
-        ModelConfig("Llama 2 7B", 4096, 32, 32, 32, 4096, "decoder", _LLAMA2.format("Llama-2-7b-hf")),
-        ModelConfig("Llama 2 70B", 8192, 64, 8, 80, 4096, "decoder", _LLAMA2.format("Llama-2-70b-hf")),
-        ModelConfig("Llama 3.1 8B", 4096, 32, 8, 32, 131072, "decoder", _LLAMA31.format("Llama-3.1-8B")),
-        ModelConfig("Llama 3.1 70B", 8192, 64, 8, 80, 131072, "decoder", _LLAMA31.format("Llama-3.1-70B")),
-        ModelConfig(
-            "Llama 3.1 405B", 16384, 128, 8, 126, 131072, "decoder", _LLAMA31.format("Llama-3.1-405B")
-        ),
-        ModelConfig(
-            "Mistral 7B", 4096, 32, 8, 32, 8192, "decoder",
+            "Mistral 7B", 4096, 32, 8, 32, 8192, 32768, "decoder",
             "Jiang et al. 2023, Table 1 (dim 4096, n_layers 32, head_dim 128, n_heads 32, n_kv_heads 8, "
             "context_len 8192, window_size 4096: a sliding window, so its rolling-buffer KV cache keeps at "
-            "most 4096 tokens, section 2)",
-            window=4096,
+            "most 4096 tokens, section 2); rotary positions: "
+            "https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json (rope_theta 10000.0, "
+            "sliding_window 4096, max_position_embeddings 32768, no rope_scaling)",
+            window=4096, positions="rotary", rope_theta=10000.0,
         ),
         ModelConfig(
-            "PaLM 62B", 8192, 32, 1, 64, 2048, "decoder",
+            "PaLM 62B", 8192, 32, 1, 64, 2048, None, "decoder",
             "Chowdhery et al. 2023, Table 1 (64 layers, 32 heads, d_model 8192; head size 256), section 2 "
-            "(multi-query attention) and section 5 (sequence length 2048)",
+            "(multi-query attention; RoPE embeddings) and section 5 (sequence length 2048); no configuration "
+            "published: no rotary base, no length limit",
+            positions="rotary",
         ),
         ModelConfig(
-            "Falcon-7B", 4544, 71, 1, 32, 2048, "decoder",
+            "Falcon-7B", 4544, 71, 1, 32, 2048, None, "decoder",
             "https://huggingface.co/tiiuae/falcon-7b (model card, table 'Model Architecture and Objective': "
-            "32 layers, d_model 4544, head_dim 64, sequence length 2048, multiquery); 71 heads: n_head in "
-            "https://huggingface.co/tiiuae/falcon-7b/blob/main/config.json",
+            "32 layers, d_model 4544, head_dim 64, sequence length 2048, rotary positions, multiquery); 71 "
+            "heads: num_attention_heads in https://huggingface.co/tiiuae/falcon-7b/blob/main/config.json, "
+            "which sets no rotary base and no length limit (two stored copies agree); rotary base 10000: "
+            "RotaryEmbedding(head_dim, base=10000) of the checkpoint's own modelling_RW.py",
+            positions="rotary", rope_theta=10000.0,
         ),
         # 2024-2025: head widths set apart from d_model / h, local and global layers, latent attention.
         ModelConfig(
-            "Gemma 2 27B", 4608, 32, 16, 46, 8192, "decoder",
+            "Gemma 2 27B", 4608, 32, 16, 46, 8192, 8192, "decoder",
             "https://huggingface.co/google/gemma-2-27b/blob/main/config.json (hidden_size 4608, "
             "num_attention_heads 32, num_key_value_heads 16, head_dim 128, num_hidden_layers 46, "
-            "sliding_window 4096, max_position_embeddings 8192); Gemma Team 2024 (Gemma 2), Table 1 and "
-            "section 2: local sliding window (4096) and global attention (8192) in every other layer; "
+            "sliding_window 4096, max_position_embeddings 8192, rotary positions with rope_theta 10000.0, "
+            "attn_logit_softcapping "
+            "50.0); Gemma Team 2024 (Gemma 2), Table 1 and section 2: local sliding window (4096) and global "
+            "attention (8192) in every other layer, logit soft-capping 50.0 in attention, 8192-token "
+            "context; "
             "layer_types of transformers' Gemma2Config: layer 0 sliding, layer 1 full, ...",
-            head_dim=128, window=4096, global_period=2,
+            head_dim=128, window=4096, global_period=2, positions="rotary", rope_theta=10000.0, softcap=50.0,
         ),
         ModelConfig(
-            "Gemma 3 27B", 5376, 32, 16, 62, 131072, "decoder",
+            "Gemma 3 27B", 5376, 32, 16, 62, 131072, 131072, "decoder",
             "https://huggingface.co/google/gemma-3-27b-pt/blob/main/config.json, text_config (hidden_size "
             "5376, num_attention_heads 32, num_key_value_heads 16, head_dim 128, num_hidden_layers 62, "
             "sliding_window 1024, sliding_window_pattern 6, query_pre_attn_scalar 168, "
-            "max_position_embeddings 131072); Gemma Team 2025 (Gemma 3), section 2: 5 local layers (span "
-            "1024) for every global layer, 128K context; transformers' Gemma3TextConfig.layer_types: layer "
-            "i is full_attention iff (i + 1) % 6 == 0",
-            head_dim=128, window=1024, global_period=6,
+            "max_position_embeddings 131072, rope_scaling: rope_type linear, factor 8.0; two stored copies "
+            "agree); Gemma Team 2025 (Gemma 3), section 2: 5 local layers (span 1024) for every global "
+            "layer; QK-norm per head replaces Gemma 2's soft-capping; RoPE base 1M on global layers, 10k on "
+            "local ones; pre-trained on 32K sequences, then on 128K = 131,072 at the end of pre-training "
+            "with "
+            "the global layers' angles rescaled by 8 (Chen et al. 2023; the config gives no original "
+            "length); "
+            "transformers' Gemma3TextConfig: layer i is full_attention iff (i + 1) % 6 == 0, and the scaling "
+            "applies to the full_attention layers only",
+            head_dim=128, window=1024, global_period=6, positions="rotary", rope_theta=1_000_000.0,
+            local_rope_theta=10000.0, rope_scaling=RopeScaling("linear", 8.0, None), qk_norm="per head",
         ),
         ModelConfig(
-            "Llama 4 Scout", 5120, 40, 8, 48, 10485760, "decoder",
-            "https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E/blob/main/config.json, text_config "
-            "(hidden_size 5120, num_attention_heads 40, num_key_value_heads 8, head_dim 128, "
-            "num_hidden_layers 48, attention_chunk_size 8192, no_rope_layers [1, 1, 1, 0] * 12, "
-            "max_position_embeddings 10485760); transformers' Llama4TextConfig.layer_types: "
-            "chunked_attention where the layer has RoPE, full_attention in every 4th layer (no positions). "
-            "A chunked layer is counted here as local with window 8192, the most it caches",
-            head_dim=128, window=8192, global_period=4,
+            "Llama 4 Scout", 5120, 40, 8, 48, 262144, 262144, "decoder",
+            "https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E/blob/main/config.json (the base "
+            "checkpoint), text_config (hidden_size 5120, num_attention_heads 40, num_key_value_heads 8, "
+            "head_dim 128, num_hidden_layers 48, attention_chunk_size 8192, use_qk_norm true, rope_theta "
+            "500000.0, max_position_embeddings 262144: two stored copies agree; rope_scaling: rope_type "
+            "llama3, "
+            "factor 8.0, low_freq_factor 1.0, high_freq_factor 4.0, original_max_position_embeddings 8192: "
+            "one stored copy, unverified by a second); the Instruct checkpoint ships max_position_embeddings "
+            "10485760 and factor 16.0 (low and high 1.0) instead. Meta AI 2025 (The Llama 4 herd): pre- and "
+            "post-trained at 256K = 262,144 tokens, 10M advertised by extrapolation. Layers without "
+            "positions: "
+            "the published no_rope_layers is empty, so transformers' Llama4TextConfig builds it from its "
+            "default no_rope_layer_interval=4 (layer i has no RoPE iff (i + 1) % 4 == 0) and sets "
+            "layer_types "
+            "chunked_attention where the layer has RoPE, full_attention elsewhere; its QK-norm is a "
+            "weightless "
+            "L2 norm per head, on the RoPE layers only (modeling_llama4.py). A chunked layer is counted here "
+            "as local with window 8192, the most it caches",
+            head_dim=128, window=8192, global_period=4, positions="rotary", rope_theta=500000.0,
+            rope_scaling=RopeScaling("llama3", 8.0, 8192, low_freq_factor=1.0, high_freq_factor=4.0),
+            nope_period=4, qk_norm="per head",
         ),
         ModelConfig(
-            "Qwen3-8B", 4096, 32, 8, 36, 40960, "decoder",
+            "Qwen3-8B", 4096, 32, 8, 36, 32768, 40960, "decoder",
             "https://huggingface.co/Qwen/Qwen3-8B/blob/main/config.json (hidden_size 4096, "
             "num_attention_heads 32, num_key_value_heads 8, head_dim 128, num_hidden_layers 36, "
-            "max_position_embeddings 40960, use_sliding_window false); Yang et al. 2025 (Qwen3), Table 1",
-            head_dim=128,
+            "max_position_embeddings 40960, rope_theta 1000000, rope_scaling null, use_sliding_window "
+            "false); "
+            "Yang et al. 2025 (Qwen3), Table 1; " + _QWEN3.format("Qwen3-8B"),
+            head_dim=128, positions="rotary", rope_theta=1_000_000.0, rope_scaling=_QWEN3_SCALING,
+            qk_norm="per head",
         ),
         ModelConfig(
-            "Qwen3-235B-A22B", 4096, 64, 4, 94, 40960, "decoder",
+            "Qwen3-235B-A22B", 4096, 64, 4, 94, 32768, 40960, "decoder",
             "https://huggingface.co/Qwen/Qwen3-235B-A22B/blob/main/config.json (hidden_size 4096, "
             "num_attention_heads 64, num_key_value_heads 4, head_dim 128, num_hidden_layers 94, "
-            "max_position_embeddings 40960); Yang et al. 2025 (Qwen3), Table 2",
-            head_dim=128,
+            "max_position_embeddings 40960, rope_theta 1000000.0, rope_scaling null); Yang et al. 2025 "
+            "(Qwen3), Table 2; " + _QWEN3.format("Qwen3-235B-A22B"),
+            head_dim=128, positions="rotary", rope_theta=1_000_000.0, rope_scaling=_QWEN3_SCALING,
+            qk_norm="per head",
         ),
         ModelConfig(
-            "gpt-oss-20b", 2880, 64, 8, 24, 131072, "decoder",
-            "https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json (hidden_size 2880, "
-            "num_attention_heads 64, num_key_value_heads 8, head_dim 64, num_hidden_layers 24, "
-            "sliding_window 128, layer_types sliding_attention, full_attention, ... (alternating from layer "
-            "0), "
-            "max_position_embeddings 131072); OpenAI 2025, gpt-oss-120b & gpt-oss-20b model card, section 2",
-            head_dim=64, window=128, global_period=2,
+            "gpt-oss-20b", 2880, 64, 8, 24, 131072, 131072, "decoder", _GPT_OSS.format("20b", 24),
+            head_dim=64, window=128, global_period=2, positions="rotary", rope_theta=150000.0,
+            rope_scaling=_GPT_OSS_SCALING, sinks=True,
         ),
         ModelConfig(
-            "gpt-oss-120b", 2880, 64, 8, 36, 131072, "decoder",
-            "https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json (hidden_size 2880, "
-            "num_attention_heads 64, num_key_value_heads 8, head_dim 64, num_hidden_layers 36, "
-            "sliding_window 128, layer_types sliding_attention, full_attention, ... (alternating from layer "
-            "0), "
-            "max_position_embeddings 131072); OpenAI 2025, gpt-oss-120b & gpt-oss-20b model card, section 2",
-            head_dim=64, window=128, global_period=2,
+            "gpt-oss-120b", 2880, 64, 8, 36, 131072, 131072, "decoder", _GPT_OSS.format("120b", 36),
+            head_dim=64, window=128, global_period=2, positions="rotary", rope_theta=150000.0,
+            rope_scaling=_GPT_OSS_SCALING, sinks=True,
         ),
         ModelConfig(
-            "DeepSeek-V3", 7168, 128, None, 61, 163840, "decoder",
+            "DeepSeek-V3", 7168, 128, None, 61, 131072, 163840, "decoder",
             "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json (hidden_size 7168, "
             "num_attention_heads 128, num_hidden_layers 61, kv_lora_rank 512, qk_rope_head_dim 64, "
-            "qk_nope_head_dim 128, v_head_dim 128, q_lora_rank 1536, max_position_embeddings 163840); "
-            "DeepSeek-AI 2024 (DeepSeek-V3), section 4.2: d_c = 512, d_h^R = 64, d_h = 128, d_c' = 1536; "
-            "head_dim here is d_h, the width of a head's key and value apart from the rotary part",
-            head_dim=128, kv_latent=512, rope_dim=64, q_latent=1536,
+            "qk_nope_head_dim 128, v_head_dim 128, q_lora_rank 1536, rope_theta 10000, "
+            "max_position_embeddings 163840 = 40 x 4096, rope_scaling: type yarn, factor 40, "
+            "original_max_position_embeddings 4096, beta_fast 32, beta_slow 1, mscale 1.0, mscale_all_dim "
+            "1.0; two stored copies agree); DeepSeek-AI 2024 (DeepSeek-V3), section 4.2: d_c = 512, "
+            "d_h^R = 64, d_h = 128, d_c' = 1536; section 4.3: pre-trained at 4K, then extended with YaRN to "
+            "32K and to 128K = 131,072 tokens (trained_context); head_dim here is d_h, the width of a head's "
+            "key and value apart from the rotary part",
+            head_dim=128, kv_latent=512, rope_dim=64, q_latent=1536, positions="rotary", rope_theta=10000.0,
+            rope_scaling=RopeScaling("yarn", 40.0, 4096, beta_fast=32.0, beta_slow=1.0),
         ),
     )
 }  # fmt: skip
@@ -359,8 +603,21 @@ COLUMNS = (
     "window",
     "global layers",
     "latent",
-    "context",
+    "trained context",
+    "max context",
+    "positions",
+    "rope base",
+    "rope scaling",
+    "QK-norm",
+    "soft-cap",
+    "sinks",
 )
+# The columns of COLUMNS by topic, so that a page shows three narrow tables instead of one wide one.
+TOPICS: dict[str, tuple[str, ...]] = {
+    "shapes": ("model", "kind", "d_model", "h", "n_kv_heads", "d_k", "attention", "layers"),
+    "cache": ("model", "attention", "window", "global layers", "latent", "trained context", "max context"),
+    "positions": ("model", "positions", "rope base", "rope scaling", "QK-norm", "soft-cap", "sinks"),
+}
 
 
 def _global_layers(c: ModelConfig) -> str:
@@ -370,9 +627,28 @@ def _global_layers(c: ModelConfig) -> str:
     return "none" if c.global_period is None else f"1 in {c.global_period}"
 
 
+def _compact(x: float) -> str:
+    """A rotary base in few characters: ``10000.0 -> "10k"``, ``1e6 -> "1M"``, ``150000.0 -> "150k"``."""
+    for size, suffix in ((1_000_000, "M"), (1000, "k")):
+        if x >= size and x % size == 0:
+            return f"{int(x // size)}{suffix}"
+    return f"{x:g}"
+
+
+def _rope_base(c: ModelConfig) -> str:
+    if c.rope_theta is None:
+        return "—"
+    local = "" if c.local_rope_theta is None else f" ({_compact(c.local_rope_theta)} local)"
+    return _compact(c.rope_theta) + local
+
+
+def _positions(c: ModelConfig) -> str:
+    return c.positions if c.nope_period is None else f"{c.positions}, none 1 in {c.nope_period}"
+
+
 def config_rows(configs: dict[str, ModelConfig] | None = None) -> list[dict[str, str | int]]:
     """Configurations as table rows, one dict per model with the keys :data:`COLUMNS`, ready for
-    ``pandas.DataFrame(config_rows()).set_index("model")``.
+    ``pandas.DataFrame(config_rows()).set_index("model")``; :data:`TOPICS` groups the columns.
 
     Args:
         configs: the models to show; defaults to :data:`MODEL_CONFIGS`.
@@ -381,13 +657,18 @@ def config_rows(configs: dict[str, ModelConfig] | None = None) -> list[dict[str,
         Rows with the name and kind, the integer shapes (``d_k`` is the head width, ``d_model / h`` unless
         the model sets it apart), the attention kind (``"MHA"``, ``"GQA"``, ``"MQA"`` or ``"MLA"``),
         ``layers`` (per stack), ``window`` (tokens a local layer sees), ``global layers`` (``"all"``,
-        ``"none"`` or ``"1 in p"``), ``latent`` (latent attention's cached widths, e.g. ``"512 + 64"``) and
-        ``context``. A missing value is ``"—"`` (no key/value heads of its own, no window, no latent, no
-        fixed context), so that a table column stays readable, not floats with a NaN.
+        ``"none"`` or ``"1 in p"``), ``latent`` (latent attention's cached widths, e.g. ``"512 + 64"``),
+        ``trained context`` (:attr:`ModelConfig.trained_context`) and ``max context``
+        (:attr:`ModelConfig.max_context`), ``positions`` (with the layers that have none), ``rope base``
+        (``"500k"``; Gemma 3's local layers in brackets), ``rope scaling`` (:class:`RopeScaling` in short,
+        ``"(card)"`` where the model card recommends it and config.json does not ship it), ``QK-norm``,
+        ``soft-cap`` and ``sinks``. A missing value is ``"—"`` (no key/value heads of its own, no window, no
+        latent, no context stated or no limit, no rotary positions, no option), so that a table column stays
+        readable, not floats with a NaN.
     """
     configs = MODEL_CONFIGS if configs is None else configs
 
-    def dash(value: int | None) -> int | str:
+    def dash(value: object) -> object:
         return "—" if value is None else value
 
     return [
@@ -403,24 +684,40 @@ def config_rows(configs: dict[str, ModelConfig] | None = None) -> list[dict[str,
             "window": dash(c.window),
             "global layers": _global_layers(c),
             "latent": "—" if c.kv_latent is None else f"{c.kv_latent} + {c.rope_dim or 0}",
-            "context": dash(c.context),
+            "trained context": dash(c.trained_context),
+            "max context": dash(c.max_context),
+            "positions": _positions(c),
+            "rope base": _rope_base(c),
+            "rope scaling": dash(None if c.rope_scaling is None else str(c.rope_scaling)),
+            "QK-norm": dash(c.qk_norm),
+            "soft-cap": dash(None if c.softcap is None else f"{c.softcap:g}"),
+            "sinks": "yes" if c.sinks else "—",
         }
         for c in configs.values()
     ]
 
 
-def configs_table(configs: dict[str, ModelConfig] | None = None, *, fmt: str = "markdown") -> str:
+def configs_table(
+    configs: dict[str, ModelConfig] | None = None,
+    *,
+    fmt: str = "markdown",
+    columns: tuple[str, ...] = COLUMNS,
+) -> str:
     """Render configurations as a table, one row per model, columns computed from the data.
 
     Args:
         configs: the models to show; defaults to :data:`MODEL_CONFIGS`.
         fmt: ``"markdown"`` (plain text that reads well in a terminal too) or ``"html"``.
+        columns: which columns of :data:`COLUMNS`, in order (e.g. ``TOPICS["positions"]``).
 
     Returns:
-        The table of :func:`config_rows` as a string, with the columns :data:`COLUMNS`.
+        The table of :func:`config_rows` as a string.
     """
-    header = list(COLUMNS)
-    rows = [[str(v) for v in row.values()] for row in config_rows(configs)]
+    unknown = [c for c in columns if c not in COLUMNS]
+    if unknown or not columns:
+        raise ValueError(f"columns must be a non-empty tuple of names in COLUMNS, got unknown {unknown}")
+    header = list(columns)
+    rows = [[str(row[c]) for c in columns] for row in config_rows(configs)]
     if fmt == "html":
         head = "".join(f"<th>{html.escape(x)}</th>" for x in header)
         body = "".join("<tr>" + "".join(f"<td>{html.escape(x)}</td>" for x in row) + "</tr>" for row in rows)
@@ -428,13 +725,13 @@ def configs_table(configs: dict[str, ModelConfig] | None = None, *, fmt: str = "
     if fmt != "markdown":
         raise ValueError(f"fmt must be 'markdown' or 'html', got {fmt!r}")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    numeric = {"d_model", "h", "n_kv_heads", "d_k", "layers", "window", "trained context", "max context"}
 
     def line(cells: list[str]) -> str:
         # text columns to the left, numbers to the right
-        text = {0, 1, header.index("attention"), header.index("global layers"), header.index("latent")}
         padded = [
-            c.ljust(w) if i in text else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+            c.rjust(w) if name in numeric else c.ljust(w)
+            for name, c, w in zip(header, cells, widths, strict=True)
         ]
         return "| " + " | ".join(padded) + " |"
 

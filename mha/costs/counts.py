@@ -237,7 +237,8 @@ def model_kv_cache_bytes(
 class LayerCosts:
     """What one attention layer of a model costs, in the terms that the whole-model counts add up.
 
-    Weights only, no biases. For latent attention, decoding runs in the absorbed form (the cache holds the
+    Weight matrices only: no biases, norms (QK-norm, latent attention's RMSNorms) or sinks. For latent
+    attention, decoding runs in the absorbed form (the cache holds the
     latents; ``W_UK`` is folded into the query and ``W_UV`` applied after the weighted sum), and a forward
     pass over a sequence in the explicit one (keys and values up-projected for every token).
     """
@@ -247,6 +248,8 @@ class LayerCosts:
     key_macs: int  # multiply-adds per new token for each cached token it attends to
     pair_macs: int  # multiply-adds per (query, key) pair of a forward pass over a sequence
     cache_width: int  # values cached per token: 2 h_kv d_k, or d_c + d_r for latent attention
+    rebuild_macs: int = 0  # latent attention decoding without absorbing: per cached token, rebuilding every
+    # head's key and value from the latent (2 h d_k d_c), on top of pair_macs; 0 for other attention
 
 
 def layer_costs(config: ModelConfig) -> LayerCosts:
@@ -258,6 +261,8 @@ def layer_costs(config: ModelConfig) -> LayerCosts:
     ``W_UQ`` (d_q x h (d_k + d_r)), ``W_DKV`` (d x (d_c + d_r)), ``W_UK`` and ``W_UV`` (d_c x h d_k each),
     ``W_O`` (h d_k x d); decoding costs ``h (2 d_c + d_r)`` per cached latent and ``2 h d_k d_c`` to absorb
     ``W_UK`` and apply ``W_UV``, while a forward pass costs ``h (2 d_k + d_r)`` per (query, key) pair.
+    Decoding without absorbing would pay ``rebuild_macs = 2 h d_k d_c`` per cached latent to rebuild the
+    heads' keys and values, plus ``pair_macs``.
     """
     if not isinstance(config, ModelConfig):
         raise TypeError(f"config must be a ModelConfig, got {type(config).__name__}")
@@ -274,12 +279,14 @@ def layer_costs(config: ModelConfig) -> LayerCosts:
         key_macs=h * (2 * d_c + d_r),
         pair_macs=h * (2 * d_k + d_r),
         cache_width=config.cache_width,
+        rebuild_macs=d_c * h * 2 * d_k,
     )
 
 
 @dataclass(frozen=True)
 class ModelCosts:
-    """Attention costs of a whole model (all its attention layers), weights only (no biases)."""
+    """Attention costs of a whole model (all its attention layers), weight matrices only (no biases, norms
+    or sinks)."""
 
     params: int  # attention weights W_q, W_k, W_v, W_o over all attention layers
     macs_per_token: int  # multiply-adds in attention layers to decode one token at the given context
@@ -340,3 +347,16 @@ def format_count(n: int) -> str:
         if n >= 10**power:
             return f"{n / 10**power:.2f} {suffix}"
     return str(n)
+
+
+def format_ratio(a: int, b: int) -> str:
+    """How many times ``b`` goes into ``a``, with one decimal and an ``x``: ``format_ratio(16, 3) == "5.3x"``,
+    ``format_ratio(8, 1) == "8.0x"``. The one rule for every ratio the book prints (the calculator's page
+    ports it: ``formatRatio`` in ``mha/widgets/static/calculator.js``); the quotient is Python's correctly
+    rounded ``a / b``, and ``:.1f`` rounds it half to even."""
+    for name, value in (("a", a), ("b", b)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+    if b == 0:
+        raise ValueError("b must be positive, got 0")
+    return f"{a / b:.1f}x"

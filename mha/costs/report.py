@@ -17,6 +17,7 @@ from mha.costs.configs import MODEL_CONFIGS, ModelConfig, get_config
 from mha.costs.counts import (
     format_bytes,
     format_count,
+    format_ratio,
     kv_cache_bytes,
     layer_costs,
     model_costs,
@@ -32,21 +33,21 @@ DTYPES: dict[str, torch.dtype] = {
 
 
 _MACS = "{count} = {flops}FLOP (attention layers only)"
-_RATIO = "{size} ({ratio}x)"
+_RATIO = "{size} ({ratio})"
 # The rows of the cost report, by key: the label and the template of the value, whose {fields} are filled
 # with str.format here and, on a static page, by the calculator (mha/widgets/static/calculator.js, with
-# the same fields formatted as format_count and format_bytes do).
+# the same fields formatted as format_count, format_bytes and format_ratio do).
 ROWS: dict[str, tuple[str, str]] = {
     "model": ("model", "{description}"),
     "context": ("context x batch", "{context} tokens x {batch} sequence{s}"),
     "layers": ("layers", "{pattern}: a local layer caches the last {window} tokens"),
-    "params": ("attention parameters, all layers", "{count} parameters ({exact})"),
+    "params": ("attention weight matrices, all layers", "{count} weights ({exact}; no biases or norms)"),
     "macs_per_token": ("multiply-adds per new token", _MACS),
     "macs_per_sequence": ("multiply-adds, forward over the batch", _MACS),
     "kv_cache": ("KV cache", "{size} ({exact} bytes, {dtype})"),
     "all_global": ("KV cache if every layer were global", _RATIO),
     "as_mha": ("KV cache as MHA (K, V per head, all global)", _RATIO),
-    "note": ("note", "{context} tokens is longer than the {trained} the model was trained for"),
+    "note": ("note", "{context} tokens is longer than the {trained} the model was trained on"),
 }
 
 
@@ -91,11 +92,14 @@ def cost_rows(
         dtype: a key of :data:`DTYPES`, the element type of the key/value cache.
 
     Returns:
-        The model and its shapes; its local and global layers, if it has local ones; the attention
-        parameters; the multiply-adds per new token and for a forward pass; the KV cache counted layer by
-        layer (:func:`mha.costs.model_kv_cache_bytes`); for a model with local layers, the cache if
-        every layer were global; the cache of plain MHA (a key and a value per head in every layer, every
-        token cached) where it differs; and a note where ``context`` exceeds the trained context.
+        The model and its shapes; its local and global layers, if it has local ones; the weights of the
+        attention layers' matrices (no biases, norms or sinks, as :func:`mha.costs.layer_costs` counts); the
+        multiply-adds per new token and for a forward pass; the KV cache counted layer by layer
+        (:func:`mha.costs.model_kv_cache_bytes`); for a model with local layers, the cache if every layer
+        were global; the cache of plain MHA (a key and a value per head in every layer, every
+        token cached) where it differs, each with how many times the counted cache it is
+        (:func:`mha.costs.format_ratio`, one decimal); and a note where ``context`` exceeds the model's
+        :attr:`~mha.costs.ModelConfig.trained_context`.
     """
     config = get_config(model, decoder_only=True)
     if dtype not in DTYPES:
@@ -113,12 +117,12 @@ def cost_rows(
     ]
     if config.window is not None:
         every = model_kv_cache_bytes(config.every_layer_global(), context, batch=batch, dtype=DTYPES[dtype])
-        rows.append(_row("all_global", size=format_bytes(every), ratio=every // kv))
+        rows.append(_row("all_global", size=format_bytes(every), ratio=format_ratio(every, kv)))
     as_mha = _kv_as_mha(config, context, batch, DTYPES[dtype])
     if as_mha != kv:
-        rows.append(_row("as_mha", size=format_bytes(as_mha), ratio=as_mha // kv))
-    if config.context is not None and context > config.context:
-        rows.append(_row("note", context=context, trained=config.context))
+        rows.append(_row("as_mha", size=format_bytes(as_mha), ratio=format_ratio(as_mha, kv)))
+    if config.trained_context is not None and context > config.trained_context:
+        rows.append(_row("note", context=context, trained=config.trained_context))
     return rows
 
 
@@ -126,7 +130,8 @@ def calculator_data() -> list[dict]:
     """What the calculator's page needs to recompute :func:`cost_rows` without Python, one dict per
     decoder-only model of :data:`mha.costs.MODEL_CONFIGS`.
 
-    The page evaluates only sums and products of these numbers (big integers as decimal strings):
+    ``trained_context`` (:attr:`ModelConfig.trained_context`) decides the note. The page evaluates only sums
+    and products of these numbers (big integers as decimal strings), and their ratios (``formatRatio``):
     ``keys = sum(count * min(context, window or context) for count, window in windows)``;
     ``macs_per_token = token_macs + key_macs * keys``; ``macs_per_sequence = batch * (sequence_macs * n +
     pair_macs * n * n)``; the cache ``batch * element * cache_width * keys``; every layer global
@@ -143,7 +148,7 @@ def calculator_data() -> list[dict]:
             {
                 "name": c.name,
                 "kind": c.kind,
-                "context": c.context,
+                "trained_context": c.trained_context,
                 "description": _description(c),
                 "layers": None if c.window is None else _layers(c),
                 "n_layers": L,
@@ -172,7 +177,7 @@ def kv_cache_rows(
 
     Args:
         models: names in :data:`mha.costs.MODEL_CONFIGS` (decoder-only) or ``ModelConfig`` objects.
-        context: tokens per sequence; ``None`` means each model's trained context.
+        context: tokens per sequence; ``None`` means each model's :attr:`ModelConfig.trained_context`.
         batch: sequences at once.
         dtype: a key of :data:`DTYPES`, the element type of the cache.
 
@@ -183,15 +188,16 @@ def kv_cache_rows(
         tokens, counted layer by layer: :func:`model_kv_cache_bytes`), ``all global`` (the same if every
         layer cached every token) and ``as MHA`` (how many times larger the cache would be with a key and a
         value per query head in every layer, every token cached: ``h / h_kv`` for a model of global layers,
-        e.g. ``"4x"``; one decimal where it does not divide). Sizes are formatted with
-        :func:`format_bytes`.
+        e.g. ``"4.0x"``, :func:`format_ratio`). Sizes are formatted with :func:`format_bytes`.
     """
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {list(DTYPES)}, got {dtype!r}")
     rows = []
     for model in models:
         c = get_config(model, decoder_only=True)
-        n, dt = c.context if context is None else context, DTYPES[dtype]
+        n, dt = c.trained_context if context is None else context, DTYPES[dtype]
+        if n is None:
+            raise ValueError(f"{c.name} states no trained context: give context")
         per_token = model_kv_cache_bytes(c, 1, dtype=dt)
         cache = model_kv_cache_bytes(c, n, batch=batch, dtype=dt)
         every = model_kv_cache_bytes(c.every_layer_global(), n, batch=batch, dtype=dt)
@@ -206,7 +212,7 @@ def kv_cache_rows(
                 "context": n,
                 "KV cache": format_bytes(cache),
                 "all global": format_bytes(every),
-                "as MHA": f"{as_mha // cache}x" if as_mha % cache == 0 else f"{as_mha / cache:.1f}x",
+                "as MHA": format_ratio(as_mha, cache),
             }
         )
     if not rows:

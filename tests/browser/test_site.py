@@ -315,7 +315,7 @@ def test_the_static_calculator_equals_mha_costs_for_every_model(browser):
     tab, errors = open_page(browser, CALCULATOR_PAGE)
     assert tab.locator(".mha-calculator").count() == 1
     settings = [
-        {"model": c.name, "context": c.context or 4096, "batch": 2, "dtype": "bfloat16"}
+        {"model": c.name, "context": c.trained_context or 4096, "batch": 2, "dtype": "bfloat16"}
         for c in MODEL_CONFIGS.values()
         if c.kind == "decoder"
     ]

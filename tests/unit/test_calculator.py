@@ -1,12 +1,15 @@
 """mha.costs.report: the report's numbers (the live calculator widget: tests/unit/test_widgets.py)."""
 
+import json
+
 import pytest
 import torch
 
 from mha.costs.configs import MODEL_CONFIGS
-from mha.costs.counts import format_count, kv_cache_bytes, model_costs
+from mha.costs.counts import format_count, format_ratio, kv_cache_bytes, model_costs
 from mha.costs.report import DTYPES, calculator_data, cost_report, cost_rows
 from mha.widgets.calculator import cost_calculator
+from mha.widgets.frontend import PORTS, calculator_config, static_file
 
 
 def test_report_shows_the_costs_of_the_model():
@@ -15,7 +18,7 @@ def test_report_shows_the_costs_of_the_model():
     text = cost_report("Llama 2 70B", 4096, batch=8)
     assert f"{costs.params:,}" in text
     assert f"{costs.kv_cache_bytes:,} bytes" in text and "10.00 GiB" in text
-    assert "80.00 GiB (8x)" in text  # the same cache with 64 key/value heads instead of 8
+    assert "80.00 GiB (8.0x)" in text  # the same cache with 64 key/value heads instead of 8: one decimal
     per_token = costs.macs_per_token
     assert f"{format_count(per_token)} = {format_count(2 * per_token)}FLOP" in text
 
@@ -23,7 +26,12 @@ def test_report_shows_the_costs_of_the_model():
 def test_mha_models_have_no_comparison_row_and_long_contexts_get_a_note():
     labels = [label for label, _ in cost_rows("GPT-2 small", 4096)]
     assert not any("every head" in label for label in labels)
-    assert "note" in labels  # GPT-2 was trained for 1024 tokens
+    assert "note" in labels  # GPT-2 was trained on 1024 tokens: its trained_context
+    assert (
+        dict(cost_rows("GPT-2 small", 4096))["note"]
+        == "4096 tokens is longer than the 1024 the model was trained on"
+    )
+    assert "note" not in dict(cost_rows("Qwen3-8B", 32768)) and "note" in dict(cost_rows("Qwen3-8B", 32769))
     assert "note" not in [label for label, _ in cost_rows("GPT-2 small", 1024)]
 
 
@@ -59,15 +67,16 @@ def test_rows_of_models_with_windows_and_latents():
     rows = dict(cost_rows("Gemma 3 27B", 131072))
     assert rows["layers"] == "52 local (window 1024) + 10 global: a local layer caches the last 1024 tokens"
     assert rows["KV cache"] == "10.41 GiB (11,173,625,856 bytes, bfloat16)"
-    assert rows["KV cache if every layer were global"] == "62.00 GiB (5x)"  # 66,571,993,088 // 11,173,625,856
+    # 66,571,993,088 / 11,173,625,856 = 5.96: one decimal, not the floor ("5x") the page used to print
+    assert rows["KV cache if every layer were global"] == "62.00 GiB (6.0x)"
     deepseek = dict(cost_rows("DeepSeek-V3", 131072))
     assert deepseek["model"].startswith("DeepSeek-V3 (MLA: d_model=7168, h=128, d_k=128, latent 512 + 64")
     assert "layers" not in deepseek and "KV cache if every layer were global" not in deepseek
-    assert deepseek["KV cache as MHA (K, V per head, all global)"] == "488.00 GiB (56x)"
+    assert deepseek["KV cache as MHA (K, V per head, all global)"] == "488.00 GiB (56.9x)"  # 32768 / 576
     mistral = dict(cost_rows("Mistral 7B", 8192))
     assert mistral["KV cache"].startswith("512.00 MiB") and mistral[
         "KV cache if every layer were global"
-    ] == ("1.00 GiB (2x)")
+    ] == ("1.00 GiB (2.0x)")
 
 
 def test_calculator_data_adds_up_to_model_costs():
@@ -83,6 +92,53 @@ def test_calculator_data_adds_up_to_model_costs():
                 costs.macs_per_sequence
             )
             assert batch * 2 * data["cache_width"] * keys == costs.kv_cache_bytes
+        assert data["trained_context"] == c.trained_context
     assert [d["name"] for d in calculator_data()] == [
         c.name for c in MODEL_CONFIGS.values() if c.kind == "decoder"
     ]
+
+
+# -- the page's port (calculator.js) against Python, in an embedded JavaScript engine ---------------------
+
+
+@pytest.fixture(scope="module")
+def js():
+    """The page's ports (mha/widgets/static/ports/) loaded in V8 (mini-racer: no browser, no DOM)."""
+    mini_racer = pytest.importorskip("py_mini_racer")
+    ctx = mini_racer.MiniRacer()
+    for name in PORTS:
+        ctx.eval(static_file(name))
+    yield ctx
+    ctx.close()
+
+
+RATIOS = [(16, 3), (8, 1), (32, 3), (5, 4), (7, 4), (1, 4), (3, 4), (9, 4), (1, 20), (7, 20),
+          (2**70 + 1, 2**69), (66_571_993_088, 11_173_625_856), (10**30 + 7, 3 * 10**28),
+          (123456789, 1000)]  # fmt: skip
+
+
+def test_the_page_rounds_ratios_as_python(js):
+    """formatRatio (the port) = format_ratio: one decimal, ties (1.25, 0.75) to even, BigInts past 2**53."""
+    for a, b in RATIOS:
+        assert js.eval(f"mhaFrontEnd.formatRatio({a}n, {b}n)") == format_ratio(a, b), (a, b)
+
+
+@pytest.mark.parametrize("model", ["Gemma 3 27B", "Llama 2 70B", "DeepSeek-V3", "Mistral 7B", "gpt-oss-20b"])
+@pytest.mark.parametrize(
+    ("context", "batch", "dtype"), [(4096, 1, "bfloat16"), (131072, 3, "float32"), (7, 2, "float16")]
+)
+def test_the_page_prints_the_reports_rows(js, model, context, batch, dtype):
+    """The port's rows (costs() in calculator.js) equal cost_report's, the ratios and the note included."""
+    config = calculator_config({"model": model, "context": context, "batch": batch, "dtype": dtype})
+    data = json.dumps({"spec": config["spec"], "configs": config["configs"]})
+    call = f"mhaFrontEnd.costs(m, {context}, {batch}, {json.dumps(dtype)}, d.spec).rows"
+    rows = js.eval(
+        f"(() => {{ const d = {data}; const m = d.configs.find((c) => c.name === {json.dumps(model)}); "
+        f"return JSON.stringify({call}); }})()"
+    )
+    got = json.loads(rows)
+    assert any("(" in v and v.endswith("x)") for _, v in got)  # a ratio row is among them
+    width = max(len(k) for k, _ in got)
+    assert "\n".join(f"{k.ljust(width)}  {v}" for k, v in got) == cost_report(
+        model, context, batch=batch, dtype=dtype
+    )

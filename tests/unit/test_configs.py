@@ -5,41 +5,74 @@ import dataclasses
 import pytest
 
 import mha
-from mha.costs.configs import COLUMNS, MODEL_CONFIGS, ModelConfig, config_rows, configs_table
+from mha.costs.configs import (
+    COLUMNS,
+    MODEL_CONFIGS,
+    TOPICS,
+    ModelConfig,
+    RopeScaling,
+    config_rows,
+    configs_table,
+)
 
 # Spot checks against the primary sources named in each entry (the issue's list of facts to get right).
 KNOWN = {
-    # name: (d_model, h, n_kv_heads, n_layers, context)
-    "Transformer base": (512, 8, 8, 6, None),  # Vaswani et al. 2017, Table 3
-    "BERT-base": (768, 12, 12, 12, 512),  # Devlin et al. 2019, section 3
-    "BERT-large": (1024, 16, 16, 24, 512),
-    "GPT-2 XL": (1600, 25, 25, 48, 1024),  # gpt2-xl config.json
-    "GPT-3 175B": (12288, 96, 96, 96, 2048),  # Brown et al. 2020, Table 2.1
-    "Llama 2 70B": (8192, 64, 8, 80, 4096),  # Llama-2-70b-hf config.json; Touvron et al. 2023b, Table 1
-    "Mistral 7B": (4096, 32, 8, 32, 8192),  # Jiang et al. 2023, Table 1
-    "GPT-2 small": (768, 12, 12, 12, 1024),  # gpt2 config.json
-    "T5-base": (768, 12, 12, 12, 512),  # Raffel et al. 2020, sections 3.1.1 and 3.1.2
-    "T5-large": (1024, 16, 16, 24, 512),  # Raffel et al. 2020, section 3.7
-    "ViT-B/16": (768, 12, 12, 12, 197),  # Dosovitskiy et al. 2021, Table 1; (224/16)^2 + 1 tokens
-    "ViT-H/14": (1280, 16, 16, 32, 257),  # Dosovitskiy et al. 2021, Table 1; (224/14)^2 + 1 tokens
-    "LLaMA 7B": (4096, 32, 32, 32, 2048),  # Touvron et al. 2023a, Table 2; 2023b, Table 1
-    "Llama 2 7B": (4096, 32, 32, 32, 4096),  # Llama-2-7b-hf config.json
-    "Llama 3.1 8B": (4096, 32, 8, 32, 131072),  # Grattafiori et al. 2024, Table 3; config.json
-    "Llama 3.1 70B": (8192, 64, 8, 80, 131072),
-    "Llama 3.1 405B": (16384, 128, 8, 126, 131072),
-    "PaLM 62B": (8192, 32, 1, 64, 2048),  # Chowdhery et al. 2023, Table 1 (head size 256), sections 2, 5
-    "Falcon-7B": (4544, 71, 1, 32, 2048),  # tiiuae/falcon-7b model card and config.json
+    # name: (d_model, h, n_kv_heads, n_layers, trained_context, max_context)
+    "Transformer base": (512, 8, 8, 6, None, None),  # Vaswani et al. 2017, Table 3; sinusoids: no limit
+    "BERT-base": (768, 12, 12, 12, 512, 512),  # Devlin et al. 2019, section 3 and Appendix A.2
+    "BERT-large": (1024, 16, 16, 24, 512, 512),
+    "GPT-2 XL": (1600, 25, 25, 48, 1024, 1024),  # gpt2-xl config.json (n_positions)
+    "GPT-3 175B": (12288, 96, 96, 96, 2048, 2048),  # Brown et al. 2020, Table 2.1, section 2.1
+    "Llama 2 70B": (8192, 64, 8, 80, 4096, 4096),  # Llama-2-70b-hf config.json; Touvron et al. 2023b, Table 1
+    "Mistral 7B": (4096, 32, 8, 32, 8192, 32768),  # Jiang et al. 2023, Table 1; config.json's 32768
+    "GPT-2 small": (768, 12, 12, 12, 1024, 1024),  # gpt2 config.json
+    "T5-base": (768, 12, 12, 12, 512, None),  # Raffel et al. 2020, 3.1.1 and 3.1.2; relative: no limit
+    "T5-large": (1024, 16, 16, 24, 512, None),  # Raffel et al. 2020, section 3.7
+    "ViT-B/16": (768, 12, 12, 12, 197, 197),  # Dosovitskiy et al. 2021, Table 1; (224/16)^2 + 1 tokens
+    "ViT-H/14": (1280, 16, 16, 32, 257, 257),  # Dosovitskiy et al. 2021, Table 1; (224/14)^2 + 1 tokens
+    "LLaMA 7B": (4096, 32, 32, 32, 2048, None),  # Touvron et al. 2023a, Table 2; 2023b, Table 1; no config
+    "Llama 2 7B": (4096, 32, 32, 32, 4096, 4096),  # Llama-2-7b-hf config.json
+    "Llama 3.1 8B": (4096, 32, 8, 32, 131072, 131072),  # Grattafiori et al. 2024, Table 3, 3.4.2; config
+    "Llama 3.1 70B": (8192, 64, 8, 80, 131072, 131072),
+    "Llama 3.1 405B": (16384, 128, 8, 126, 131072, 131072),
+    "PaLM 62B": (8192, 32, 1, 64, 2048, None),  # Chowdhery et al. 2023, Table 1, sections 2, 5; no config
+    "Falcon-7B": (4544, 71, 1, 32, 2048, None),  # tiiuae/falcon-7b model card; its config.json sets no limit
     # 2024-2025, each from its config.json (hidden_size, num_attention_heads, num_key_value_heads,
-    # num_hidden_layers, max_position_embeddings)
-    "Gemma 2 27B": (4608, 32, 16, 46, 8192),
-    "Gemma 3 27B": (5376, 32, 16, 62, 131072),
-    "Llama 4 Scout": (5120, 40, 8, 48, 10485760),
-    "Qwen3-8B": (4096, 32, 8, 36, 40960),
-    "Qwen3-235B-A22B": (4096, 64, 4, 94, 40960),
-    "gpt-oss-20b": (2880, 64, 8, 24, 131072),
-    "gpt-oss-120b": (2880, 64, 8, 36, 131072),
-    "DeepSeek-V3": (7168, 128, None, 61, 163840),
+    # num_hidden_layers, max_position_embeddings) and its report (the longest training sequences)
+    "Gemma 2 27B": (4608, 32, 16, 46, 8192, 8192),
+    "Gemma 3 27B": (5376, 32, 16, 62, 131072, 131072),  # 32K, then 128K at the end of pre-training
+    "Llama 4 Scout": (5120, 40, 8, 48, 262144, 262144),  # the base checkpoint; trained at 256K (Meta)
+    "Qwen3-8B": (4096, 32, 8, 36, 32768, 40960),  # 32,768 native (report); 40,960 the config's budget
+    "Qwen3-235B-A22B": (4096, 64, 4, 94, 32768, 40960),
+    "gpt-oss-20b": (2880, 64, 8, 24, 131072, 131072),
+    "gpt-oss-120b": (2880, 64, 8, 36, 131072, 131072),
+    "DeepSeek-V3": (7168, 128, None, 61, 131072, 163840),  # 4K, 32K, 128K (report 4.3); 163840 = 40 x 4096
 }
+
+# Positions and norms: (positions, rope_theta, rope scaling as (kind, factor, original, in config.json),
+# qk_norm, softcap, sinks), from the same config files, reports and model cards.
+POSITIONS = {
+    "Transformer base": ("sinusoidal", None, None, None, None, False),
+    "BERT-base": ("learned", None, None, None, None, False),
+    "GPT-2 small": ("learned", None, None, None, None, False),
+    "T5-base": ("relative", None, None, None, None, False),
+    "LLaMA 7B": ("rotary", 10000.0, None, None, None, False),
+    "Llama 2 7B": ("rotary", 10000.0, None, None, None, False),
+    "Llama 3.1 8B": ("rotary", 500000.0, ("llama3", 8.0, 8192, True), None, None, False),
+    "Llama 3.1 405B": ("rotary", 500000.0, ("llama3", 8.0, 8192, True), None, None, False),
+    "Mistral 7B": ("rotary", 10000.0, None, None, None, False),
+    "PaLM 62B": ("rotary", None, None, None, None, False),  # no configuration published
+    "Falcon-7B": ("rotary", 10000.0, None, None, None, False),
+    "Gemma 2 27B": ("rotary", 10000.0, None, None, 50.0, False),
+    "Gemma 3 27B": ("rotary", 1_000_000.0, ("linear", 8.0, None, True), "per head", None, False),
+    "Llama 4 Scout": ("rotary", 500000.0, ("llama3", 8.0, 8192, True), "per head", None, False),
+    "Qwen3-8B": ("rotary", 1_000_000.0, ("yarn", 4.0, 32768, False), "per head", None, False),  # the card
+    "Qwen3-235B-A22B": ("rotary", 1_000_000.0, ("yarn", 4.0, 32768, False), "per head", None, False),
+    "gpt-oss-20b": ("rotary", 150000.0, ("yarn", 32.0, 4096, True), None, None, True),
+    "gpt-oss-120b": ("rotary", 150000.0, ("yarn", 32.0, 4096, True), None, None, True),
+    "DeepSeek-V3": ("rotary", 10000.0, ("yarn", 40.0, 4096, True), None, None, False),
+}
+
 
 # What the cache needs: (head_dim, window, global_period, kv_latent, rope_dim, q_latent), from the same files
 # (head_dim; sliding_window / attention_chunk_size; layer_types; kv_lora_rank, qk_rope_head_dim, q_lora_rank).
@@ -59,7 +92,58 @@ CACHE = {
 @pytest.mark.parametrize("name", sorted(KNOWN))
 def test_known_facts(name):
     c = MODEL_CONFIGS[name]
-    assert (c.d_model, c.h, c.n_kv_heads, c.n_layers, c.context) == KNOWN[name]
+    assert (c.d_model, c.h, c.n_kv_heads, c.n_layers, c.trained_context, c.max_context) == KNOWN[name]
+
+
+def test_every_model_has_both_contexts_sourced():
+    for c in MODEL_CONFIGS.values():
+        assert c.name in KNOWN or c.name.startswith(("Transformer", "BERT", "GPT-2", "LLaMA")), c.name
+        if c.trained_context is not None:  # the source says where the training length comes from
+            assert any(w in c.source for w in ("context", "trained", "sequence", "tokens")), c.name
+        if c.max_context is not None:  # ... and which field of which file gives the limit
+            fields = ("max_position_embeddings", "n_positions", "n_ctx", "image_size", "(224/14)^2")
+            assert any(w in c.source for w in fields), c.name
+
+
+def test_the_longest_training_sequences_are_the_issues_list():
+    trained = {name: MODEL_CONFIGS[name].trained_context for name in
+               ("Llama 4 Scout", "DeepSeek-V3", "Qwen3-8B", "gpt-oss-120b", "Gemma 3 27B")}  # fmt: skip
+    assert trained == {"Llama 4 Scout": 262144, "DeepSeek-V3": 131072, "Qwen3-8B": 32768,
+                       "gpt-oss-120b": 131072, "Gemma 3 27B": 131072}  # fmt: skip
+    deepseek = MODEL_CONFIGS["DeepSeek-V3"]
+    assert deepseek.max_context == deepseek.rope_scaling.factor * deepseek.rope_scaling.original_context
+
+
+@pytest.mark.parametrize("name", sorted(POSITIONS))
+def test_positions_and_norms(name):
+    c = MODEL_CONFIGS[name]
+    positions, theta, scaling, qk_norm, softcap, sinks = POSITIONS[name]
+    assert (c.positions, c.rope_theta, c.qk_norm, c.softcap, c.sinks) == (
+        positions,
+        theta,
+        qk_norm,
+        softcap,
+        sinks,
+    )
+    if scaling is None:
+        assert c.rope_scaling is None
+    else:
+        s = c.rope_scaling
+        assert (s.kind, s.factor, s.original_context, s.in_config) == scaling
+    assert (c.local_rope_theta, c.nope_period) == {
+        "Gemma 3 27B": (10000.0, None), "Llama 4 Scout": (None, 4)
+    }.get(name, (None, None))  # fmt: skip
+
+
+def test_every_rotary_model_names_its_positions_in_the_source():
+    for c in MODEL_CONFIGS.values():
+        assert (
+            c.positions in c.source
+            or (c.positions == "rotary" and "RoPE" in c.source)
+            or (c.positions == "relative" and "relative position" in c.source)
+        ), c.name
+        if c.rope_scaling is not None:
+            assert "rope_scaling" in c.source or "rescaled" in c.source, c.name
 
 
 @pytest.mark.parametrize("name", sorted(CACHE))
@@ -171,20 +255,30 @@ def test_attention_kind_and_layer_count():
         ({"d_model": 100, "h": 3}, "divisible by the number of heads h"),
         ({"h": 8, "n_kv_heads": 3}, "divisible by n_kv_heads"),
         ({"n_layers": 0}, "positive int"),
-        ({"context": 0}, "context"),
+        ({"trained_context": 0}, "trained_context"),
+        ({"max_context": 0}, "max_context"),
+        ({"trained_context": 32, "max_context": 16}, "must not exceed max_context"),
+        ({"positions": "alibi"}, "positions must be one of"),
+        ({"positions": "learned", "rope_theta": 10000.0}, "rope_theta needs rotary positions"),
+        ({"qk_norm": "per token"}, "qk_norm must be one of"),
+        ({"softcap": 0.0}, "softcap must be a positive number"),
+        ({"nope_period": 1}, "nope_period must be at least 2"),
+        ({"local_rope_theta": 10000.0}, "local_rope_theta needs local layers"),
         ({"kind": "decoder-only"}, "kind"),
         ({"source": " "}, "source"),
     ],
 )
 def test_invalid_configs_are_rejected(kwargs, message):
-    fields = dict(name="x", d_model=64, h=8, n_kv_heads=8, n_layers=2, context=16, kind="decoder", source="s")
+    fields = dict(name="x", d_model=64, h=8, n_kv_heads=8, n_layers=2, trained_context=16, max_context=16,
+                  kind="decoder", source="s", positions="rotary")  # fmt: skip
     with pytest.raises(ValueError, match=message):
         ModelConfig(**{**fields, **kwargs})
 
 
 GEMMA3 = dict(
-    name="Gemma 3 27B", d_model=5376, h=32, n_kv_heads=16, n_layers=62, context=131072, kind="decoder",
-    source="s", head_dim=128, window=1024, global_period=6,
+    name="Gemma 3 27B", d_model=5376, h=32, n_kv_heads=16, n_layers=62, trained_context=131072,
+    max_context=131072, kind="decoder", source="s", head_dim=128, window=1024, global_period=6,
+    positions="rotary",
 )  # fmt: skip
 
 
@@ -249,7 +343,11 @@ def test_table_of_a_subset():
     cells = {r.strip("|").split("|")[0].strip(): [c.strip() for c in r.strip("|").split("|")] for r in rows}
     assert sorted(cells) == ["BERT-base", "ViT-H/14"]
     assert cells["ViT-H/14"][columns.index("d_k")] == "80"
-    assert cells["BERT-base"][columns.index("context")] == "512"
+    assert cells["BERT-base"][columns.index("trained context")] == "512"
+    header, _, *rows = configs_table(subset, columns=TOPICS["positions"]).splitlines()
+    assert [c.strip() for c in header.strip("|").split("|")] == list(TOPICS["positions"])
+    with pytest.raises(ValueError, match="columns"):
+        configs_table(subset, columns=("model", "context"))
 
 
 def test_rows_hold_the_table_as_data():
@@ -261,9 +359,10 @@ def test_rows_hold_the_table_as_data():
         assert (row["d_model"], row["h"], row["n_kv_heads"], row["d_k"]) == shape
         assert row["window"] == ("—" if c.window is None else c.window)
         assert (row["attention"], row["layers"], row["kind"]) == (c.attention, c.n_layers, c.kind)
-        assert row["context"] == ("—" if c.context is None else c.context)
+        assert row["trained context"] == ("—" if c.trained_context is None else c.trained_context)
+        assert row["max context"] == ("—" if c.max_context is None else c.max_context)
     (vit,) = config_rows({"ViT-H/14": MODEL_CONFIGS["ViT-H/14"]})
-    assert (vit["d_k"], vit["context"]) == (80, 257)
+    assert (vit["d_k"], vit["trained context"], vit["max context"]) == (80, 257, 257)
     by_name = {r["model"]: r for r in rows}
     gemma, deepseek, mistral = by_name["Gemma 3 27B"], by_name["DeepSeek-V3"], by_name["Mistral 7B"]
     assert (gemma["d_k"], gemma["window"], gemma["global layers"], gemma["latent"]) == (
@@ -274,6 +373,17 @@ def test_rows_hold_the_table_as_data():
     )
     assert (deepseek["n_kv_heads"], deepseek["attention"], deepseek["latent"]) == ("—", "MLA", "512 + 64")
     assert (mistral["window"], mistral["global layers"]) == (4096, "none")
+    assert (gemma["rope base"], gemma["rope scaling"], gemma["QK-norm"]) == (
+        "1M (10k local)",
+        "linear x8",
+        "per head",
+    )
+    scout, qwen = by_name["Llama 4 Scout"], by_name["Qwen3-8B"]
+    assert (scout["positions"], scout["rope scaling"]) == ("rotary, none 1 in 4", "llama3 x8 from 8192")
+    assert qwen["rope scaling"] == "yarn x4 from 32768 (card)"  # recommended by the card, not shipped
+    assert (by_name["Gemma 2 27B"]["soft-cap"], by_name["gpt-oss-20b"]["sinks"]) == ("50", "yes")
+    assert all(set(t) <= set(COLUMNS) and t[0] == "model" for t in TOPICS.values())
+    assert set().union(*TOPICS.values()) == set(COLUMNS)
 
 
 def test_rows_make_a_data_frame():
@@ -285,3 +395,32 @@ def test_rows_make_a_data_frame():
     assert sorted(frame.index[decoupled]) == [
         "DeepSeek-V3", "Gemma 2 27B", "Gemma 3 27B", "Qwen3-235B-A22B", "gpt-oss-120b", "gpt-oss-20b"
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"kind": "dynamic"}, "kind must be one of"),
+        ({"factor": 0.0}, "factor must be a positive number"),
+        ({"kind": "llama3", "original_context": 8192}, "llama3 scaling needs"),
+        ({"kind": "llama3", "original_context": 8192, "low_freq_factor": 4.0, "high_freq_factor": 1.0},
+         "high_freq_factor must be at least"),
+        ({"kind": "yarn", "original_context": None}, "yarn scaling needs original_context"),
+        ({"kind": "linear", "beta_fast": 32.0}, "belong to yarn"),
+        ({"kind": "yarn", "original_context": 4096, "low_freq_factor": 1.0}, "belong to llama3"),
+        ({"original_context": 0}, "original_context must be a positive int"),
+    ],
+)  # fmt: skip
+def test_bad_rope_scalings_name_the_field(kwargs, message):
+    fields = {"kind": "linear", "factor": 8.0, "original_context": None, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        RopeScaling(**fields)
+
+
+def test_rope_scaling_options_and_text():
+    c = MODEL_CONFIGS["gpt-oss-120b"].rope_scaling
+    assert c.options == {"kind": "yarn", "factor": 32.0, "original_context": 4096, "beta_fast": 32.0,
+                         "beta_slow": 1.0, "truncate": False}  # fmt: skip
+    assert str(c) == "yarn x32 from 4096"
+    with pytest.raises(TypeError, match="rope_scaling must be a RopeScaling"):
+        ModelConfig(**{**GEMMA3, "rope_scaling": {"rope_type": "linear"}})

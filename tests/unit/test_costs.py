@@ -14,6 +14,7 @@ from mha.costs.counts import (
     attention_weights_bytes,
     format_bytes,
     format_count,
+    format_ratio,
     kv_cache_bytes,
     layer_costs,
     model_costs,
@@ -139,13 +140,33 @@ def test_kv_cache_rows_compare_models_at_their_trained_context():
     rows = kv_cache_rows(["Llama 2 7B", "Llama 3.1 8B", "Falcon-7B"])
     assert [r["model"] for r in rows] == ["Llama 2 7B", "Llama 3.1 8B", "Falcon-7B"]
     llama2, llama3, falcon = rows
-    assert (llama2["attention"], llama2["as MHA"]) == ("MHA", "1x")
-    assert (llama3["attention"], llama3["n_kv_heads"], llama3["as MHA"]) == ("GQA", 8, "4x")
-    assert (falcon["attention"], falcon["as MHA"]) == ("MQA", "71x")
+    assert (llama2["attention"], llama2["as MHA"]) == ("MHA", "1.0x")  # one decimal, integers too
+    assert (llama3["attention"], llama3["n_kv_heads"], llama3["as MHA"]) == ("GQA", 8, "4.0x")
+    assert (falcon["attention"], falcon["as MHA"]) == ("MQA", "71.0x")
     c = MODEL_CONFIGS["Llama 3.1 8B"]
-    assert llama3["context"] == c.context == 131072
+    assert llama3["context"] == c.trained_context == 131072
     assert llama3["per token"] == format_bytes(kv_cache_bytes(c.n_layers, 8, c.d_k, 1)) == "128.00 KiB"
-    assert llama3["KV cache"] == format_bytes(kv_cache_bytes(c.n_layers, 8, c.d_k, c.context)) == "16.00 GiB"
+    assert llama3["KV cache"] == format_bytes(kv_cache_bytes(c.n_layers, 8, c.d_k, 131072)) == "16.00 GiB"
+    (gemma,) = kv_cache_rows(["Gemma 3 27B"], context=4096)
+    assert gemma["as MHA"] == "5.4x"  # 62 * 4096 * 2 * 32 * 128 / ((10 * 4096 + 52 * 1024) * 2 * 16 * 128)
+    toy = ModelConfig("toy", 64, 8, 8, 2, None, None, "decoder", "test", positions="sinusoidal")
+    with pytest.raises(ValueError, match="toy states no trained context"):
+        kv_cache_rows([toy])
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "text"),
+    [(16, 3, "5.3x"), (8, 1, "8.0x"), (32, 3, "10.7x"), (5, 4, "1.2x"), (7, 4, "1.8x"), (1, 20, "0.1x"),
+     (0, 5, "0.0x"), (2**70 + 1, 2**69, "2.0x")],
+)  # fmt: skip
+def test_format_ratio_rounds_to_one_decimal_half_to_even(a, b, text):
+    assert format_ratio(a, b) == text  # 5/4 = 1.25 and 7/4 = 1.75 are exact ties: to even, as Python's round
+
+
+@pytest.mark.parametrize(("a", "b"), [(1, 0), (-1, 2), (1.5, 2), (True, 2)])
+def test_format_ratio_rejects_bad_arguments(a, b):
+    with pytest.raises(ValueError):
+        format_ratio(a, b)
 
 
 def test_kv_cache_rows_at_a_chosen_context_batch_and_dtype():
@@ -359,8 +380,9 @@ def test_latent_attention_params_are_those_of_transformers_deepseek_v3_attention
     attn = DeepseekV3Attention(hf, 0)
     weights = sum(m.weight.numel() for m in attn.modules() if isinstance(m, torch.nn.Linear))
     tiny = ModelConfig(
-        "tiny MLA", 64, 4, None, 1, 128, "decoder", "test", head_dim=12, kv_latent=16, rope_dim=8, q_latent=24
-    )
+        "tiny MLA", 64, 4, None, 1, 128, 128, "decoder", "test", head_dim=12, kv_latent=16, rope_dim=8,
+        q_latent=24, positions="rotary",
+    )  # fmt: skip
     assert layer_costs(tiny).params == weights
     x = torch.randn(1, 6, 64)
     position = torch.arange(6)[None]
@@ -379,3 +401,26 @@ def test_latent_attention_of_deepseek_v3_by_hand():
     costs = model_costs(MODEL_CONFIGS["DeepSeek-V3"], 1000)
     assert costs.params == 61 * per_layer
     assert costs.macs_per_token == 61 * (per_layer + 1000 * h * (2 * d_c + d_r))
+
+
+@pytest.mark.parametrize("absorb", [True, False])
+def test_latent_decoding_per_cached_token_is_what_the_layer_counts(absorb):
+    """layer_costs' multiply-adds per cached latent (key_macs absorbed; rebuild_macs + pair_macs not) are
+    what PyTorch's FLOP counter counts on mha.MultiHeadLatentAttention.decode, one new token against n."""
+    tiny = ModelConfig(
+        "tiny MLA", 64, 4, None, 1, 128, 128, "decoder", "test", head_dim=8, kv_latent=16, rope_dim=4,
+        q_latent=24, positions="rotary",
+    )  # fmt: skip
+    layer = mha.MultiHeadLatentAttention(64, 4, kv_rank=16, d_nope=8, d_rope=4, q_rank=24).double().eval()
+    tokens = torch.randn(1, 25, 64, dtype=torch.float64)
+    counted = {}
+    for n_past in (12, 24):
+        _, _, past = layer.decode(tokens[:, :n_past], absorb=absorb)
+        counted[n_past] = flops(
+            lambda past=past, n=n_past: layer.decode(tokens[:, n : n + 1], past, absorb=absorb)
+        )
+    per_key = (counted[24] - counted[12]) // 2 // 12
+    costs = layer_costs(tiny)
+    assert costs.rebuild_macs == 2 * 4 * 8 * 16
+    assert per_key == (costs.key_macs if absorb else costs.rebuild_macs + costs.pair_macs)
+    assert layer_costs(MODEL_CONFIGS["Llama 3.1 8B"]).rebuild_macs == 0

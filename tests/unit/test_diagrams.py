@@ -68,3 +68,44 @@ def test_the_layout_is_what_view_and_transpose_compute(n, h):
         assert drawn_right[f"head {i + 1}"] == [label(int(c)) for c in right[i]]
         assert drawn_wrong[f"head {i + 1}?"] == [label(int(c)) for c in wrong[i]]
     assert label(int(wrong[0, 0])) == "t1 h1" and label(int(wrong[0, 1])) == "t1 h2"  # head 1? mixes heads
+
+
+def test_the_rotary_pairs_are_the_rotary_tables():
+    import math
+
+    from mha.figures.diagrams import plot_rotary_pairs, rotary_pairs_alt
+    from mha.positional import rotary_tables
+
+    fig = plot_rotary_pairs(8, 10000.0, positions=4, pairs=(0, 3))
+    cos, sin = rotary_tables(4, 8, theta=10000.0, dtype=torch.float64)
+    for ax, i in zip(fig.axes, (0, 3), strict=True):
+        arrows = [patch for patch in ax.patches if type(patch).__name__ == "FancyArrowPatch"]
+        assert len(arrows) == 4
+        heads = [a._posA_posB[1] for a in arrows]  # the arrows' ends (matplotlib has no public getter)
+        assert heads == [(cos[p, i].item(), sin[p, i].item()) for p in range(4)]  # R(p theta_i) (1, 0)
+        rate = 10000.0 ** (-2 * i / 8)
+        assert f"p = 3: φ = {3 * rate:.3g}" in [t.get_text() for t in ax.texts]
+    alt = rotary_pairs_alt(8, 10000.0, positions=4, pairs=(0, 3))
+    assert f"{math.degrees(3 * 1.0):.3g} degrees by position 3" in alt
+    with pytest.raises(ValueError, match="pairs"):
+        plot_rotary_pairs(8, pairs=(4,))
+    with pytest.raises(ValueError, match="even"):
+        plot_rotary_pairs(7)
+
+
+@pytest.mark.parametrize("q_rank", [24, None])
+def test_the_latent_diagram_shows_the_layers_widths(q_rank):
+    import mha
+    from mha.figures.diagrams import latent_attention_alt, plot_latent_attention
+
+    with torch.device("meta"):  # DeepSeek-V3's widths, no memory
+        v3 = mha.MultiHeadLatentAttention(7168, 128, kv_rank=512, d_nope=128, d_rope=64, q_rank=1536)
+    shown = "\n".join(texts(plot_latent_attention(v3)))
+    assert "d_c + d_r = 512 + 64 = 576" in shown and "(128 × 128)" in shown and "(1536)" in shown
+    small = mha.MultiHeadLatentAttention(64, 4, kv_rank=16, d_nope=8, d_rope=4, d_v=6, q_rank=q_rank)
+    shown = "\n".join(texts(plot_latent_attention(small)))
+    assert "16 + 4 = 20" in shown and "$v_i$ (4 × 6)" in shown and ("(24)" in shown) == (q_rank is not None)
+    alt = latent_attention_alt(small)
+    assert "16 + 4 = 20 numbers per token" in alt and ("query latent of width 24" in alt) == (q_rank == 24)
+    with pytest.raises(TypeError, match="MultiHeadLatentAttention"):
+        plot_latent_attention(mha.MultiHeadAttention(16, 2))

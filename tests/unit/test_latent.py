@@ -11,16 +11,23 @@ SHAPES = [(16, 12, 8, 6, 5), (None, 10, 6, 4, 7), (24, 20, 4, 2, 4)]
 D_MODEL, H = 32, 4
 
 
-def layer(q_rank, kv_rank, d_nope, d_rope, d_v, *, bias=True, seed=0) -> mha.MultiHeadLatentAttention:
+def layer(
+    q_rank, kv_rank, d_nope, d_rope, d_v, *, bias=True, seed=0, **sparse
+) -> mha.MultiHeadLatentAttention:
     torch.manual_seed(seed)
     mla = mha.MultiHeadLatentAttention(
-        D_MODEL, H, q_rank=q_rank, kv_rank=kv_rank, d_nope=d_nope, d_rope=d_rope, d_v=d_v, bias=bias
+        D_MODEL, H, q_rank=q_rank, kv_rank=kv_rank, d_nope=d_nope, d_rope=d_rope, d_v=d_v, bias=bias, **sparse
     )
     with torch.no_grad():  # random norm weights too, so that a norm left out or misplaced shows
-        for norm in (mla.q_norm, mla.kv_norm):
+        for norm in (mla.q_norm, mla.kv_norm, mla.ik_norm):
             if norm is not None:
                 norm.weight.uniform_(0.5, 1.5)
+        if mla.ik_norm is not None:
+            mla.ik_norm.bias.normal_()
     return mla.double().eval()
+
+
+SPARSE = {"index_heads": 3, "index_dim": 8, "top_k": 4}  # DeepSeek Sparse Attention, in miniature
 
 
 def x_of(B=2, n=9, seed=1) -> torch.Tensor:
@@ -92,7 +99,7 @@ def test_the_cache_holds_the_latent_and_the_rotary_key_only(shape, dtype):
 
 @pytest.mark.parametrize("fused", [False, True])
 def test_steps_return_the_keys_their_type_declares_in_its_order(fused):
-    steps = layer(*SHAPES[0]).steps(x_of(), mha.causal_mask(9), fused=fused)
+    steps = layer(*SHAPES[0], **SPARSE).steps(x_of(), mha.causal_mask(9), fused=fused)
     declared = list(mha.latent.LatentSteps.__annotations__)
     assert list(steps) == [key for key in declared if key in steps]  # nothing undeclared, in order
     assert isinstance(steps["cache"], mha.LatentCache) and ("weights" in steps) == (not fused)
@@ -106,6 +113,49 @@ def test_decode_checks_its_inputs_once(monkeypatch):
     _, _, cache = mla.decode(x)
     mla.decode(x, cache, need_weights=True)
     assert len(calls) == 2
+
+
+def test_the_indexer_scores_keys_by_weighted_relus_and_keeps_the_top_k():
+    mla, x = layer(*SHAPES[0], **SPARSE), x_of()
+    steps = mla.steps(x, mha.causal_mask(9))
+    n, d_r, (h_i, d_i, k) = 9, SHAPES[0][3], SPARSE.values()
+    cos, sin = mha.positional.rotary_tables(n, d_r, dtype=torch.float64)
+    q = mha.multihead.split_heads(mla.W_iq(steps["c_q"]), h_i)  # (B, h_i, n, d_i)
+    key = mla.ik_norm(mla.W_ik(x))  # (B, n, d_i), LayerNorm'd
+    q, key = mha.positional.apply_rotary(q, cos, sin), mha.positional.apply_rotary(key, cos, sin)  # d_r turn
+    relu = torch.relu(torch.einsum("bjqd,bkd->bjqk", q, key) / d_i**0.5)  # (B, h_i, n, n)
+    w = mla.W_iw(x) / h_i**0.5  # (B, n, h_i)
+    expected = torch.einsum("bqj,bjqk->bqk", w, relu).masked_fill(~mha.causal_mask(n), float("-inf"))
+    torch.testing.assert_close(steps["index_scores"], expected, rtol=0, atol=1e-12)
+    best = expected.topk(k, dim=-1).indices  # (B, n, k); random weights: no ties
+    chosen = torch.zeros_like(expected, dtype=torch.bool).scatter(-1, best, True) & mha.causal_mask(n)
+    assert torch.equal(steps["selected"], chosen)
+    assert torch.equal(steps["weights"] != 0, chosen[:, None].expand(-1, H, -1, -1))  # attends there only
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("absorb", [True, False])
+@pytest.mark.parametrize("prompt", [1, 6])
+def test_sparse_decoding_equals_the_full_causal_pass(need_weights, absorb, prompt):
+    mla, x = layer(*SHAPES[0], **SPARSE), x_of()
+    full, _ = mla(x, mask=mha.causal_mask(9))
+    out, _, cache = mla.decode(x[:, :prompt], need_weights=need_weights, absorb=absorb)
+    outs = [out]
+    for t in range(prompt, 9):
+        out, _, cache = mla.decode(x[:, t : t + 1], cache, need_weights=need_weights, absorb=absorb)
+        outs.append(out)
+    torch.testing.assert_close(torch.cat(outs, dim=1), full, rtol=0, atol=1e-12)
+    _, kv_rank, _, d_rope, _ = SHAPES[0]
+    assert cache.k_index.shape == (2, 9, SPARSE["index_dim"])  # the indexer's keys, cached with the latent
+    assert cache.nbytes == (kv_rank + d_rope + SPARSE["index_dim"]) * 2 * 9 * 8
+
+
+def test_ties_in_the_index_go_to_the_earlier_key():
+    mla, x = layer(*SHAPES[0], **SPARSE), x_of(B=1)
+    with torch.no_grad():
+        mla.W_iw.weight.zero_()  # every index score 0: all keys tie
+    selected = mla.steps(x, mha.causal_mask(9))["selected"][0]  # (n, n)
+    assert torch.equal(selected, mha.causal_mask(9) & (torch.arange(9) < SPARSE["top_k"]))
 
 
 def test_rows_sum_to_one_and_causal_outputs_ignore_the_future():
@@ -161,6 +211,11 @@ GOOD = {"q_rank": 16, "kv_rank": 12, "d_nope": 8, "d_rope": 6}
         ({"d_v": 0}, ValueError, "d_v"),
         ({"rope_theta": 0.0}, ValueError, "rope_theta"),
         ({"dropout": 1.0}, ValueError, "dropout"),
+        ({**SPARSE, "top_k": 0}, ValueError, "top_k must be a positive int"),
+        ({**SPARSE, "index_heads": 0}, ValueError, "index_heads must be a positive int"),
+        ({"top_k": 4}, ValueError, "index_heads, index_dim and top_k go together"),
+        ({**SPARSE, "q_rank": None}, ValueError, "with q_rank"),
+        ({**SPARSE, "index_dim": 4}, ValueError, "index_dim=4 must be at least d_rope=6"),
     ],
 )
 def test_bad_ranks_and_widths_raise_clear_errors(changes, error, words):
@@ -183,3 +238,8 @@ def test_bad_inputs_and_caches_raise_clear_errors():
         mla.decode(x[:1], cache)  # a cache for batch 2, tokens for batch 1
     with pytest.raises(ValueError, match=r"cache\.k_rope"):
         mla.decode(x, mha.LatentCache(cache.c_kv, cache.k_rope[..., :4]))
+    with pytest.raises(ValueError, match=r"cache\.k_index must be None: this layer has no indexer"):
+        mla.decode(x, mha.LatentCache(cache.c_kv, cache.k_rope, cache.c_kv))
+    sparse = layer(*SHAPES[0], **SPARSE)
+    with pytest.raises(ValueError, match=r"cache\.k_index must have shape \(B, n_past, d_i\)"):
+        sparse.decode(x, cache)  # a cache without the indexer's keys

@@ -22,6 +22,16 @@ def test_causal_mask_aligns_queries_with_the_last_keys(n_q, n_k):
         assert torch.equal(mask[i], expected), i
 
 
+@pytest.mark.parametrize(
+    ("n_q", "n_k", "start", "chunk"), [(6, 6, 0, 4), (1, 3, 5, 4), (3, 5, 2, 3), (4, 4, 0, 1)]
+)
+def test_a_chunked_mask_keeps_each_query_in_its_chunk_of_absolute_positions(n_q, n_k, start, chunk):
+    mask = mha.causal_mask(n_q, n_k, chunk=chunk, start=start)
+    key = start + torch.arange(n_k)  # absolute positions
+    query = start + n_k - n_q + torch.arange(n_q)[:, None]
+    assert torch.equal(mask, (key <= query) & (key // chunk == query // chunk))
+
+
 def test_padding_mask_shape_and_values():
     mask = mha.padding_mask([3, 1, 0], 4)
     assert mask.shape == (3, 1, 1, 4) and mask.dtype == torch.bool
@@ -55,6 +65,8 @@ def test_masks_combine_with_and():
         (lambda: mha.padding_mask([1.5], 4), TypeError, "lengths"),
         (lambda: mha.padding_mask(torch.tensor([1.0]), 4), TypeError, "lengths"),
         (lambda: mha.padding_mask([1], 0), ValueError, "n_k"),
+        (lambda: mha.causal_mask(3, chunk=0), ValueError, "chunk must be a positive int"),
+        (lambda: mha.causal_mask(3, chunk=2, start=-1), ValueError, "start must be a non-negative int"),
     ],
 )
 def test_bad_arguments_raise_clear_errors(call, error, words):

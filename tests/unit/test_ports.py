@@ -271,7 +271,10 @@ def _calculator_cases() -> list[dict]:
                 (2**20, 2**12, "float8_e4m3fn"),
             ]
         ],
-        *[{"model": c.name, "context": c.context or 4096, "batch": 2, "dtype": "bfloat16"} for c in decoders],
+        *[
+            {"model": c.name, "context": c.trained_context or 4096, "batch": 2, "dtype": "bfloat16"}
+            for c in decoders
+        ],
     ]
 
 

@@ -4,10 +4,10 @@
  * mha.costs.counts.kv_cache_bytes (kv_cache_bytes_as_mha) and mha.costs.counts.model_kv_cache_bytes of
  * every_layer_global() (kv_cache_bytes_all_global) -> costs; mha.costs.report.cost_rows (the rows, from the
  * labels and templates of mha.costs.report.ROWS, in the spec) -> costs(...).rows; format_bytes ->
- * formatBytes, format_count -> formatCount. What does not depend on the settings comes per model from
+ * formatBytes, format_count -> formatCount, format_ratio -> formatRatio. What does not depend on the settings comes per model from
  * mha.costs.report.calculator_data (texts, counts per layer, windows); this file only adds and multiplies
  * those numbers. Integer arithmetic is exact (BigInt: a forward pass of a large model over a long batch
- * exceeds 2**53 multiply-adds), and the formatters round exactly as Python's f"{x:.2f}" does.
+ * exceeds 2**53 multiply-adds), and the formatters round exactly as Python's f"{x:.2f}" and f"{x:.1f}" do.
  * Tested by tests/unit/test_ports.py (test_costs_*), in mini-racer, against cost_report and model_costs for
  * every decoder of mha.costs.MODEL_CONFIGS; needs ports/settings.js (format) when called.
  *
@@ -36,6 +36,19 @@
     }
     return x.toFixed(2);
   }
+
+  /** Python's f"{x:.1f}" for x >= 0: as fixed2, the ties (exact in binary: odd multiples of 1/4) to even. */
+  function fixed1(x) {
+    if (Number.isInteger(x * 4) && (x * 4) % 2 === 1) { // x * 10 ends in exactly .5
+      let k = Math.floor(x * 10);
+      if (k % 2) k += 1;
+      return `${Math.floor(k / 10)}.${k % 10}`;
+    }
+    return x.toFixed(1);
+  }
+
+  /** Port of mha.costs.format_ratio: a / b (BigInts) with one decimal and an x, e.g. "5.3x", "8.0x". */
+  const formatRatio = (a, b) => `${fixed1(divide(a, b))}x`;
 
   const comma = (n) => n.toString().replace(/\B(?=(\d{3})+(?!\d))/g, ","); // f"{n:,}"
 
@@ -73,7 +86,7 @@
     };
     const row = (key, fields) => [spec.rows[key][0], ns.format(spec.rows[key][1], fields)];
     const macs = (key, m) => row(key, { count: formatCount(m), flops: formatCount(2n * m) });
-    const ratio = (key, bytes) => row(key, { size: formatBytes(bytes), ratio: bytes / kv });
+    const ratio = (key, bytes) => row(key, { size: formatBytes(bytes), ratio: formatRatio(bytes, kv) });
     const kv = out.kv_cache_bytes;
     out.rows = [row("model", { description: config.description }),
       row("context", { context, batch, s: batch !== 1 ? "s" : "" })];
@@ -85,9 +98,11 @@
       row("kv_cache", { size: formatBytes(kv), exact: comma(kv), dtype }));
     if (config.layers != null) out.rows.push(ratio("all_global", out.kv_cache_bytes_all_global));
     if (out.kv_cache_bytes_as_mha !== kv) out.rows.push(ratio("as_mha", out.kv_cache_bytes_as_mha));
-    if (config.context != null && context > config.context) out.rows.push(row("note", { context, trained: config.context }));
+    if (config.trained_context != null && context > config.trained_context) {
+      out.rows.push(row("note", { context, trained: config.trained_context }));
+    }
     return out;
   }
 
-  Object.assign(ns, { costs, formatBytes, formatCount });
+  Object.assign(ns, { costs, formatBytes, formatCount, formatRatio });
 })(globalThis);

@@ -1,0 +1,285 @@
+"""mha.pretrained.from_transformers on the attention of 2025-2026: Qwen3-Next, Qwen3.5, Gemma 4 and Llama 4
+layers equal transformers', layer by layer, inside each model's own forward pass.
+
+Tiny random models (4 layers; every weight random, norms and gates included), in float64, with the rotary
+parameters set explicitly and every window, chunk and temperature small enough to matter at n = 10: Gemma 4's
+sliding window of 3 keys, Llama 4's chunks of 4 positions and ``floor_scale`` 2 (at the real 8,192 the
+temperature is exactly 1 for the first 8,191 positions). Qwen3-Next and Qwen3.5 alternate Gated DeltaNet
+layers (not attention: ``linear_attn``, left out here) with gated attention layers; Gemma 4 alternates sliding
+layers with full ones that have their own head width (32, not 16), one key/value head and keys as values;
+Llama 4 alternates chunked rotary layers with NoPE layers. Each attention layer's input and output are
+recorded by a forward hook; our layer, converted from it, must give that output within 1e-5 (transformers
+computes its rotary tables, norms and softmax in float32, so the gap is about 1e-6).
+"""
+
+import pytest
+import torch
+
+import mha
+from mha.pretrained import from_transformers
+
+transformers = pytest.importorskip("transformers")
+
+TOL = 1e-5  # the contract's bound
+N = 10  # sequence length: longer than every window and chunk below
+SIZES = {  # d_model 48, h 4, h_kv 2, d_k 16 (not 48 / 4 = 12)
+    "hidden_size": 48,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "intermediate_size": 32,
+    "num_hidden_layers": 4,
+    "vocab_size": 32,
+    "max_position_embeddings": 64,
+    "attn_implementation": "eager",
+}
+HYBRID = ["linear_attention", "full_attention", "linear_attention", "full_attention"]
+LINEAR = {  # Gated DeltaNet layers, in miniature
+    "linear_num_key_heads": 2,
+    "linear_num_value_heads": 4,
+    "linear_key_head_dim": 8,
+    "linear_value_head_dim": 8,
+}
+FAMILIES = {  # (config class, model class, options)
+    "qwen3_next": (
+        "Qwen3NextConfig",
+        "Qwen3NextForCausalLM",
+        {
+            **LINEAR,
+            "layer_types": HYBRID,
+            "rope_parameters": {"rope_type": "default", "rope_theta": 1000.0, "partial_rotary_factor": 0.25},
+            "attention_bias": True,
+            "num_experts": 2,
+            "num_experts_per_tok": 1,
+            "moe_intermediate_size": 16,
+            "shared_expert_intermediate_size": 16,
+            "experts_implementation": "eager",  # the grouped kernel takes no float64
+        },
+    ),
+    "qwen3_5": (
+        "Qwen3_5TextConfig",
+        "Qwen3_5ForCausalLM",
+        {
+            **LINEAR,
+            "layer_types": HYBRID,
+            "rope_parameters": {
+                "rope_type": "default",
+                "rope_theta": 1000.0,
+                "partial_rotary_factor": 0.5,
+                "mrope_section": [2, 1, 1],  # sums to the 4 turning pairs of an 8-wide rotary part
+                "mrope_interleaved": True,
+            },
+        },
+    ),
+    "gemma4": (
+        "Gemma4TextConfig",
+        "Gemma4ForCausalLM",
+        {
+            "layer_types": ["sliding_attention", "full_attention"] * 2,
+            "sliding_window": 3,
+            "global_head_dim": 32,
+            "num_global_key_value_heads": 1,
+            "attention_k_eq_v": True,
+            "rope_parameters": {
+                "sliding_attention": {"rope_type": "default", "rope_theta": 100.0},
+                "full_attention": {
+                    "rope_type": "proportional",
+                    "partial_rotary_factor": 0.25,
+                    "rope_theta": 1e4,
+                },
+            },
+            "hidden_size_per_layer_input": 8,
+            "vocab_size_per_layer_input": 32,
+        },
+    ),
+    "llama4": (
+        "Llama4TextConfig",
+        "Llama4ForCausalLM",
+        {
+            "no_rope_layers": [1, 0, 1, 0],  # 1: the layer uses rotary (and is chunked); 0: NoPE
+            "attention_chunk_size": 4,
+            "floor_scale": 2,
+            "attn_scale": 0.5,
+            "use_qk_norm": True,
+            "rope_parameters": {"rope_type": "default", "rope_theta": 500.0},
+            "intermediate_size_mlp": 32,
+            "num_local_experts": 2,
+            "num_experts_per_tok": 1,
+            "experts_implementation": "eager",
+        },
+    ),
+}
+
+
+def tiny_model(family, **changes):
+    config_name, model_name, options = FAMILIES[family]
+    config = getattr(transformers, config_name)(**{**SIZES, **options, **changes})
+    torch.manual_seed(0)
+    model = getattr(transformers, model_name)(config).double().eval()
+    with torch.no_grad():
+        for p in model.parameters():  # every weight random: norms, biases and gates too
+            p.normal_(0.0, 0.3)
+    return config, model
+
+
+def recorded_layers(model, n=N, batch=2):
+    """Run the model once; return, per attention layer, (module, its input, its output)."""
+    seen = {}
+
+    def record(module, args, kwargs, output):
+        x = kwargs["hidden_states"] if "hidden_states" in kwargs else args[0]
+        seen[module] = (x.detach().clone(), output[0].detach().clone())
+
+    attention = [layer.self_attn for layer in model.model.layers if hasattr(layer, "self_attn")]
+    handles = [module.register_forward_hook(record, with_kwargs=True) for module in attention]
+    try:
+        with torch.no_grad():
+            model(
+                torch.randint(0, SIZES["vocab_size"], (batch, n), generator=torch.Generator().manual_seed(1))
+            )
+    finally:
+        for handle in handles:
+            handle.remove()
+    return [(module, *seen[module]) for module in attention]
+
+
+@pytest.fixture(scope="module", params=list(FAMILIES))
+def family(request):
+    config, model = tiny_model(request.param)
+    return request.param, config, recorded_layers(model)
+
+
+def test_every_layer_equals_transformers_inside_the_models_forward(family):
+    name, config, layers = family
+    assert len(layers) == (2 if name.startswith("qwen") else 4)
+    for theirs, x, expected in layers:
+        ours = from_transformers(theirs, config)
+        assert isinstance(ours, mha.MultiHeadAttention) and not ours.training
+        assert not any(type(m).__module__.startswith("transformers") for m in ours.modules())
+        with torch.no_grad():
+            out, _ = ours(x, mask=mha.causal_mask(N))  # the contract
+            fused, _ = ours(x, mask=mha.causal_mask(N), need_weights=False)
+        torch.testing.assert_close(out, expected, rtol=0, atol=TOL)
+        torch.testing.assert_close(fused, expected, rtol=0, atol=TOL)
+
+
+def test_each_family_has_the_options_it_promises(family):
+    """What reading transformers' code shows, as options of our layers: if one were dropped, the layer would
+    still run; this test says which layer has which option, and that each one changes the output."""
+    name, config, layers = family
+    converted = [from_transformers(theirs, config) for theirs, _, _ in layers]
+    options = [
+        {
+            k: getattr(ours, k)
+            for k in ("window", "chunk", "temperature", "rope_theta", "rope_fraction", "rope_style")
+        }
+        for ours in converted
+    ]
+    if name.startswith("qwen"):
+        fraction = 0.25 if name == "qwen3_next" else 0.5
+        assert all(ours.W_g is not None and ours.q_norm.weight is not None for ours in converted)
+        assert {o["rope_fraction"] for o in options} == {fraction} and {o["rope_style"] for o in options} == {
+            "half-split"
+        }
+    elif name == "gemma4":
+        sliding, full = converted[0], converted[1]
+        assert (sliding.window, sliding.d_k, sliding.n_kv_heads, sliding.W_v is None) == (3, 16, 2, False)
+        assert (full.window, full.d_k, full.n_kv_heads, full.W_v is None) == (None, 32, 1, True)
+        assert (full.rope_style, full.rope_fraction, sliding.rope_style) == (
+            "proportional",
+            0.25,
+            "half-split",
+        )
+        assert all(ours.scale == 1.0 and ours.v_norm is not None for ours in converted)
+    else:
+        rope, nope = converted[0], converted[1]
+        assert (rope.chunk, rope.rope_style, rope.temperature, rope.q_norm.weight) == (
+            4,
+            "interleaved",
+            None,
+            None,
+        )
+        assert (nope.chunk, nope.rope_theta, nope.temperature, nope.q_norm) == (None, None, (2.0, 0.5), None)
+    for ours, (_, x, expected) in zip(converted, layers, strict=True):  # each option matters at n = 10
+        for option, off in (("window", None), ("chunk", None), ("temperature", None), ("W_g", None)):
+            if getattr(ours, option) is not None:
+                saved = getattr(ours, option)
+                setattr(ours, option, off)
+                with torch.no_grad():
+                    assert (ours(x, mask=mha.causal_mask(N))[0] - expected).abs().max() > 1e-2, option
+                setattr(ours, option, saved)
+
+
+@pytest.mark.parametrize("prompt", [3, 6])
+def test_decoding_equals_the_full_pass_and_transformers(family, prompt):
+    """``decode(x[:, :k])`` then ``decode(x[:, k:], cache)`` (the contract's calls), and token by token."""
+    _, config, layers = family
+    for theirs, x, expected in layers:
+        ours = from_transformers(theirs, config)
+        with torch.no_grad():
+            full, _ = ours(x, mask=mha.causal_mask(N))
+            first, _, cache = ours.decode(x[:, :prompt])
+            rest, _, cache = ours.decode(x[:, prompt:], cache)
+            outs, step_cache = [first], ours.decode(x[:, :prompt])[2]
+            for t in range(prompt, N):
+                out, _, step_cache = ours.decode(x[:, t : t + 1], step_cache, need_weights=t % 2 == 0)
+                outs.append(out)
+        torch.testing.assert_close(torch.cat([first, rest], dim=1), full, rtol=0, atol=1e-12)
+        torch.testing.assert_close(torch.cat(outs, dim=1), full, rtol=0, atol=1e-12)
+        torch.testing.assert_close(full, expected, rtol=0, atol=TOL)
+        held = N if ours.window is None and ours.chunk is None else (ours.window or N % ours.chunk)
+        assert cache.k.size(-2) == held and cache.start == N - held
+        per_token = (1 if ours.W_v is None else 2) * ours.n_kv_heads * ours.d_k * 8  # float64
+        assert cache.nbytes == 2 * held * per_token  # B = 2; keys as values: one tensor, not two
+
+
+def test_the_copy_holds_its_own_weights(family):
+    _, config, layers = family
+    theirs = layers[0][0]
+    ours = from_transformers(theirs, config)
+    saved = ours.W_q.weight.detach().clone()
+    with torch.no_grad():
+        theirs.q_proj.weight.add_(1.0)  # changing theirs leaves ours alone
+        assert torch.equal(ours.W_q.weight, saved)
+        theirs.q_proj.weight.sub_(1.0)
+    assert all(p.data_ptr() != q.data_ptr() for p in ours.parameters() for q in theirs.parameters())
+
+
+def test_the_gate_is_cut_from_q_proj_head_by_head():
+    """Qwen3-Next's q_proj is laid out per head as [query_h | gate_h]."""
+    config, model = tiny_model("qwen3_next", num_hidden_layers=2, layer_types=HYBRID[:2])
+    theirs = model.model.layers[1].self_attn
+    ours = from_transformers(theirs, config)
+    rows = theirs.q_proj.weight.view(4, 2, 16, 48)  # (h, [query, gate], d_k, d_model)
+    torch.testing.assert_close(ours.W_q.weight.view(4, 16, 48), rows[:, 0], rtol=0, atol=0)
+    torch.testing.assert_close(ours.W_g.weight.view(4, 16, 48), rows[:, 1], rtol=0, atol=0)
+    torch.testing.assert_close(
+        ours.W_g.bias.view(4, 16), theirs.q_proj.bias.view(4, 2, 16)[:, 1], rtol=0, atol=0
+    )
+
+
+def test_unsupported_settings_raise_naming_them():
+    config, model = tiny_model(
+        "gemma4", num_hidden_layers=2, layer_types=["sliding_attention", "full_attention"]
+    )
+    module = model.model.layers[0].self_attn
+    config.num_kv_shared_layers = 1
+    with pytest.raises(ValueError, match="num_kv_shared_layers=1"):
+        from_transformers(module, config)
+    config.num_kv_shared_layers = 0
+    config.rope_parameters["sliding_attention"]["factor"] = 8.0
+    with pytest.raises(ValueError, match=r"factor=8\.0"):
+        from_transformers(module, config)
+    del config.rope_parameters["sliding_attention"]["factor"]
+    config.use_bidirectional_attention = "all"
+    with pytest.raises(ValueError, match="use_bidirectional_attention='all'"):
+        from_transformers(module, config)
+    config, model = tiny_model("qwen3_next", num_hidden_layers=2, layer_types=HYBRID[:2])
+    module = model.model.layers[1].self_attn
+    module.q_proj = torch.nn.Linear(48, 4 * 16, dtype=torch.float64)  # a q_proj without the gate's rows
+    with pytest.raises(ValueError, match="no output gate"):
+        from_transformers(module, config)
+    config, model = tiny_model("llama4", num_hidden_layers=1, no_rope_layers=[1])
+    config.rope_parameters = {"rope_type": "llama3", "rope_theta": 5e5, "factor": 8.0}
+    with pytest.raises(ValueError, match="rope_type='llama3'"):
+        from_transformers(model.model.layers[0].self_attn, config)
