@@ -1,13 +1,12 @@
 """The decoder's page weights (mha.chapters.decoder_page, _ext/decoder_weights.py): what the port reads.
 
 The build writes _static/decoder-weights.js from the shipped safetensors; the port
-(mha/widgets/static/ports/decoder.js, tested in tests/test_decoder_port.py) decodes it. Here: the script holds
-exactly the values Python computes with, and everything else the port reads, and the extension writes it.
+(mha/widgets/static/ports/decoder.js, tested in tests/unit/test_decoder_port.py) decodes it. Here: the script
+holds exactly the values Python computes with, and everything else the port reads, and the extension writes
+it.
 """
 
 import dataclasses
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -16,8 +15,6 @@ import torch
 import mha.chapters.decoder as decoder
 from mha.chapters import decoder_page
 from mha.chapters.decoder import DECODER, TOP_K, UNKNOWN, load_state, vocabulary
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_script_holds_the_values_python_computes_with():
@@ -54,11 +51,8 @@ def test_the_script_is_the_same_from_the_same_weights():
 
 
 def test_the_sphinx_extension_writes_the_script_after_an_html_build(tmp_path):
-    sys.path.insert(0, str(ROOT / "_ext"))
-    try:
-        import decoder_weights
-    finally:
-        sys.path.remove(str(ROOT / "_ext"))
+    from _ext import decoder_weights
+
     decoder_weights.write_weights(
         SimpleNamespace(builder=SimpleNamespace(format="html"), outdir=str(tmp_path)), None
     )

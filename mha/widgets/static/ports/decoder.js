@@ -1,6 +1,6 @@
 /* Port of mha/chapters/decoder.py: predict, vocabulary tokenization (encode) and the decoder's forward pass
  * (Decoder.forward), so that the page of "Heads that work together" runs the book's decoder with no kernel.
- * tests/test_decoder_port.py runs this file in mini-racer and checks it against Python on several texts and
+ * tests/unit/test_decoder_port.py runs this file in mini-racer and checks it against Python on several texts and
  * sets of heads switched off: attention and probabilities within 2e-3, the same top tokens where they are not
  * near-tied.
  *
