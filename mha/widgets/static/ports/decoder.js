@@ -1,10 +1,13 @@
-/* Port of mha/chapters/decoder.py: predict, vocabulary tokenization (encode) and the decoder's forward pass
- * (Decoder.forward), so that the page of "Heads that work together" runs the book's decoder with no kernel.
- * tests/unit/test_decoder_port.py runs this file in mini-racer and checks it against Python on several texts and
- * sets of heads switched off: attention and probabilities within 2e-3, the same top tokens where they are not
- * near-tied.
+/* mha front end, PORT of mha/chapters/decoder.py: the book's decoder, run in the page of "Heads that work
+ * together" with no kernel.
  *
- * A classic script with no DOM, no TextEncoder and no atob (mini-racer has none of them): strict mode, no
+ * Python twins (mha.chapters.decoder): predict -> decoderPredict, encode -> decoderEncode, Decoder.forward
+ * (inside decoderPredict); mha.chapters.decoder_page.weights_payload's data read back -> decoderModel.
+ * tests/unit/test_decoder_port.py runs this file in mini-racer and checks it against Python on several texts
+ * and sets of heads switched off: attention and probabilities within 2e-3, the same top tokens where they are
+ * not near-tied.
+ *
+ * A classic script with no DOM, no TextEncoder and no atob (mini-racer has not one of them): strict mode, no
  * top-level bindings, adding to the global namespace globalThis.mhaFrontEnd (core.js's convention):
  *
  *   decoderModel(data)               the data of the weights script decoder-weights.js (written by the build
@@ -25,7 +28,7 @@
  *
  * The forward pass: the token embedding; per layer x + attn(RMSNorm(x)), attn being mha/multihead.py's
  * MultiHeadAttention without biases, with rotary positions (mha/positional.py: half-split pairs, angles
- * p * theta^(-2i/d_k)) and mha/attention.py's softmax(q k^T / sqrt(d_k)) under the causal mask; a head
+ * p * theta^(-2i/d_k)) and mha/attention.py's softmax(q k^T / sqrt(d_k)), each query seeing itself and the keys before it; a head
  * switched off has its output zeroed before W_o (mha/compute/ablation.py); the final RMSNorm, the unembedding
  * and a softmax. Computed in float64 from the float16 values that Python computes with in float32.
  *
@@ -34,7 +37,7 @@
  *   V        vocabulary size
  *   d_model  model width
  *   L        number of layers (config.layers)
- *   h        heads per layer; d_k = d_model / h
+ *   h        heads per layer; d_k the head width, d_model divided by h
  * A matrix is an array of rows (Float64Array), e.g. x: n rows of d_model.
  */
 (function (root) {
@@ -46,7 +49,7 @@
   const SEXTET = new Int16Array(128).fill(-1);
   for (let i = 0; i < BASE64.length; i++) SEXTET[BASE64.charCodeAt(i)] = i;
 
-  /** The bytes of a base64 string (padding "=" at the end), without atob. */
+  /** The bytes of a base64 string (with its "=" fill at the end), without atob. */
   function base64Bytes(text) {
     const end = text.replace(/=+$/, "").length;
     const bytes = new Uint8Array(Math.floor((end * 3) / 4));
@@ -209,7 +212,7 @@
         const on = !switchedOff.has(`${l},${j}`), base = j * dK; // head j: columns base .. base + d_k - 1
         const weights = [];
         for (let i = 0; i < n; i++) {
-          const row = new Array(n).fill(0); // the keys after i stay 0: the causal mask
+          const row = new Array(n).fill(0); // the keys after i stay 0: a decoder looks back only
           const qi = q[i];
           let max = -Infinity;
           for (let t = 0; t <= i; t++) {
