@@ -84,6 +84,7 @@ bench: book
 	$(BIN)/python -m benchmarks.bench_variants
 	$(BIN)/python -m benchmarks.bench_linear
 	$(BIN)/python -m benchmarks.bench_page_minilm
+	$(BIN)/python -m benchmarks.bench_jupyterlab
 
 clean:
 	rm -rf _build .pytest_cache .ruff_cache .hypothesis
