@@ -153,11 +153,6 @@ def test_what_the_cache_needs(name):
     assert c.d_k == c.head_dim
 
 
-def test_the_existing_23_models_are_kept_and_the_new_ones_added():
-    assert len(MODEL_CONFIGS) == 23 + 8
-    assert set(CACHE) - {"Mistral 7B"} <= set(MODEL_CONFIGS)
-
-
 def test_layer_patterns_follow_layer_types():
     # transformers' configs: Gemma 3 "full_attention" iff (i + 1) % 6 == 0; gpt-oss and Gemma 2 alternate
     # sliding, full from layer 0; Llama 4 has no RoPE (full attention) in every 4th layer.
@@ -382,8 +377,7 @@ def test_rows_hold_the_table_as_data():
     assert (scout["positions"], scout["rope scaling"]) == ("rotary, none 1 in 4", "llama3 x8 from 8192")
     assert qwen["rope scaling"] == "yarn x4 from 32768 (card)"  # recommended by the card, not shipped
     assert (by_name["Gemma 2 27B"]["soft-cap"], by_name["gpt-oss-20b"]["sinks"]) == ("50", "yes")
-    assert all(set(t) <= set(COLUMNS) and t[0] == "model" for t in TOPICS.values())
-    assert set().union(*TOPICS.values()) == set(COLUMNS)
+    assert all(t[0] == "model" for t in TOPICS.values())  # each table names its models
 
 
 def test_rows_make_a_data_frame():

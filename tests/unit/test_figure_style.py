@@ -30,7 +30,7 @@ from mha.figures import (
     plot_multihead_block,
     plot_stage,
 )
-from mha.figures._style import TEXT_PT, TITLE_PT
+from mha.figures._style import TEXT_PT
 from mha.figures.pretrained import (
     LABELS,
     plot_attention_head,
@@ -110,7 +110,3 @@ def test_no_text_below_text_pt(name):
     small = [(t.get_text(), t.get_fontsize()) for t in texts if t.get_fontsize() < TEXT_PT - 1e-9]
     plt.close(fig)
     assert not small, f"{name} draws text below {TEXT_PT} pt: {small[:5]}"
-
-
-def test_the_sizes_read_as_a_title_above_its_text():
-    assert 9 <= TEXT_PT <= TITLE_PT

@@ -50,8 +50,6 @@ def _spec_of(page_html: str) -> dict:
 
 def test_the_spec_carries_limits_messages_and_the_census_patterns():
     spec = box_spec(LABELS)
-    assert (spec["layers"], spec["heads"], spec["d_model"]) == (MINILM.n_layers, MINILM.h, MINILM.d_model)
-    assert spec["max_tokens"] == MAX_TOKENS and spec["weights"] == WEIGHTS_FILE and spec["format"] == FORMAT
     megabytes = f"{weights_size()[1] / 1e6:.0f}"
     messages = {k: v.replace("{mb}", megabytes) for k, v in MESSAGES.items()}
     assert {k: spec["messages"][k] for k in MESSAGES} == messages and spec["messages"]["invalid"] == INVALID

@@ -1,10 +1,6 @@
 """Tests for the live widgets, driven like a reader: change a setting, then look at what the page is sent."""
 
 import json
-import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -247,11 +243,10 @@ def test_embed_tokens_is_stable_per_token_and_adds_positions():
     assert x.abs().max() <= 3**0.5 and 0.5 < x.var() < 1.5  # uniform in [-sqrt(3), sqrt(3)): variance 1
     with_positions = embed_tokens(["the", "cat", "the"], 16)
     torch.testing.assert_close(with_positions - x, mha.sinusoidal_positions(3, 16))
-    # Not Python's hash(), which is salted per process: another process gets the same vector.
-    code = "from mha.compute.explorer import token_vectors; print(token_vectors(['the'], 4).tolist())"
-    env = {**os.environ, "PYTHONHASHSEED": "12345"}
-    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
-    assert json.loads(other.stdout) == token_vectors(["the"], 4).tolist()
+    # Not Python's hash(), which is salted per process: every process, machine and the page's port get
+    # these numbers (mha.compute.portable_random), pinned here.
+    pinned = [[-1.4748064279556274, 0.27348437905311584, 0.3173903822898865, 1.3194605112075806]]
+    assert torch.equal(token_vectors(["the"], 4), torch.tensor(pinned, dtype=torch.float32))
 
 
 @pytest.mark.parametrize(
@@ -415,58 +410,6 @@ def test_a_trained_model_with_its_vocabulary_goes_into_the_static_page():
     assert config["model"]["vocab"] == list(vocab) and config["settings"]["source"] == "trained"
     without = HeadExplorer(model, embed, sentence="the cat").static_html()
     assert "mha-explorer" not in without and "live kernel" in without and "24 / 3 = 8" in without
-
-
-@pytest.mark.notebook  # runs nbval on a notebook in a subprocess
-def test_a_failing_control_change_fails_nbval_and_a_valid_one_passes(tmp_path):
-    """nbval fails on a notebook whose control change raises, and passes on the same one without the bug."""
-    nbformat = pytest.importorskip("nbformat")
-
-    def notebook(embed_source: str) -> dict:
-        cells = [
-            nbformat.v4.new_code_cell(embed_source),
-            nbformat.v4.new_code_cell(
-                "# nbval-ignore-output: the widget's model id differs on every run\n"
-                "explorer = HeadExplorer(model, embed)\nexplorer",
-                metadata={"tags": ["nbval-ignore-output"]},
-            ),
-            nbformat.v4.new_code_cell(
-                'explorer.update(mask="causal")\nprint(explorer.weights.shape)',
-                outputs=[nbformat.v4.new_output("stream", name="stdout", text="torch.Size([3, 10, 10])\n")],
-            ),
-        ]
-        for count, cell in enumerate(cells, start=1):
-            cell.execution_count = count  # nbval compares the outputs of cells that were run
-        return nbformat.v4.new_notebook(cells=cells)
-
-    setup = (
-        "import torch, mha\nfrom mha.compute import embed_tokens\nfrom mha.widgets import HeadExplorer\n"
-        "torch.manual_seed(0)\nmodel = mha.MultiHeadAttention(24, 3)\n"
-    )
-    good = setup + "def embed(tokens):\n    return embed_tokens(tokens, 24)\n"
-    bad = setup + textwrap.dedent(
-        """
-        calls = []
-        def embed(tokens):
-            calls.append(tokens)
-            if len(calls) > 1:
-                raise RuntimeError("bug in a callback")
-            return embed_tokens(tokens, 24)
-        """
-    )
-    (tmp_path / "pytest.ini").write_text("[pytest]\n")
-    results = {}
-    for name, source in (("good", good), ("bad", bad)):
-        path = tmp_path / f"{name}.ipynb"
-        nbformat.write(notebook(source), path)
-        results[name] = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
-             "-c", str(tmp_path / "pytest.ini"), str(path)],
-            capture_output=True, text=True, cwd=tmp_path, timeout=120,
-        )  # fmt: skip
-    assert results["good"].returncode == 0, results["good"].stdout
-    assert results["bad"].returncode != 0
-    assert "bug in a callback" in results["bad"].stdout
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -646,20 +589,11 @@ def test_no_script_declares_a_mask_name_or_a_message_of_python():
     assert found == []
 
 
-def test_the_spec_holds_the_constants_python_uses():
-    from mha.compute.explorer import MAX_SEED, PARAMETERS
-    from mha.costs.report import DTYPES
-    from mha.widgets.spec import PERIODS, WINDOW_BOUNDS
-
-    explorer, trained, windows, calculator, *_ = _all_specs()
-    controls = {c["name"]: c for c in explorer["controls"]}
-    assert [v for v, _ in controls["d_model"]["choices"]] == list(D_MODELS)
-    assert [v for v, _ in controls["mask"]["choices"]] == list(MASKS)
-    assert controls["seed"]["hi"] == MAX_SEED and explorer["parameters"] == list(PARAMETERS)
-    assert explorer["max_tokens"] == MAX_TOKENS and explorer["defaults"]["source"] == "fresh"
-    assert trained["defaults"]["source"] == "trained"
-    assert [m["name"] for m in explorer["masks"]] == list(MASKS)
-    for m in explorer["masks"]:  # what each mask hides equals build_mask's
+def test_what_the_spec_says_each_mask_hides_is_what_build_mask_hides():
+    """The page draws a mask from the spec's words (no_later: a query sees no later key; cut: no key at or
+    after valid_length); they must say what build_mask builds. Every spec is JSON as it is."""
+    explorer = _all_specs()[0]
+    for m in explorer["masks"]:
         mask = build_mask(m["name"], 5, 3)
         full = (
             torch.ones(5, 5, dtype=torch.bool)
@@ -667,11 +601,7 @@ def test_the_spec_holds_the_constants_python_uses():
             else torch.broadcast_to(mask, (1, 1, 5, 5))[0, 0]
         )
         assert bool(m["no_later"]) == (not full[0, 1].item()) and bool(m["cut"]) == (not full[4, 3].item())
-    bounds = {c["name"]: (c["lo"], c["hi"]) for c in windows["controls"] if c["kind"] == "number"}
-    assert bounds == WINDOW_BOUNDS
-    assert [v for v, _ in windows["controls"][3]["choices"]] == list(PERIODS)
-    assert calculator["dtypes"] == {k: torch.empty((), dtype=v).element_size() for k, v in DTYPES.items()}
-    json.dumps(_all_specs())  # JSON as it is
+    json.dumps(_all_specs())
 
 
 def test_explorer_and_page_share_one_message_per_case():
