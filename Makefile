@@ -53,8 +53,9 @@ format: $(STAMP)
 notebooks: $(STAMP)
 	$(PORTABLE) $(BIN)/python -m scripts.execute_notebooks $(NB)
 
-# Retrain the heads of "Why multiple heads?" into mha/data/ (about 7 minutes on 2 cores), then
-# `make notebooks NB=chapters/why_multiple_heads.ipynb`.
+# Retrain the toy models of the appendix (Heads in toy models) into mha/chapters/data/heads_weights.safetensors
+# and heads_runs.json, which records the wall time of its run (423 s on 2 cores when last made), then
+# `make notebooks NB=chapters/appendix_toy_heads.ipynb`.
 weights: $(STAMP)
 	$(BIN)/python -m mha.chapters.train_heads
 
@@ -64,10 +65,9 @@ weights: $(STAMP)
 decoder: $(STAMP)
 	$(BIN)/python -m mha.chapters.train_decoder
 
-# Census, single-head ablations and greedy pruning of all-MiniLM-L6-v2's 72 heads for chapter 6 (What trained
-# heads do), into
-# mha/chapters/data/minilm_heads.json (about 7.5 minutes on 2 cores), and the 8-bit attention maps of the
-# corpus for the chapter's static viewer, into mha/chapters/data/minilm_attention.json (about 10 s).
+# Census, single-head ablations and greedy pruning of all-MiniLM-L6-v2's 72 heads for "What trained heads do",
+# into mha/chapters/data/minilm_heads.json, which records the wall and CPU time of each part of its run, and the
+# 8-bit attention maps of the corpus for the chapter's static viewer, into mha/chapters/data/minilm_attention.json.
 minilm-heads: $(STAMP)
 	$(BIN)/python -m mha.chapters.minilm_heads
 	$(BIN)/python -m mha.chapters.minilm_viewer

@@ -8,11 +8,12 @@ with pypdf, with one bookmark per page of the book, behind a title page (title, 
 from pyproject.toml and _config.yml, licence), and numbered once through the book ("12 / 142", stamped on
 every sheet after the title page from a PDF of numbers that Chromium prints).
 
-Solutions: the full edition prints each chapter's solutions (and the folded cells that check them) together
-at the end of the chapter, under "Solutions to the exercises", where they do not give the answer away beside
-its exercise; the student edition's site has none (scripts/student_edition.py prints it, `--edition
-students`). Nothing may be clipped: before printing, every element of a page is measured at the width of
-the sheet, and an element wider than the sheet or than a box that cuts its content fails the build.
+Solutions: the full edition prints each chapter's solutions (and the folded cells tagged ``solution-check``
+that check them, CONTRIBUTING.md) together at the end of the chapter, under "Solutions to the exercises",
+where they do not give the answer away beside its exercise; the student edition's site has none
+(scripts/student_edition.py prints it, `--edition students`). Nothing may be clipped: before printing, every
+element of a page is measured at the width of the sheet, and an element wider than the sheet or than a box
+that cuts its content fails the build.
 
 Usage: python -m scripts.build_pdf [--site _build/html] [--out _build/pdf/multi-head-attention.pdf]
        [--edition full|students]
@@ -88,8 +89,7 @@ _READY = r"""async (collect) => {
     part.innerHTML = "<h2>Solutions to the exercises</h2>";
     for (const s of solutions) {
       const moved = [s];
-      const check = n => n && n.matches("div.cell")
-        && /^\s*# Check of the solution/.test(n.querySelector("pre")?.textContent || "");
+      const check = n => n && n.matches("div.cell.tag_solution-check");  // myst-nb writes a cell's tags so
       for (let n = s.nextElementSibling; check(n); n = n.nextElementSibling) moved.push(n);
       for (const m of moved) part.appendChild(m);
     }

@@ -3,9 +3,11 @@
 A course hands out this edition while its exercises are open. Nothing in it holds a solution:
 
 * **the sources**: the site is built from copies of the chapters (``<out>/source``, the committed notebooks
-  are never changed) from which every ``{solution}`` directive and every folded cell that checks a solution
-  (it starts with ``# Check of the solution``, CONTRIBUTING.md) is removed, so the pages, the search index,
-  the ``_sources`` behind the "Download .ipynb" and ".md" buttons and the notebook set hold none;
+  are never changed) from which every ``{solution}`` directive and every cell tagged ``solution-check`` (the
+  folded cell that checks a solution, CONTRIBUTING.md) is removed, and in which the cell tagged
+  ``exercise-preamble`` (how the book gives its solutions) says that this edition leaves them out; so the
+  pages, the search index, the ``_sources`` behind the "Download .ipynb" and ".md" buttons and the notebook
+  set hold no solution;
 * **the buttons**: no launch buttons (Colab and Binder would open the repository's notebooks, which have
   the solutions) and no repository or edit buttons; students run the notebook set instead;
 * **the notebook set**: the same copies, into ``<out>/notebooks/``, to hand out or upload (Colab, an LMS);
@@ -35,16 +37,15 @@ import nbformat
 import tomllib
 import yaml
 
+from scripts import myst
+
 ROOT = Path(__file__).resolve().parents[1]
-CHECK_PREFIX = "# Check of the solution"
 BOOK_FLAGS = ["-W", "-n", "--keep-going"]
 EXTENSION = "scripts.student_edition"  # this module, as the edition's Sphinx extension (:func:`setup`)
 PDF_NAME = "multi-head-attention-students.pdf"
 # Top-level entries of the repository that the book's build does not read (or that are the copies' own).
 NOT_LINKED = {".git", ".venv", "_build", "chapters", ".pytest_cache", ".ruff_cache", ".hypothesis"}
 
-_SOLUTION = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution\}.*?\n.*?^(?P=fence)[ \t]*\n?", re.M | re.S)
-_PREAMBLE = re.compile(r"Each solution is folded;[^\n]*?runs the check\.")
 STUDENT_PREAMBLE = "This edition leaves the solutions out: your lecturer hands them out after the exercises."
 
 
@@ -102,12 +103,13 @@ def student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     nb = copy.deepcopy(nb)
     cells, setup_done = [], False
     for cell in nb.cells:
-        if cell.cell_type == "code" and cell.source.lstrip().startswith(CHECK_PREFIX):
+        if myst.SOLUTION_CHECK in myst.tags(cell):
             continue
         if cell.cell_type == "code" and not setup_done:
             cell.source, setup_done = pinned_setup(cell.source), True
         if cell.cell_type == "markdown":
-            cell.source = _PREAMBLE.sub(STUDENT_PREAMBLE, _SOLUTION.sub("", cell.source)).rstrip("\n")
+            preamble = myst.EXERCISE_PREAMBLE in myst.tags(cell)
+            cell.source = STUDENT_PREAMBLE if preamble else myst.without(cell.source, "solution").rstrip("\n")
             if not cell.source.strip():
                 continue
         cells.append(cell)
@@ -119,15 +121,12 @@ def _drop_solution_checks(app, doctree) -> None:
     from docutils import nodes
 
     for cell in list(doctree.findall(nodes.container)):
-        if cell.get("nb_element") != "cell_code":
-            continue
-        source = next(cell.findall(nodes.literal_block), None)
-        if source is not None and source.astext().lstrip().startswith(CHECK_PREFIX):
+        if cell.get("nb_element") == "cell_code" and f"tag_{myst.SOLUTION_CHECK}" in cell["classes"]:
             cell.parent.remove(cell)
 
 
 def setup(app):
-    """As a Sphinx extension: a second guard that drops any folded check of a solution."""
+    """As a Sphinx extension: a second guard that drops any cell tagged ``solution-check``."""
     app.connect("doctree-read", _drop_solution_checks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 

@@ -14,7 +14,7 @@ CHAPTERS = build_slides.chapters()
 def _shaped():
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     long = " ".join(["Words of prose."] * 40)
-    check = code("# Check of the solution", metadata={"tags": ["hide-cell"]})
+    check = code("# Check of the solution", metadata={"tags": ["solution-check"]})  # skipped by its tag
     printed = code(
         "print(many)", outputs=[nbformat.v4.new_output("stream", text="".join(f"{i}\n" for i in range(40)))]
     )
@@ -25,7 +25,9 @@ def _shaped():
         md(f"## A section\n\n{long}\n\n$$\nx^2\n$$"),
         printed,
         md("### A subsection\n\n- one\n- two"),
-        md("## Exercises\n\nEach solution is folded.\n\n```{exercise} Try it\n:label: t-ex\n\nDo it.\n```\n\n"
+        md("## Exercises"),
+        md("Each solution is folded.", metadata={"tags": ["exercise-preamble"]}),
+        md("```{exercise} Try it\n:label: t-ex\n\nDo it.\n```\n\n"
            "```{solution} t-ex\n:class: dropdown\n\nSECRET answer.\n```"),
         check,
     ]  # fmt: skip
