@@ -61,18 +61,22 @@ def repository() -> str:
 def setup_block(url: str | None = None, tag: str | None = None) -> str:
     """The first lines of every chapter's set-up cell: ``mha`` at the book's version, widgets on Colab.
 
+    It installs ``mha[book]``: the package (which needs PyTorch only, as Colab and Binder have it) with the
+    extra that the chapters' figures, widgets, pretrained encoder and tables need (pyproject.toml).
+
     Colab shows third-party widgets (the book's explorer, stepper and calculator are anywidgets) only with its
     custom widget manager on: Colab's ``google.colab.output.enable_custom_widget_manager()``, which
     anywidget's own Colab check also calls; the cell calls it so that any widget of the chapter shows.
     """
     url, tag = url or repository(), tag or f"v{version()}"
     return (
-        "# Set-up: on Colab or Binder, install the book's package `mha` at this book's version (nothing\n"
-        "# happens where it is installed), and on Colab turn on the widget manager its figures need.\n"
+        "# Set-up: on Colab or Binder, install the book's package `mha` at this book's version with what its\n"
+        "# chapters need (nothing happens where it is installed), and on Colab turn on the widget manager its\n"
+        "# figures need.\n"
         "try:\n"
         "    import mha\n"
         "except ModuleNotFoundError:\n"
-        f'    %pip install --quiet "mha @ git+{url}@{tag}"\n'
+        f'    %pip install --quiet "mha[book] @ git+{url}@{tag}"\n'
         "    import mha\n"
         "try:\n"
         "    from google.colab import output\n"

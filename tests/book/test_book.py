@@ -71,7 +71,7 @@ def test_first_code_cell_installs_mha_from_the_configured_repository(path):
         "the set-up cell must install the book's version from the repository named in _config.yml "
         "(see CONTRIBUTING.md)"
     )
-    assert f'"mha @ git+{url}@v' in first
+    assert f'"mha[book] @ git+{url}@v' in first
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)

@@ -220,7 +220,7 @@ def test_full_pdf_gathers_the_solutions_after_the_chapter(tmp_path, browser):
 def test_pinned_setup_cell_installs_this_version_and_turns_on_colabs_widget_manager():
     block = student_edition.setup_block()
     url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
-    assert f'%pip install --quiet "mha @ git+{url}@v{VERSION}"' in block
+    assert f'%pip install --quiet "mha[book] @ git+{url}@v{VERSION}"' in block
     assert "output.enable_custom_widget_manager()" in block and "except ImportError" in block
     for chapter in CHAPTERS:
         first = next(c for c in nbformat.read(chapter, as_version=4).cells if c.cell_type == "code").source

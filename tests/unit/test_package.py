@@ -1,6 +1,7 @@
 """The package as a whole: `import mha` is the small attention core, and the layers import downwards."""
 
 import ast
+import importlib.metadata
 import inspect
 import io
 import subprocess
@@ -9,8 +10,12 @@ import tokenize
 from pathlib import Path
 
 import pytest
+import tomllib
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 import mha
+from tests import ROOT
 
 PACKAGE = Path(mha.__file__).parent
 CORE_MODULES = sorted(p for p in PACKAGE.glob("*.py"))
@@ -95,3 +100,48 @@ def test_every_layer_is_a_documented_subpackage(layer):
     init = PACKAGE / layer / "__init__.py"
     assert init.is_file(), f"mha.{layer} is not a package"
     assert ast.get_docstring(ast.parse(init.read_text())), f"mha.{layer} has no docstring"
+
+
+# -- what `pip install mha` needs, and what the extra `book` adds --------------------------------------------
+
+TORCH_ONLY = ("compute", "costs", "linear")  # with the core: what `pip install mha` brings
+
+
+def third_party_imports(paths) -> set[str]:
+    """The distributions whose modules ``paths`` import (at the top or inside a function), by name."""
+    distributions = importlib.metadata.packages_distributions()
+    found = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules = [node.module]
+            else:
+                continue
+            for top in {m.split(".")[0] for m in modules} - set(sys.stdlib_module_names) - {"mha"}:
+                assert top in distributions, f"{path}: imports {top}, which no installed package provides"
+                found.update(canonicalize_name(d) for d in distributions[top])
+    return found
+
+
+def requirement_names(requirements: list[str]) -> set[str]:
+    return {canonicalize_name(Requirement(r).name) for r in requirements}
+
+
+def test_pip_install_mha_needs_torch_only_and_the_extra_book_the_rest():
+    """pyproject's dependencies are PyTorch alone, which is all the core and the torch-only layers import;
+    every other layer imports only what the extra ``book`` adds (import-linter's contracts keep the core from
+    importing the layers above it, `make lint`)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = {name: requirement_names(reqs) for name, reqs in project["optional-dependencies"].items()}
+    assert requirement_names(project["dependencies"]) == {"torch"}
+    assert set(extras) == {"book", "transformers"} and extras["transformers"] == {"transformers"}
+    torch_only = [*CORE_MODULES, *(p for layer in TORCH_ONLY for p in (PACKAGE / layer).glob("*.py"))]
+    assert third_party_imports(torch_only) == {"torch"}
+    for layer in set(LAYERS) - set(TORCH_ONLY):
+        imported = third_party_imports((PACKAGE / layer).glob("*.py"))
+        assert imported <= {"torch"} | extras["book"], f"mha.{layer} imports {imported - extras['book']}"
+    used = third_party_imports(p for layer in LAYERS for p in (PACKAGE / layer).glob("*.py"))
+    widgets = {"ipywidgets"}  # what anywidget's widgets need in a notebook, though mha imports it not itself
+    assert extras["book"] - used == widgets, "the extra book lists what no layer imports"
