@@ -12,16 +12,13 @@ from mha.costs.counts import (
     attention_macs_per_token,
     attention_params,
     attention_weights_bytes,
-    format_bytes,
-    format_count,
-    format_ratio,
     kv_cache_bytes,
     layer_costs,
     model_costs,
     model_kv_cache_bytes,
     saved_for_backward_bytes,
 )
-from mha.costs.report import kv_cache_rows
+from mha.costs.report import format_bytes, format_count, format_ratio, kv_cache_rows
 
 SHAPES = [
     # d_model, h, n_kv_heads

@@ -305,6 +305,7 @@ def test_costs_equal_mha_costs_for_every_decoder(ports):
         assert int(result["kv_cache_bytes_as_mha"]) == as_mha, s
         every = model_kv_cache_bytes(model.every_layer_global(), s["context"], batch=s["batch"], dtype=dtype)
         assert int(result["kv_cache_bytes_all_global"]) == every, s
+        assert (costs.kv_cache_bytes_as_mha, costs.kv_cache_bytes_all_global) == (as_mha, every), s
         width = max(len(k) for k, _ in result["rows"])
         lines = "\n".join(f"{k.ljust(width)}  {v}" for k, v in result["rows"])
         assert lines == cost_report(s["model"], s["context"], batch=s["batch"], dtype=s["dtype"]), s
@@ -312,7 +313,7 @@ def test_costs_equal_mha_costs_for_every_decoder(ports):
 
 def test_costs_format_as_python_rounds(ports):
     """Python's f"{x:.2f}" rounds ties (exact in binary) to even, toFixed up: the port does as Python."""
-    from mha.costs.counts import format_bytes, format_count
+    from mha.costs.report import format_bytes, format_count
 
     sizes = [
         0,

@@ -1,5 +1,6 @@
 """Tests for the live widgets, driven like a reader: change a setting, then look at what the page is sent."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -22,7 +23,7 @@ from mha.compute.explorer import (
 from mha.compute.stages import STAGES, attention_stages
 from mha.costs.configs import MODEL_CONFIGS
 from mha.costs.counts import model_costs
-from mha.costs.report import DTYPES, cost_report
+from mha.costs.report import DTYPES, cost_report, cost_rows
 from mha.widgets import CostCalculator, StageStepper, cost_calculator, stage_stepper
 from mha.widgets.explorer import HeadExplorer
 from mha.widgets.frontend import calculator_config, stepper_config, widget_esm
@@ -490,11 +491,34 @@ def test_calculator_sends_the_rows_of_cost_report():
         costs = model_costs(
             MODEL_CONFIGS[s["model"]], s["context"], batch=s["batch"], dtype=DTYPES[s["dtype"]]
         )
-        assert calc.drawn["numbers"]["kv_cache_bytes"] == str(costs.kv_cache_bytes) and calc.costs == costs
+        assert calc.drawn["numbers"] == {k: str(v) for k, v in dataclasses.asdict(costs).items()}
+        assert calc.costs == costs
+        assert calc.rows == cost_rows(s["model"], s["context"], batch=s["batch"], dtype=s["dtype"])
     calc.settings = {**calc.settings, "model": "GPT-2 small"}  # what the page sends
     assert calc.rows[0][1].startswith("GPT-2 small") and calc.report() == cost_report(
         "GPT-2 small", 2**20, batch=8, dtype="float32"
     )
+
+
+def test_calculator_looks_the_model_up_once_per_change(monkeypatch):
+    """The model's name becomes a configuration once, in the widget; the costs and rows take the config."""
+    import mha.costs.counts
+    import mha.costs.report
+    import mha.widgets.calculator
+
+    calc, lookups = cost_calculator(), []
+    for module in (mha.widgets.calculator, mha.costs.report, mha.costs.counts):
+        real = module.get_config
+
+        def counting(model, *args, _real=real, **kwargs):
+            if isinstance(model, str):
+                lookups.append(model)
+            return _real(model, *args, **kwargs)
+
+        monkeypatch.setattr(module, "get_config", counting)
+    calc.update(model="Gemma 3 27B")
+    calc.update(context=1000)
+    assert lookups == ["Gemma 3 27B", "Gemma 3 27B"]
 
 
 def test_calculator_display_bundle_has_the_static_front_end():
