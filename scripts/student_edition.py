@@ -70,9 +70,9 @@ def setup_block(url: str | None = None, tag: str | None = None) -> str:
     """
     url, tag = url or repository(), tag or f"v{version()}"
     return (
-        "# Set-up: on Colab or Binder, install the book's package `mha` at this book's version with what its\n"
-        "# chapters need (nothing happens where it is installed), and on Colab turn on the widget manager its\n"
-        "# figures need.\n"
+        "# Set-up: on Colab or Binder, install the book's package `mha`, with what its chapters need, at\n"
+        "# this book's version (nothing happens where it is installed), and on Colab turn on the widget\n"
+        "# manager its figures need.\n"
         "try:\n"
         "    import mha\n"
         "except ModuleNotFoundError:\n"
