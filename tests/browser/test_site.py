@@ -108,7 +108,7 @@ def _visit(browser, url: str, origin: str) -> Visit:
 
 
 @pytest.fixture(scope="module")
-def visit(browser):
+def visit(server, browser):
     """visit(scheme, page): the page over http:// from the local server, or from disk (file://); each once."""
     visits: dict[tuple[str, str], Visit] = {}
 
