@@ -1,5 +1,5 @@
 # Two commands do all the set-up on a fresh machine:
-#   make book   build the site into _build/html (creates .venv on first use)
+#   make book   build the site into _build/html, and the Chinese site into _build/html/zh (creates .venv on first use)
 #   make test   lint, build the book with warnings as errors, run every test and every notebook (nbval),
 #               then every notebook again on portable kernels and one thread
 # For everyday work:
@@ -26,9 +26,11 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
+# The English site, then the Chinese one (zh/) inside it, which shares its assets (scripts/zh_book.py).
 book: $(STAMP)
 	$(BIN)/jupyter-book build . $(BOOK_FLAGS)
-	@echo "Open the book: $(CURDIR)/_build/html/index.html"
+	$(BIN)/python scripts/zh_book.py
+	@echo "Open the book: $(CURDIR)/_build/html/index.html (中文版: $(CURDIR)/_build/html/zh/index.html)"
 
 # Two workers (the machines have 2 cores), each file on one worker, so that a notebook's cells run in order in
 # one kernel and a module's browser or JupyterLab is started once.
@@ -48,9 +50,11 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-# Re-run every chapter (or NB=chapters/x.ipynb) in place to refresh its stored outputs, then `make test`.
+# Re-run every chapter (or NB=chapters/x.ipynb) in place to refresh its stored outputs, carry them into the
+# Chinese notebooks (scripts/zh_sync.py), then `make test`.
 notebooks: $(STAMP)
 	$(PORTABLE) $(BIN)/python scripts/execute_notebooks.py $(NB)
+	$(BIN)/python scripts/zh_sync.py
 
 # Retrain the heads of "Why multiple heads?" into mha/data/ (about 7 minutes on 2 cores), then
 # `make notebooks NB=chapters/why_multiple_heads.ipynb`.

@@ -1,0 +1,82 @@
+"""Sphinx extension of the book: the English and the Chinese site link each page to its counterpart.
+
+The book is one source built twice (``make book``): the English site into ``_build/html/`` and the Chinese
+site (``zh/``, scripts/zh_book.py) into ``_build/html/zh/``, each page at the same relative path. In both
+builds this extension puts, at the top of every page, a plain relative link to the same page in the other
+language (it works from disk too), and a ``<link rel="alternate" hreflang>`` into its head. A page that has no
+counterpart (the Chinese glossary) links to the other book's first page. On a Chinese page that is not fully
+translated yet (``mha_untranslated``, which scripts/zh_book.py computes from the translation records), a line
+says that its untranslated paragraphs show the English text.
+
+It also writes myst-nb's files of notebook outputs (the pictures) beside the doctrees rather than beside the
+HTML folder: for the English site the same ``_build/jupyter_execute`` as before; for the Chinese site, whose
+HTML folder is inside the English one, ``_build/zh/jupyter_execute`` instead of a folder in the English site.
+
+``_config.yml`` names it twice: ``sphinx.local_extensions`` puts ``_ext`` on the path, and
+``sphinx.config.extensions`` loads it.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from sphinx.application import Sphinx
+
+# By the site's Sphinx language: where the other site's pages are, from this site's root, and how to name it.
+OTHER = {
+    "en": {"lang": "zh-CN", "root": "zh/", "label": "中文", "title": "本页的中文版"},
+    "zh_CN": {"lang": "en", "root": "../", "label": "English", "title": "This page in English"},
+}
+UNTRANSLATED = {"zh_CN": "本页尚未全部译完：未译的段落暂时显示英文原文。"}
+SPECIAL_PAGES = ("search", "genindex")  # pages every Sphinx site has
+ROOT_PAGE = "intro"  # where a page without a counterpart links to (the root of _toc.yml)
+
+
+def other_page(app: Sphinx, pagename: str) -> str | None:
+    """The relative URL of ``pagename``'s counterpart in the other language, or ``None`` (no other site)."""
+    other = OTHER.get(app.config.language)
+    if other is None:
+        return None
+    pages = app.config.mha_other_pages
+    target = pagename if pages is None or pagename in pages or pagename in SPECIAL_PAGES else ROOT_PAGE
+    return "../" * pagename.count("/") + other["root"] + target + ".html"
+
+
+def add_language_link(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    if doctree is None and pagename not in SPECIAL_PAGES:
+        return
+    href = other_page(app, pagename)
+    if href is None:
+        return
+    other = OTHER[app.config.language]
+    lang, url = other["lang"], html.escape(href)
+    link = (
+        f'<p class="mha-language"><a href="{url}" hreflang="{lang}" lang="{lang}" '
+        f'title="{html.escape(other["title"])}">{html.escape(other["label"])}</a></p>'
+    )
+    note = UNTRANSLATED.get(app.config.language)
+    if note and pagename in (app.config.mha_untranslated or []):
+        link += f'<p class="mha-untranslated">{html.escape(note)}</p>'
+    context["body"] = link + context.get("body", "")
+    context["metatags"] = (
+        context.get("metatags", "") + f'\n<link rel="alternate" hreflang="{lang}" href="{url}">'
+    )
+
+
+def move_notebook_outputs(app: Sphinx) -> None:
+    """myst-nb's output folder beside the doctrees (after myst-nb has set it beside the HTML folder)."""
+    config = getattr(app.env, "mystnb_config", None)
+    if config is not None:
+        folder = Path(app.doctreedir).parent / "jupyter_execute"
+        app.env.mystnb_config = config.copy(output_folder=str(folder.resolve()))
+
+
+def setup(app: Sphinx) -> dict:
+    # the pages of the other site (None: the same pages as this one), and this site's untranslated pages
+    app.add_config_value("mha_other_pages", None, "html")
+    app.add_config_value("mha_untranslated", [], "html")
+    app.connect("html-page-context", add_language_link)
+    app.connect("builder-inited", move_notebook_outputs, priority=900)  # after myst-nb's own (500)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
