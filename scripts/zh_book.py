@@ -99,6 +99,8 @@ def site_config(lang: str = "zh", *, missing: list[str] | None = None) -> dict:
     options["mathjax_path"] = SHARED + options["mathjax_path"]
     options["togglebutton_hint"] = _translated("Click to show", missing)
     options["togglebutton_hint_hide"] = _translated("Click to hide", missing)
+    options["nb_code_prompt_show"] = _translated("Show code cell {type}", missing)  # myst-nb's defaults
+    options["nb_code_prompt_hide"] = _translated("Hide code cell {type}", missing)
     return config
 
 
