@@ -31,6 +31,7 @@ import argparse
 import functools
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -43,6 +44,14 @@ LANGUAGES = {"en": "en", "zh": "zh_CN"}  # --lang of the build scripts -> Sphinx
 SHARED = (
     "../../_static/"  # from zh/_static/, the English site's _static/ (Sphinx joins asset paths to _static/)
 )
+# The extensions' own texts that Sphinx's zh_CN does not translate, as Sphinx options: their English defaults
+# (sphinx-togglebutton has a zh-cn catalogue, which zh_CN does not find; myst-nb has none).
+THEME_TEXTS = {
+    "togglebutton_hint": "Click to show",
+    "togglebutton_hint_hide": "Click to hide",
+    "nb_code_prompt_show": "Show code cell {type}",
+    "nb_code_prompt_hide": "Hide code cell {type}",
+}
 NOT_SHARED = {"minilm_weights"}  # extensions that write a shared asset: run by the English build only
 
 
@@ -97,10 +106,7 @@ def site_config(lang: str = "zh", *, missing: list[str] | None = None) -> dict:
     options["html_js_files"] = [SHARED + f for f in options.get("html_js_files", [])]
     options["html_css_files"] = [SHARED + f for f in options.get("html_css_files", [])]
     options["mathjax_path"] = SHARED + options["mathjax_path"]
-    options["togglebutton_hint"] = _translated("Click to show", missing)
-    options["togglebutton_hint_hide"] = _translated("Click to hide", missing)
-    options["nb_code_prompt_show"] = _translated("Show code cell {type}", missing)  # myst-nb's defaults
-    options["nb_code_prompt_hide"] = _translated("Hide code cell {type}", missing)
+    options.update({name: _translated(text, missing) for name, text in THEME_TEXTS.items()})
     return config
 
 
@@ -150,11 +156,15 @@ def untranslated_pages() -> list[str]:
     return [doc for doc in zh_sync.documents() if any(u.state != "translated" for u in zh_sync.units(doc))]
 
 
-def write_sources(work: Path, *, lang: str = "zh") -> tuple[Path, Path, list[str]]:
-    """Write the derived ``_config.yml`` and ``_toc.yml`` into ``work``; return their paths and what has no
-    Chinese yet."""
+def write_sources(
+    work: Path, *, lang: str = "zh", adjust: Callable[[dict], dict] | None = None
+) -> tuple[Path, Path, list[str]]:
+    """Write the derived ``_config.yml`` (changed by ``adjust``, if given) and ``_toc.yml`` into ``work``;
+    return their paths and the English texts that have no Chinese yet."""
     missing: list[str] = []
     config, toc = site_config(lang, missing=missing), site_toc(lang, missing=missing)
+    if adjust is not None:
+        config = adjust(config)
     options = config["sphinx"]["config"]
     options["html_search_options"] = {"dict": str(write_search_words(work / "search_words.txt"))}
     options["mha_other_pages"] = _english_documents()  # the glossary has no English page
@@ -175,11 +185,19 @@ def _english_documents() -> list[str]:
     return zh_sync.documents()
 
 
-def build(html: Path = HTML, work: Path = WORK, *, source: Path = ZH, strict: bool = True) -> Path:
-    """Build the Chinese site from ``source`` into ``html`` (Jupyter Book's work files in ``work``)."""
+def build(
+    html: Path = HTML,
+    work: Path = WORK,
+    *,
+    source: Path = ZH,
+    adjust: Callable[[dict], dict] | None = None,
+    strict: bool = True,
+) -> Path:
+    """Build the Chinese site from ``source`` into ``html`` (Jupyter Book's work files in ``work``);
+    ``adjust`` changes the configuration (the student edition's, scripts/student_edition.py)."""
     from jupyter_book.sphinx import build_sphinx
 
-    config_path, toc_path, missing = write_sources(work)
+    config_path, toc_path, missing = write_sources(work, adjust=adjust)
     for text in missing:
         print(f"zh_book: no Chinese for {text!r} in zh/book.yml (it stays English)", file=sys.stderr)
     overrides = {"external_toc_path": str(toc_path), "latex_individualpages": False, "nitpicky": strict}

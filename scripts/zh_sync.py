@@ -154,6 +154,21 @@ class Unit:
             return f"zh/{self.doc}.md section {self.key} ({first!r})"
         return f"zh/{self.doc}.ipynb cell {self.index} (id {self.key}, {first!r})"
 
+    @property
+    def advice(self) -> str:
+        """What the unit's state asks of a maintainer, with the commands (what the tests print)."""
+        accept = f"python scripts/zh_sync.py --accept {self.doc} {self.key}"
+        if self.state == "stale":
+            return (
+                f"{self.where} was translated from an older English text: update the Chinese (python "
+                f"scripts/zh_sync.py --diff {self.doc} shows what changed in the English), then {accept}"
+            )
+        if self.state == "started":
+            return f"{self.where} is translated, not recorded: if it translates the current English, {accept}"
+        if self.state == "untranslated":
+            return f"{self.where} has no translation yet (it shows the English): translate it, then {accept}"
+        return f"{self.where} is translated"
+
 
 def copy_record(english: str) -> tuple[str, dict]:
     """The copy of an English text that an untranslated unit holds, and its record."""
