@@ -86,16 +86,23 @@ clean:
 
 # For lecturers and readers offline (teaching.md). A reveal.js deck per chapter, shaped from copies of the
 # notebooks (scripts/tag_slides.py; the chapters are not changed), into _build/slides/<chapter>.slides.html,
-# with everything they load copied beside them: open one from disk, no network needed.
+# with everything they load copied beside them: open one from disk, no network needed. The Chinese decks go to
+# _build/slides/zh/ and use the same _assets/.
 slides: $(STAMP)
 	$(BIN)/python scripts/build_slides.py --out _build/slides
+	$(BIN)/python scripts/build_slides.py --lang zh --out _build/slides/zh
 
 # The student edition: no solution in its pages, sources, notebooks or PDF, and no launch button. The site goes
-# to _build/students/html, the notebooks to _build/students/notebooks, the PDF to _build/students/*.pdf.
+# to _build/students/html, the notebooks to _build/students/notebooks, the PDF to _build/students/*.pdf; the
+# Chinese edition to _build/students/html/zh, _build/students/notebooks/zh and _build/students/zh/*.pdf.
 book-students: $(STAMP)
 	$(BIN)/python scripts/student_edition.py --out _build/students --pdf
+	$(BIN)/python scripts/student_edition.py --out _build/students --pdf --lang zh
 
 # The book as one PDF, printed by headless Chromium from the built site: _build/pdf/multi-head-attention.pdf,
-# with a title page, one page numbering and the solutions gathered at the end of each chapter.
+# with a title page, one page numbering and the solutions gathered at the end of each chapter; the Chinese book
+# to _build/pdf/zh/multi-head-attention.pdf.
 pdf: book
 	$(BIN)/python scripts/build_pdf.py --site _build/html --out _build/pdf/multi-head-attention.pdf --edition full
+	$(BIN)/python scripts/build_pdf.py --site _build/html/zh --out _build/pdf/zh/multi-head-attention.pdf \
+		--edition full --lang zh
