@@ -59,7 +59,7 @@ def assets_url(lang: str = "en") -> str:
 
 def exporter(lang: str = "en") -> SlidesExporter:
     exp = SlidesExporter(
-        language_code={"zh": "zh-CN"}.get(lang, lang),
+        language_code=lang,  # ISO 639-1, which nbconvert checks: "zh" (not "zh-CN")
         extra_template_basedirs=[str(TEMPLATES)],
         template_name="mha_reveal",
         reveal_url_prefix=f"{assets_url(lang)}/reveal.js",

@@ -177,12 +177,18 @@ def write_config(out: Path) -> Path:
 
 
 def write_sources(out: Path, lang: str = "en") -> Path:
-    """``out/source``: the repository's book files (linked) with student copies of the chapters; in Chinese,
-    ``out/zh/source``: zh/'s files likewise."""
-    book, source = (ROOT, out / "source") if lang == "en" else (ROOT / lang, out / lang / "source")
-    if source.exists():
-        shutil.rmtree(source)
+    """``out/source``: the repository's book files (linked) with student copies of the chapters. In Chinese,
+    ``out/zh/source/zh``: zh/'s files likewise, inside links to the repository's files (``out/zh/source``), so
+    that paths out of zh/ (``../../mha/...``) lead where they lead from the repository's zh/."""
+    top = out / "source" if lang == "en" else out / lang / "source"
+    book, source = (ROOT, top) if lang == "en" else (ROOT / lang, top / lang)
+    if top.exists():
+        shutil.rmtree(top)
     (source / "chapters").mkdir(parents=True)
+    if lang != "en":
+        for entry in ROOT.iterdir():
+            if entry.name not in NOT_LINKED | {lang}:
+                (source.parent / entry.name).symlink_to(entry)
     for entry in book.iterdir():
         if entry.name not in NOT_LINKED:
             (source / entry.name).symlink_to(entry)

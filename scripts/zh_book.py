@@ -153,7 +153,8 @@ def untranslated_pages() -> list[str]:
     """The pages that still show English (a unit not translated, or translated from an older English)."""
     import zh_sync
 
-    return [doc for doc in zh_sync.documents() if any(u.state != "translated" for u in zh_sync.units(doc))]
+    done = zh_sync.translated_documents()
+    return [doc for doc in zh_sync.documents() if doc not in done]
 
 
 def write_sources(

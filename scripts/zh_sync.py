@@ -328,6 +328,11 @@ def units(doc: str, root: Path = ROOT) -> list[Unit]:
     return page_units(doc, en_path.read_text(encoding="utf-8"), zh_path.read_text(encoding="utf-8"))
 
 
+def translated_documents(root: Path = ROOT) -> list[str]:
+    """The documents whose every unit translates the current English (the others still show some English)."""
+    return [doc for doc in documents(root) if all(u.state == "translated" for u in units(doc, root))]
+
+
 def sync(root: Path = ROOT, *, write: bool = True) -> list[Path]:
     """Regenerate every Chinese document; return those that changed (written only with ``write``)."""
     changed = []
