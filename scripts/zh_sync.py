@@ -151,8 +151,8 @@ class Unit:
         """How messages name the unit: the Chinese file, the cell (number, id) or the section, its start."""
         first = next((line for line in self.en.splitlines() if line.strip()), "")[:60]
         if self.key.isdigit():
-            return f"zh/{self.doc}.md section {self.key} ({first!r})"
-        return f"zh/{self.doc}.ipynb cell {self.index} (id {self.key}, {first!r})"
+            return f'zh/{self.doc}.md section {self.key} ("{first}")'
+        return f'zh/{self.doc}.ipynb cell {self.index} (id {self.key}, "{first}")'
 
     @property
     def advice(self) -> str:
