@@ -26,10 +26,16 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-# The English site, then the Chinese one (zh/) inside it, which shares its assets (scripts/zh_book.py).
+# The English site and the Chinese one (zh/, scripts/zh_book.py) inside it, built at the same time on the two
+# cores: neither reads what the other writes (the Chinese pages load the English site's assets only in the
+# browser). The Chinese build's log goes to _build/zh/build.log; its warnings and errors to the terminal.
 book: $(STAMP)
-	$(BIN)/jupyter-book build . $(BOOK_FLAGS)
-	$(BIN)/python scripts/zh_book.py
+	@mkdir -p _build/zh
+	@$(BIN)/python scripts/zh_book.py > _build/zh/build.log & zh=$$!; \
+	$(BIN)/jupyter-book build . $(BOOK_FLAGS); en=$$?; \
+	wait $$zh; zh=$$?; \
+	if [ $$zh -ne 0 ]; then tail -n 20 _build/zh/build.log; echo "the Chinese site failed (_build/zh/build.log)"; fi; \
+	[ $$en -eq 0 ] && [ $$zh -eq 0 ]
 	@echo "Open the book: $(CURDIR)/_build/html/index.html (中文版: $(CURDIR)/_build/html/zh/index.html)"
 
 # Two workers (the machines have 2 cores), each file on one worker, so that a notebook's cells run in order in

@@ -38,7 +38,8 @@ OTHER = {
 UNTRANSLATED = {"zh_CN": "本页尚未全部译完：未译的段落暂时显示英文原文。"}
 SPECIAL_PAGES = ("search", "genindex")  # pages every Sphinx site has
 ROOT_PAGE = "intro"  # where a page without a counterpart links to (the root of _toc.yml)
-TEMPLATE = "mha-language.html"  # in templates/, rendered first among the article header's buttons
+TEMPLATE = "language-link.html"  # in templates/, rendered first among the article header's buttons
+# (its classes and the note's do not start with "mha-", which marks a figure's root: _ext/page_assets.py)
 
 
 def other_page(app: Sphinx, pagename: str) -> str | None:
@@ -52,8 +53,8 @@ def other_page(app: Sphinx, pagename: str) -> str | None:
 
 
 def add_language_link(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
-    """The counterpart's link among the header buttons (``templates/mha-language.html``) and in the head; on a
-    page not fully translated, the note at the top of its text."""
+    """The counterpart's link among the header buttons (``templates/language-link.html``) and in the head;
+    on a page not fully translated, the note at the top of its text."""
     if doctree is None and pagename not in SPECIAL_PAGES:
         return
     href = other_page(app, pagename)
@@ -70,7 +71,7 @@ def add_language_link(app: Sphinx, pagename: str, templatename: str, context: di
     )
     note = UNTRANSLATED.get(app.config.language)
     if note and pagename in (app.config.mha_untranslated or []):
-        context["body"] = f'<p class="mha-untranslated">{html.escape(note)}</p>' + context.get("body", "")
+        context["body"] = f'<p class="untranslated-note">{html.escape(note)}</p>' + context.get("body", "")
 
 
 def add_templates(app: Sphinx, config: Any) -> None:

@@ -24,7 +24,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 import zh_sync  # the book's scripts/, which tests/conftest.py puts on sys.path
 from test_site import PAGES, SITE, _built_site, _visit  # noqa: F401  (the fixture fails early without a site)
-from test_site_layout import _FIGURES, _SIDEWAYS
+from test_site_layout import _FIGURES, _SIDEWAYS, _scripts_and_roots
 
 from mha.widgets.frontend import FIGURES, ROOT_CLASSES, SCRIPTS
 from mha.widgets.minilm_page import CLASS_NAME, WEIGHTS_FILE
@@ -128,6 +128,13 @@ def test_the_chinese_site_shares_the_english_sites_large_assets():
     math = read(ZH, "chapters/step_by_step").sources
     assert any(target(ZH, "chapters/step_by_step", s) == (SITE / "_static/mathjax/tex-chtml.js").resolve()
                for s in math), "MathJax from the English site"  # fmt: skip
+
+
+def test_chinese_pages_load_the_figure_scripts_only_where_a_figure_is():
+    for page in ZH_PAGES:
+        scripts, has_figure = _scripts_and_roots(f"zh/{page}")
+        loaded = set(SCRIPTS) & set(scripts)
+        assert loaded == (set(SCRIPTS) if has_figure else set()), f"zh/{page}: figure {has_figure}, {loaded}"
 
 
 def test_the_theme_speaks_chinese_and_untranslated_pages_say_so():
