@@ -333,16 +333,31 @@ def translated_documents(root: Path = ROOT) -> list[str]:
     return [doc for doc in documents(root) if all(u.state == "translated" for u in units(doc, root))]
 
 
-def sync(root: Path = ROOT, *, write: bool = True) -> list[Path]:
-    """Regenerate every Chinese document; return those that changed (written only with ``write``)."""
+def _translations(path: Path) -> list[str]:
+    """The translated (or started) texts of a Chinese document's text: what a sync must not lose unnoticed."""
+    if path.suffix == ".ipynb":
+        cells = nbformat.read(path, as_version=4).cells
+        pairs = [(c.metadata.get(RECORD, {}), c.source) for c in cells if c.cell_type == "markdown"]
+    else:
+        pairs = read_page(path.read_text(encoding="utf-8"))
+    return [text for record, text in pairs if record and text_hash(text) != record.get("copy")]
+
+
+def sync(root: Path = ROOT, *, write: bool = True, dropped: list[str] | None = None) -> list[Path]:
+    """Regenerate every Chinese document; return those that changed (written only with ``write``). The start
+    of each translation that the English no longer has a place for (its cell deleted) goes to ``dropped``."""
     changed = []
     for doc in documents(root):
         path, text = chinese_path(doc, root), synced(doc, root)
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             changed.append(path)
+            before = _translations(path) if path.exists() else []
             if write:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text, encoding="utf-8")
+                lost = [t for t in before if t.strip() not in {a.strip() for a in _translations(path)}]
+                if dropped is not None:
+                    dropped += [f"{path.relative_to(root)}: {' '.join(t.split())[:60]}" for t in lost]
     return changed
 
 
@@ -470,8 +485,11 @@ def main(argv: list[str] | None = None) -> int:
         doc, *keys = args.accept
         print("\n".join(accept(doc, keys or None)) or f"{doc}: nothing to accept (no started unit)")
         return 0
-    for path in sync():
+    dropped: list[str] = []
+    for path in sync(dropped=dropped):
         print(f"wrote {path.relative_to(ROOT)}")
+    for text in dropped:
+        print(f"dropped, its English is gone (git keeps it): {text}")
     print("\n".join(status_lines(documents())))
     return 0
 

@@ -230,6 +230,12 @@ def test_a_translation_is_kept_recorded_and_reported_stale_when_its_english_chan
     assert zh_sync.units("ch/one", book)[0].state == "translated"
     with pytest.raises(SystemExit, match="still the English copy"):
         zh_sync.accept("ch/one", ["m2"], root=book)
+    # the English cell goes: its translation goes with it, and the sync says so
+    en.cells = en.cells[1:]
+    nbformat.write(en, book / "ch" / "one.ipynb")
+    dropped: list[str] = []
+    zh_sync.sync(book, dropped=dropped)
+    assert dropped == ["zh/ch/one.ipynb: # 一 各个头（head）在关注。"], dropped
 
 
 def test_a_pages_sections_follow_an_inserted_section(book):
