@@ -13,7 +13,8 @@ cell, a page's section) must keep, of the English it translates (:func:`keeps`):
   directives in the same order with the same options (and the same argument, except an exercise's or an
   admonition's title);
 * its headings' levels, in order;
-* and it must be Chinese: a unit whose English has prose has Chinese characters.
+* and it must be Chinese: a unit whose English has prose has Chinese characters, and no line broken between
+  two Chinese characters (a page shows such a break as a space).
 
 The glossary (``zh/glossary.md``, a table: 中文, English, 不用, 说明) fixes one Chinese term for each
 English term (:func:`term_problems`): where a unit's English uses a glossary term (its forms,
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import itertools
 import re
 import sys
 from collections import Counter
@@ -221,6 +223,20 @@ def _parse_inline(text: str, parts: Parts) -> None:
 # ---------------------------------------------------------------------------------------------------------
 
 
+def broken_lines(text: str) -> list[str]:
+    """Where a paragraph's line breaks between Chinese characters (a page shows such a break as a space)."""
+    prose = parse(text).prose
+    found = []
+    for paragraph in prose:
+        lines = paragraph.split("\n")
+        for a, b in itertools.pairwise(lines):
+            if re.search(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]$", a.rstrip()) and CJK.match(
+                b.lstrip()[:1] or " "
+            ):
+                found.append(f"{a.strip()[-12:]} / {b.strip()[:12]}")
+    return found
+
+
 def keeps(english: str, chinese: str, allowed: set[str] = frozenset()) -> list[str]:
     """What ``chinese`` (a translation) does not keep of ``english``: one message per difference."""
     en, zh = parse(zh_sync.relocate(english)), parse(chinese)
@@ -241,6 +257,10 @@ def keeps(english: str, chinese: str, allowed: set[str] = frozenset()) -> list[s
         problems.append(f"directives and their options: English {en.directives}, Chinese {zh.directives}")
     if en.headings != zh.headings:
         problems.append(f"heading levels: English {en.headings}, Chinese {zh.headings}")
+    if broken := broken_lines(chinese):
+        problems.append(
+            f"a line break between Chinese characters shows as a space: join the lines at {broken}"
+        )
     words = re.findall(r"[A-Za-z]{2,}", en.text + " ".join(en.heading_text))
     if len(words) >= 3 and not CJK.search(zh.text + " ".join(zh.heading_text)):
         problems.append("no Chinese in the translation (the English has prose)")

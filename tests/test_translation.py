@@ -108,6 +108,7 @@ def test_the_glossary_fixes_at_least_40_terms_once_each():
         assert all(term.pattern.search(f.rstrip("*")) for f in term.en), f"{term.zh}: a form matches nothing"
     glossed = [t for t in terms if t.glossed]
     assert len(glossed) >= 40, "the terms whose English is given at first use"
+    assert not zh_checks.broken_lines(text), "a line break between Chinese characters shows as a space"
 
 
 def _ui_literals() -> set[str]:
@@ -264,3 +265,6 @@ def test_the_checks_name_what_a_translation_lost():
         "no Chinese in the translation (the English has prose)"
     ]
     assert zh_checks.term_problems(english, bad.replace("关键字", "键"), {"term:key"}) == []
+    assert zh_checks.broken_lines("第一行在这里\n接着下一行。\n\n- 列表\n- 另一项") == [
+        "第一行在这里 / 接着下一行。"
+    ]
