@@ -6,8 +6,10 @@ The English sources are the one source of the book's code and outputs. The Chine
 term list, which has no English page) and ``zh/book.yml`` (the Chinese texts of ``_config.yml`` and
 ``_toc.yml``). The documents are those of ``_toc.yml``.
 
-**Units.** A notebook's units are its Markdown cells, matched by cell id; a Markdown page's units are its
-sections (split before each heading, with a ``(label)=`` line that precedes a heading), matched in order.
+**Units.** A notebook's units are its Markdown cells, matched by cell id, and the alt texts of its pictures (a
+code cell's ``mystnb.image.alt``, unit ``<cell id>/alt``, recorded under ``"translation": {"alt": ...}`` in
+the code cell's metadata); a Markdown page's units are its sections (split before each heading, with a
+``(label)=`` line that precedes a heading), matched in order.
 
 **Records.** Each unit of a Chinese document records what it translates: a JSON object, in a notebook cell's
 metadata under ``"translation"``, in a page as a MyST comment line that opens the section (``% translation
@@ -152,6 +154,10 @@ class Unit:
         first = next((line for line in self.en.splitlines() if line.strip()), "")[:60]
         if self.key.isdigit():
             return f'zh/{self.doc}.md section {self.key} ("{first}")'
+        if self.key.endswith(ALT):
+            return (
+                f"zh/{self.doc}.ipynb cell {self.index} (id {self.key[: -len(ALT)]}, its picture's alt text)"
+            )
         return f'zh/{self.doc}.ipynb cell {self.index} (id {self.key}, "{first}")'
 
     @property
@@ -181,27 +187,43 @@ def copy_record(english: str) -> tuple[str, dict]:
 # ---------------------------------------------------------------------------------------------------------
 
 
+ALT = "/alt"  # a figure's alt text is a unit of its own, named by its code cell's id and this
+
+
+def alt_text(cell) -> str | None:
+    """A code cell's alt text for its picture (``mystnb.image.alt``, which myst-nb gives the page's image)."""
+    return cell.get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt")
+
+
+def _kept(english: str, before: str | None, record: dict, key: str, index: int) -> tuple[str, dict]:
+    """A unit's text and record after a sync: the translation kept, or a fresh copy of the English."""
+    state = Unit("", key, index, english, before, record).state if before is not None and record else ""
+    if state in ("translated", "stale", "started"):
+        return before, record
+    text, fresh = copy_record(english)
+    return text, {**fresh, **({"allow": record["allow"]} if "allow" in record else {})}
+
+
 def sync_notebook(en: nbformat.NotebookNode, zh: nbformat.NotebookNode | None) -> nbformat.NotebookNode:
-    """The Chinese notebook for ``en``: code cells and metadata from ``en``, the Markdown of ``zh`` kept."""
+    """The Chinese notebook for ``en``: code cells and metadata from ``en``, the Markdown and the pictures'
+    alt texts of ``zh`` kept."""
     old = {c.get("id"): c for c in zh.cells} if zh is not None else {}
     out = copy.deepcopy(en)
     for index, cell in enumerate(out.cells):
-        if cell.cell_type != "markdown":
-            continue
         before = old.get(cell.get("id"))
-        record = dict(before.metadata.get(RECORD, {})) if before is not None else {}
-        if before is None or before.cell_type != "markdown" or not record:
-            state = "untranslated"
-        else:
-            state = Unit("", cell.id, index, cell.source, before.source, record).state
-        if state == "untranslated":
-            allow = record.get("allow")
-            cell.source, record = copy_record(cell.source)
-            if allow:
-                record["allow"] = allow
-        else:
-            cell.source = before.source
-        cell.metadata[RECORD] = record
+        if before is not None and before.cell_type != cell.cell_type:
+            before = None
+        if cell.cell_type == "markdown":
+            record = dict(before.metadata.get(RECORD, {})) if before is not None else {}
+            cell.source, record = _kept(cell.source, getattr(before, "source", None), record, cell.id, index)
+            cell.metadata[RECORD] = record
+        elif (english := alt_text(cell)) is not None:
+            record = dict(before.metadata.get(RECORD, {}).get("alt", {})) if before is not None else {}
+            text, record = _kept(
+                english, alt_text(before) if before is not None else None, record, cell.id, index
+            )
+            cell.metadata["mystnb"]["image"]["alt"] = text
+            cell.metadata[RECORD] = {"alt": record}
     return out
 
 
@@ -209,9 +231,15 @@ def notebook_units(doc: str, en: nbformat.NotebookNode, zh: nbformat.NotebookNod
     cells = {c.get("id"): c for c in en.cells}
     units = []
     for index, cell in enumerate(zh.cells):
-        if cell.cell_type == "markdown" and cell.get("id") in cells:
+        english = cells.get(cell.get("id"))
+        if english is None or english.cell_type != cell.cell_type:
+            continue
+        if cell.cell_type == "markdown":
             record = dict(cell.metadata.get(RECORD, {}))
-            units.append(Unit(doc, cell.id, index, cells[cell.id].source, cell.source, record))
+            units.append(Unit(doc, cell.id, index, english.source, cell.source, record))
+        elif alt_text(english) is not None and alt_text(cell) is not None:
+            record = dict(cell.metadata.get(RECORD, {}).get("alt", {}))
+            units.append(Unit(doc, cell.id + ALT, index, alt_text(english), alt_text(cell), record))
     return units
 
 
@@ -338,6 +366,9 @@ def _translations(path: Path) -> list[str]:
     if path.suffix == ".ipynb":
         cells = nbformat.read(path, as_version=4).cells
         pairs = [(c.metadata.get(RECORD, {}), c.source) for c in cells if c.cell_type == "markdown"]
+        pairs += [
+            (c.metadata.get(RECORD, {}).get("alt"), alt_text(c)) for c in cells if c.cell_type == "code"
+        ]
     else:
         pairs = read_page(path.read_text(encoding="utf-8"))
     return [text for record, text in pairs if record and text_hash(text) != record.get("copy")]
@@ -386,6 +417,8 @@ def accept(doc: str, keys: list[str] | None = None, root: Path = ROOT) -> list[s
         for cell in nb.cells:
             if cell.get("id") in records:
                 cell.metadata[RECORD] = records[cell.id]
+            if cell.get("id", "") + ALT in records:
+                cell.metadata[RECORD] = {"alt": records[cell.id + ALT]}
         path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
     else:
         sections = read_page(path.read_text(encoding="utf-8"))
@@ -413,9 +446,8 @@ def english_history(doc: str, wanted: str, key: str, root: Path = ROOT) -> str |
         if text.returncode:
             continue
         if path.endswith(".ipynb"):
-            candidates = [
-                c.source for c in nbformat.reads(text.stdout, as_version=4).cells if c.cell_type == "markdown"
-            ]
+            cells = nbformat.reads(text.stdout, as_version=4).cells
+            candidates = [c.source if c.cell_type == "markdown" else alt_text(c) or "" for c in cells]
         else:
             candidates = split_sections(text.stdout)
         for candidate in candidates:

@@ -60,12 +60,25 @@ def test_code_cells_and_their_outputs_are_the_english_notebooks(doc):
         where = f"zh/{doc}.ipynb cell {index} (id {a.get('id')})"
         assert a.cell_type == b.cell_type, f"{where}: a {b.cell_type} cell, the English one is {a.cell_type}"
         if a.cell_type == "code":
-            for key in ("source", "outputs", "metadata", "execution_count"):
+            for key in ("source", "outputs", "execution_count"):
                 assert a.get(key) == b.get(key), f"{where}: its {key} differs from the English code cell"
+            assert _without_alt(a.metadata) == _without_alt(b.metadata), (
+                f"{where}: its metadata (tags) differs"
+            )
+            assert (zh_sync.alt_text(a) is None) == (zh_sync.alt_text(b) is None), f"{where}: its alt text"
         else:
             metadata = {k: v for k, v in b.metadata.items() if k != zh_sync.RECORD}
             assert metadata == a.metadata, f"{where}: its metadata (tags) differs from the English cell's"
             assert zh_sync.RECORD in b.metadata, f"{where}: no translation record"
+
+
+def _without_alt(metadata: dict) -> dict:
+    """A code cell's metadata less its translation record and its picture's alt text (a unit of its own)."""
+    out = {k: v for k, v in metadata.items() if k != zh_sync.RECORD}
+    if "alt" in out.get("mystnb", {}).get("image", {}):
+        image = {k: v for k, v in out["mystnb"]["image"].items() if k != "alt"}
+        out["mystnb"] = {**out["mystnb"], "image": image}
+    return out
 
 
 @pytest.mark.parametrize("doc", CHECKED)
@@ -237,6 +250,31 @@ def test_a_translation_is_kept_recorded_and_reported_stale_when_its_english_chan
     dropped: list[str] = []
     zh_sync.sync(book, dropped=dropped)
     assert dropped == ["zh/ch/one.ipynb: # 一 各个头（head）在关注。"], dropped
+
+
+def test_a_pictures_alt_text_is_a_unit_of_its_code_cell(book):
+    en_path, zh_path = book / "ch" / "one.ipynb", book / "zh" / "ch" / "one.ipynb"
+    en = nbformat.read(en_path, as_version=4)
+    en.cells[1].metadata["mystnb"] = {"image": {"alt": "A picture of the heads, 1 of them."}}
+    nbformat.write(en, en_path)
+    zh_sync.sync(book)
+    unit = next(u for u in zh_sync.units("ch/one", book) if u.key == "c1/alt")
+    assert unit.state == "untranslated" and unit.zh == "A picture of the heads, 1 of them."
+    zh = nbformat.read(zh_path, as_version=4)
+    zh.cells[1].metadata["mystnb"]["image"]["alt"] = "一张各个头的图，共 1 个。"
+    nbformat.write(zh, zh_path)
+    zh_sync.accept("ch/one", ["c1/alt"], root=book)
+    en.cells[1].source = "print(3)"  # the code changes, the alt text stays translated
+    nbformat.write(en, en_path)
+    zh_sync.sync(book)
+    zh = nbformat.read(zh_path, as_version=4)
+    assert zh.cells[1].source == "print(3)" and zh_sync.alt_text(zh.cells[1]) == "一张各个头的图，共 1 个。"
+    assert next(u for u in zh_sync.units("ch/one", book) if u.key == "c1/alt").state == "translated"
+    en.cells[1].metadata["mystnb"]["image"]["alt"] = "A picture of the heads, 2 of them."
+    nbformat.write(en, en_path)
+    zh_sync.sync(book)
+    unit = next(u for u in zh_sync.units("ch/one", book) if u.key == "c1/alt")
+    assert unit.state == "stale" and "alt text" in unit.advice
 
 
 def test_a_pages_sections_follow_an_inserted_section(book):
