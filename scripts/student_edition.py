@@ -17,7 +17,12 @@ with Colab's custom widget manager on, so a notebook handed out mid-semester run
 for. sphinx-exercise's ``hide_solutions`` stays on as a second guard. The site goes to ``<out>/html``
 (Jupyter Book's work files to ``<out>/_build``); the stored outputs are reused, nothing is executed.
 
-Usage: python scripts/student_edition.py [--out _build/students] [--pdf]
+The Chinese student edition (``--lang zh``, from ``zh/``, scripts/zh_book.py) is built the same way, inside
+the English one as the Chinese site is inside the English site: its site in ``<out>/html/zh`` (sharing the
+English student site's assets), its notebooks in ``<out>/notebooks/zh``, its PDF in ``<out>/zh/``; build the
+English edition first.
+
+Usage: python scripts/student_edition.py [--out _build/students] [--pdf] [--lang en|zh]
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from pathlib import Path
 import nbformat
 import tomllib
 import yaml
+import zh_book
+from zh_book import ui
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECK_PREFIX = "# Check of the solution"
@@ -45,6 +52,14 @@ NOT_LINKED = {".git", ".venv", "_build", "chapters", ".pytest_cache", ".ruff_cac
 _SOLUTION = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution\}.*?\n.*?^(?P=fence)[ \t]*\n?", re.M | re.S)
 _PREAMBLE = re.compile(r"Each solution is folded;[^\n]*?runs the check\.")
 STUDENT_PREAMBLE = "This edition leaves the solutions out: your lecturer hands them out after the exercises."
+
+
+def _preamble(lang: str) -> re.Pattern:
+    """The exercises' preamble about folded solutions, in ``lang`` (the English: :data:`_PREAMBLE`)."""
+    if lang == "en":
+        return _PREAMBLE
+    start, end = ui("Each solution is folded;", lang), ui("runs the check.", lang)
+    return re.compile(re.escape(start) + r"[^\n]*?" + re.escape(end))
 
 
 def version() -> str:
@@ -96,7 +111,7 @@ def pinned_setup(source: str, url: str | None = None, tag: str | None = None) ->
     return _OLD_SETUP.sub(lambda _: setup_block(url, tag), source, count=1)
 
 
-def student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+def student_notebook(nb: nbformat.NotebookNode, lang: str = "en") -> nbformat.NotebookNode:
     """A copy of a chapter without its solutions and solution checks, its set-up cell pinned."""
     nb = copy.deepcopy(nb)
     cells, setup_done = [], False
@@ -106,7 +121,8 @@ def student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         if cell.cell_type == "code" and not setup_done:
             cell.source, setup_done = pinned_setup(cell.source), True
         if cell.cell_type == "markdown":
-            cell.source = _PREAMBLE.sub(STUDENT_PREAMBLE, _SOLUTION.sub("", cell.source)).rstrip("\n")
+            preamble = ui(STUDENT_PREAMBLE, lang)
+            cell.source = _preamble(lang).sub(preamble, _SOLUTION.sub("", cell.source)).rstrip("\n")
             if not cell.source.strip():
                 continue
         cells.append(cell)
@@ -131,9 +147,9 @@ def setup(app):
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
-def write_config(out: Path) -> Path:
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    config["title"] = f"{config['title']} (student edition)"
+def student_config(config: dict, lang: str = "en") -> dict:
+    """A book's configuration (``_config.yml``'s, or the Chinese one's) made the student edition's."""
+    config["title"] = config["title"] + ui(" (student edition)", lang)
     # No button leads to the repository's notebooks, which hold the solutions; Download keeps the copies.
     config["launch_buttons"] = {"binderhub_url": "", "colab_url": "", "thebe": False}
     html = config.setdefault("html", {})
@@ -147,6 +163,11 @@ def write_config(out: Path) -> Path:
     local = sphinx.setdefault("local_extensions", {})
     local.update({name: str(ROOT / path) for name, path in local.items()})  # relative to the repository
     local["student_edition"] = str(Path(__file__).resolve().parent)
+    return config
+
+
+def write_config(out: Path) -> Path:
+    config = student_config(yaml.safe_load((ROOT / "_config.yml").read_text()))
     path = out / "_config.yml"
     path.write_text(
         "# Written by scripts/student_edition.py from _config.yml: edit that file, not this one.\n"
@@ -155,22 +176,29 @@ def write_config(out: Path) -> Path:
     return path
 
 
-def write_sources(out: Path) -> Path:
-    """``out/source``: the repository's book files (linked) with student copies of the chapters."""
-    source = out / "source"
-    if source.exists():
-        shutil.rmtree(source)
+def write_sources(out: Path, lang: str = "en") -> Path:
+    """``out/source``: the repository's book files (linked) with student copies of the chapters. In Chinese,
+    ``out/zh/source/zh``: zh/'s files likewise, inside links to the repository's files (``out/zh/source``), so
+    that paths out of zh/ (``../../mha/...``) lead where they lead from the repository's zh/."""
+    top = out / "source" if lang == "en" else out / lang / "source"
+    book, source = (ROOT, top) if lang == "en" else (ROOT / lang, top / lang)
+    if top.exists():
+        shutil.rmtree(top)
     (source / "chapters").mkdir(parents=True)
-    for entry in ROOT.iterdir():
+    if lang != "en":
+        for entry in ROOT.iterdir():
+            if entry.name not in NOT_LINKED | {lang}:
+                (source.parent / entry.name).symlink_to(entry)
+    for entry in book.iterdir():
         if entry.name not in NOT_LINKED:
             (source / entry.name).symlink_to(entry)
-    for entry in (ROOT / "chapters").iterdir():
+    for entry in (book / "chapters").iterdir():
         target = source / "chapters" / entry.name
         if entry.suffix == ".ipynb":
-            nbformat.write(student_notebook(nbformat.read(entry, as_version=4)), target)
+            nbformat.write(student_notebook(nbformat.read(entry, as_version=4), lang), target)
         elif not entry.name.startswith("."):
             target.symlink_to(entry)
-    notebooks = out / "notebooks"
+    notebooks = out / "notebooks" if lang == "en" else out / "notebooks" / lang
     if notebooks.exists():
         shutil.rmtree(notebooks)
     notebooks.mkdir()
@@ -179,10 +207,13 @@ def write_sources(out: Path) -> Path:
     return source
 
 
-def build(out: Path, *, pdf: bool = False, browser=None) -> Path:
-    """Build the student edition into ``out / "html"`` (and its notebooks, and with ``pdf`` its PDF)."""
+def build(out: Path, *, pdf: bool = False, browser=None, lang: str = "en") -> Path:
+    """Build the student edition into ``out / "html"`` (and its notebooks, and with ``pdf`` its PDF); the
+    Chinese one into ``out / "html" / "zh"``, after the English one."""
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
+    if lang != "en":
+        return _build_translation(out, pdf=pdf, browser=browser, lang=lang)
     source = write_sources(out)
     config = write_config(out)
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
@@ -199,15 +230,31 @@ def build(out: Path, *, pdf: bool = False, browser=None) -> Path:
     return html
 
 
+def _build_translation(out: Path, *, pdf: bool, browser, lang: str) -> Path:
+    if not (out / "html" / "_static").is_dir():
+        raise SystemExit(f"build the English student edition into {out} first: it holds the shared assets")
+    source = write_sources(out, lang)
+    html = zh_book.build(
+        out / "html" / lang, out / lang, source=source, adjust=lambda c: student_config(c, lang)
+    )
+    if pdf:
+        import build_pdf
+
+        build_pdf.print_book(html, out / lang / PDF_NAME, edition="students", browser=browser, lang=lang)
+    return html
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "students")
     parser.add_argument("--pdf", action="store_true", help=f"print <out>/{PDF_NAME} too")
+    parser.add_argument("--lang", choices=["en", "zh"], default="en", help="the book's language")
     args = parser.parse_args(argv)
-    html = build(args.out, pdf=args.pdf)
-    print(f"Open the student edition: {html}/index.html; notebooks in {args.out / 'notebooks'}")
+    html = build(args.out, pdf=args.pdf, lang=args.lang)
+    folder = "" if args.lang == "en" else f"{args.lang}/"
+    print(f"Open the student edition: {html}/index.html; notebooks in {args.out / 'notebooks' / folder}")
     if args.pdf:
-        print(f"The student PDF: {args.out / PDF_NAME}")
+        print(f"The student PDF: {args.out / folder / PDF_NAME}")
     return 0
 
 
