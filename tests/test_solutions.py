@@ -15,7 +15,13 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHECKED = ["why_multiple_heads", "the_code_in_practice", "trained_heads", "appendix_toy_heads"]
+CHECKED = [
+    "why_multiple_heads",
+    "the_code_in_practice",
+    "trained_heads",
+    "induction_heads",
+    "appendix_toy_heads",
+]
 EXERCISE = re.compile(r"^(`{3,}|:{3,})\{exercise\} (?P<title>.+)$", re.M)
 SOLUTION = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution\}.*?\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
 ASSERTED = re.compile(r"#\s*(True|False)\b")
