@@ -1,5 +1,5 @@
 # Two commands do all the set-up on a fresh machine:
-#   make book   build the site into _build/html (creates .venv on first use)
+#   make book   build the site into _build/html, and the Chinese site into _build/html/zh (creates .venv on first use)
 #   make test   lint, build the book with warnings as errors, run every test and every notebook (nbval),
 #               then every notebook again on portable kernels and one thread
 # For everyday work:
@@ -27,9 +27,17 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
+# The English site and the Chinese one (zh/, scripts/zh_book.py) inside it, built at the same time on the two
+# cores: neither reads what the other writes (the Chinese pages load the English site's assets only in the
+# browser). The Chinese build's log goes to _build/zh/build.log; its warnings and errors to the terminal.
 book: $(STAMP)
-	$(BIN)/jupyter-book build . $(BOOK_FLAGS)
-	@echo "Open the book: $(CURDIR)/_build/html/index.html"
+	@mkdir -p _build/zh
+	@$(BIN)/python -m scripts.zh_book > _build/zh/build.log & zh=$$!; \
+	$(BIN)/jupyter-book build . $(BOOK_FLAGS); en=$$?; \
+	wait $$zh; zh=$$?; \
+	if [ $$zh -ne 0 ]; then tail -n 20 _build/zh/build.log; echo "the Chinese site failed (_build/zh/build.log)"; fi; \
+	[ $$en -eq 0 ] && [ $$zh -eq 0 ]
+	@echo "Open the book: $(CURDIR)/_build/html/index.html (中文版: $(CURDIR)/_build/html/zh/index.html)"
 
 # Two workers (the machines have 2 cores), each file on one worker, so that a notebook's cells run in order in
 # one kernel and a module's browser or JupyterLab is started once.
@@ -49,9 +57,11 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-# Re-run every chapter (or NB=chapters/x.ipynb) in place to refresh its stored outputs, then `make test`.
+# Re-run every chapter (or NB=chapters/x.ipynb) in place to refresh its stored outputs, carry them into the
+# Chinese notebooks (scripts/zh_sync.py), then `make test`.
 notebooks: $(STAMP)
 	$(PORTABLE) $(BIN)/python -m scripts.execute_notebooks $(NB)
+	$(BIN)/python -m scripts.zh_sync
 
 # Retrain the toy models of the appendix (Heads in toy models) into mha/chapters/data/heads_weights.safetensors
 # and heads_runs.json, which records the wall time of its run (423 s on 2 cores when last made), then
@@ -91,16 +101,23 @@ clean:
 
 # For lecturers and readers offline (teaching.md). A reveal.js deck per chapter, shaped from copies of the
 # notebooks (scripts/tag_slides.py; the chapters are not changed), into _build/slides/<chapter>.slides.html,
-# with everything they load copied beside them: open one from disk, no network needed.
+# with everything they load copied beside them: open one from disk, no network needed. The Chinese decks go to
+# _build/slides/zh/ and use the same _assets/.
 slides: $(STAMP)
 	$(BIN)/python -m scripts.build_slides --out _build/slides
+	$(BIN)/python -m scripts.build_slides --lang zh --out _build/slides/zh
 
 # The student edition: no solution in its pages, sources, notebooks or PDF, and no launch button. The site goes
-# to _build/students/html, the notebooks to _build/students/notebooks, the PDF to _build/students/*.pdf.
+# to _build/students/html, the notebooks to _build/students/notebooks, the PDF to _build/students/*.pdf; the
+# Chinese edition to _build/students/html/zh, _build/students/notebooks/zh and _build/students/zh/*.pdf.
 book-students: $(STAMP)
 	$(BIN)/python -m scripts.student_edition --out _build/students --pdf
+	$(BIN)/python -m scripts.student_edition --out _build/students --pdf --lang zh
 
 # The book as one PDF, printed by headless Chromium from the built site: _build/pdf/multi-head-attention.pdf,
-# with a title page, one page numbering and the solutions gathered at the end of each chapter.
+# with a title page, one page numbering and the solutions gathered at the end of each chapter; the Chinese book
+# to _build/pdf/zh/multi-head-attention.pdf.
 pdf: book
 	$(BIN)/python -m scripts.build_pdf --site _build/html --out _build/pdf/multi-head-attention.pdf --edition full
+	$(BIN)/python -m scripts.build_pdf --site _build/html/zh --out _build/pdf/zh/multi-head-attention.pdf \
+		--edition full --lang zh

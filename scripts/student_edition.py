@@ -19,7 +19,12 @@ with Colab's custom widget manager on, so a notebook handed out mid-semester run
 for. sphinx-exercise's ``hide_solutions`` stays on as a second guard. The site goes to ``<out>/html``
 (Jupyter Book's work files to ``<out>/_build``); the stored outputs are reused, nothing is executed.
 
-Usage: python -m scripts.student_edition [--out _build/students] [--pdf]
+The Chinese student edition (``--lang zh``, from ``zh/``, scripts/zh_book.py) is built the same way, inside
+the English one as the Chinese site is inside the English site: its site in ``<out>/html/zh`` (sharing the
+English student site's assets), its notebooks in ``<out>/notebooks/zh``, its PDF in ``<out>/zh/``; build the
+English edition first.
+
+Usage: python -m scripts.student_edition [--out _build/students] [--pdf] [--lang en|zh]
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ import nbformat
 import tomllib
 import yaml
 
-from scripts import myst
+from scripts import myst, zh_book
+from scripts.zh_book import ui
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK_FLAGS = ["-W", "-n", "--keep-going"]
@@ -102,7 +108,7 @@ def pinned_setup(source: str, url: str | None = None, tag: str | None = None) ->
     return _OLD_SETUP.sub(lambda _: setup_block(url, tag), source, count=1)
 
 
-def student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+def student_notebook(nb: nbformat.NotebookNode, lang: str = "en") -> nbformat.NotebookNode:
     """A copy of a chapter without its solutions and solution checks, its set-up cell pinned."""
     nb = copy.deepcopy(nb)
     cells, setup_done = [], False
@@ -112,8 +118,10 @@ def student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         if cell.cell_type == "code" and not setup_done:
             cell.source, setup_done = pinned_setup(cell.source), True
         if cell.cell_type == "markdown":
-            preamble = myst.EXERCISE_PREAMBLE in myst.tags(cell)
-            cell.source = STUDENT_PREAMBLE if preamble else myst.without(cell.source, "solution").rstrip("\n")
+            if myst.EXERCISE_PREAMBLE in myst.tags(cell):
+                cell.source = ui(STUDENT_PREAMBLE, lang)
+            else:
+                cell.source = myst.without(cell.source, "solution").rstrip("\n")
             if not cell.source.strip():
                 continue
         cells.append(cell)
@@ -135,9 +143,9 @@ def setup(app):
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
-def write_config(out: Path) -> Path:
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    config["title"] = f"{config['title']} (student edition)"
+def student_config(config: dict, lang: str = "en") -> dict:
+    """A book's configuration (``_config.yml``'s, or the Chinese one's) made the student edition's."""
+    config["title"] = config["title"] + ui(" (student edition)", lang)
     # No button leads to the repository's notebooks, which hold the solutions; Download keeps the copies.
     config["launch_buttons"] = {"binderhub_url": "", "colab_url": "", "thebe": False}
     html = config.setdefault("html", {})
@@ -151,6 +159,11 @@ def write_config(out: Path) -> Path:
     local = sphinx.setdefault("local_extensions", {})
     local.update({name: str(ROOT / path) for name, path in local.items()})  # relative to the repository
     local[EXTENSION] = str(ROOT)
+    return config
+
+
+def write_config(out: Path) -> Path:
+    config = student_config(yaml.safe_load((ROOT / "_config.yml").read_text()))
     path = out / "_config.yml"
     path.write_text(
         "# Written by scripts/student_edition.py from _config.yml: edit that file, not this one.\n"
@@ -159,22 +172,29 @@ def write_config(out: Path) -> Path:
     return path
 
 
-def write_sources(out: Path) -> Path:
-    """``out/source``: the repository's book files (linked) with student copies of the chapters."""
-    source = out / "source"
-    if source.exists():
-        shutil.rmtree(source)
+def write_sources(out: Path, lang: str = "en") -> Path:
+    """``out/source``: the repository's book files (linked) with student copies of the chapters. In Chinese,
+    ``out/zh/source/zh``: zh/'s files likewise, inside links to the repository's files (``out/zh/source``), so
+    that paths out of zh/ (``../../mha/...``) lead where they lead from the repository's zh/."""
+    top = out / "source" if lang == "en" else out / lang / "source"
+    book, source = (ROOT, top) if lang == "en" else (ROOT / lang, top / lang)
+    if top.exists():
+        shutil.rmtree(top)
     (source / "chapters").mkdir(parents=True)
-    for entry in ROOT.iterdir():
+    if lang != "en":
+        for entry in ROOT.iterdir():
+            if entry.name not in NOT_LINKED | {lang}:
+                (source.parent / entry.name).symlink_to(entry)
+    for entry in book.iterdir():
         if entry.name not in NOT_LINKED:
             (source / entry.name).symlink_to(entry)
-    for entry in (ROOT / "chapters").iterdir():
+    for entry in (book / "chapters").iterdir():
         target = source / "chapters" / entry.name
         if entry.suffix == ".ipynb":
-            nbformat.write(student_notebook(nbformat.read(entry, as_version=4)), target)
+            nbformat.write(student_notebook(nbformat.read(entry, as_version=4), lang), target)
         elif not entry.name.startswith("."):
             target.symlink_to(entry)
-    notebooks = out / "notebooks"
+    notebooks = out / "notebooks" if lang == "en" else out / "notebooks" / lang
     if notebooks.exists():
         shutil.rmtree(notebooks)
     notebooks.mkdir()
@@ -183,10 +203,13 @@ def write_sources(out: Path) -> Path:
     return source
 
 
-def build(out: Path, *, pdf: bool = False, browser=None) -> Path:
-    """Build the student edition into ``out / "html"`` (and its notebooks, and with ``pdf`` its PDF)."""
+def build(out: Path, *, pdf: bool = False, browser=None, lang: str = "en") -> Path:
+    """Build the student edition into ``out / "html"`` (and its notebooks, and with ``pdf`` its PDF); the
+    Chinese one into ``out / "html" / "zh"``, after the English one."""
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
+    if lang != "en":
+        return _build_translation(out, pdf=pdf, browser=browser, lang=lang)
     source = write_sources(out)
     config = write_config(out)
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
@@ -203,15 +226,31 @@ def build(out: Path, *, pdf: bool = False, browser=None) -> Path:
     return html
 
 
+def _build_translation(out: Path, *, pdf: bool, browser, lang: str) -> Path:
+    if not (out / "html" / "_static").is_dir():
+        raise SystemExit(f"build the English student edition into {out} first: it holds the shared assets")
+    source = write_sources(out, lang)
+    html = zh_book.build(
+        out / "html" / lang, out / lang, source=source, adjust=lambda c: student_config(c, lang)
+    )
+    if pdf:
+        from scripts import build_pdf
+
+        build_pdf.print_book(html, out / lang / PDF_NAME, edition="students", browser=browser, lang=lang)
+    return html
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "students")
     parser.add_argument("--pdf", action="store_true", help=f"print <out>/{PDF_NAME} too")
+    parser.add_argument("--lang", choices=["en", "zh"], default="en", help="the book's language")
     args = parser.parse_args(argv)
-    html = build(args.out, pdf=args.pdf)
-    print(f"Open the student edition: {html}/index.html; notebooks in {args.out / 'notebooks'}")
+    html = build(args.out, pdf=args.pdf, lang=args.lang)
+    folder = "" if args.lang == "en" else f"{args.lang}/"
+    print(f"Open the student edition: {html}/index.html; notebooks in {args.out / 'notebooks' / folder}")
     if args.pdf:
-        print(f"The student PDF: {args.out / PDF_NAME}")
+        print(f"The student PDF: {args.out / folder / PDF_NAME}")
     return 0
 
 

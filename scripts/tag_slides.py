@@ -32,6 +32,10 @@ notebook's structure, by these rules:
   from references.bib, ``{doc}`` a chapter's title, ``{ref}``/``{numref}`` the heading or exercise they
   point to, ``{literalinclude}`` with ``:pyobject:`` the included code, ``(label)=`` targets disappear.
 
+A Chinese chapter (``zh/chapters/``, ``lang="zh"``) follows the same rules, with the deck's own words in
+Chinese (scripts/zh_book.py's ``ui``), its words counted as Chinese is read (two characters a word), and a
+character as wide as two letters when a line's length is estimated.
+
 Run by hand to see the shape of the decks: ``python -m scripts.tag_slides chapters/*.ipynb`` prints, per
 chapter, the slide type of every cell of the prepared copy.
 """
@@ -52,6 +56,7 @@ import nbformat
 
 from _ext.harness_comments import strip_harness_comments  # the site leaves out the same lines
 from scripts import myst
+from scripts.zh_book import ui
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -68,6 +73,10 @@ _ROLE = re.compile(r"\{(?P<role>[\w:]+)\}`(?P<body>[^`]*)`")
 # An output that is a figure: a picture, or an interactive figure (its static page, text/html).
 FIGURE_TYPES = {"image/png", "image/svg+xml", "text/html"}
 RAW_BLOCKS = {"fence", "code_block", "math_block", "amsmath"}  # shown as written: no role to resolve
+_WIDE = re.compile(
+    r"[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]"
+)
+LANGUAGES = ("en", "zh")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -78,10 +87,12 @@ RAW_BLOCKS = {"fence", "code_block", "math_block", "amsmath"}  # shown as writte
 class References:
     """What a role points to: chapter titles by file stem, labelled headings and exercises, citations."""
 
-    def __init__(self, root: Path = ROOT):
+    def __init__(self, root: Path = ROOT, *, lang: str = "en"):
+        self.lang = lang  # the language of the chapters and of the deck's own words
         self.titles: dict[str, str] = {}
         self.labels: dict[str, str] = {}
-        for path in sorted((root / "chapters").glob("*.ipynb")):
+        chapters = root / "chapters" if lang == "en" else root / lang / "chapters"
+        for path in sorted(chapters.glob("*.ipynb")):
             nb = nbformat.read(path, as_version=4)
             pending = None  # a target's label, waiting for the heading it names
             for cell in nb.cells:
@@ -97,7 +108,7 @@ class References:
                     elif block.kind == "directive" and block.name == "exercise":
                         label = myst.options(block.body)[0].get("label")
                         if label:
-                            self.labels[label] = f'exercise "{block.arg}"'
+                            self.labels[label] = ui('exercise "{title}"', lang).format(title=block.arg)
         self.citations = _read_bib(root / "references.bib")
 
     def role(self, role: str, body: str) -> str:
@@ -164,7 +175,10 @@ def _directive(name: str, arg: str, body: str, refs: References, base: Path) -> 
     if name == "solution":
         return []
     if name == "exercise":
-        return [f"**Exercise: {refs.inline(arg)}**", *split_markdown(content, refs, base)]
+        return [
+            ui("**Exercise: {title}**", refs.lang).format(title=refs.inline(arg)),
+            *split_markdown(content, refs, base),
+        ]
     if name == "literalinclude":
         code = (base / arg).read_text()
         if "pyobject" in options:
@@ -198,33 +212,56 @@ def split_markdown(source: str, refs: References, base: Path) -> list[str]:
 # ---------------------------------------------------------------------------------------------------------
 
 
+def _width(text: str) -> int:
+    """The width of ``text`` in letters: a Chinese character is as wide as two."""
+    return len(text) + len(_WIDE.findall(text))
+
+
 def _text_lines(text: str, width: int) -> int:
-    return sum(max(1, math.ceil(len(line) / width)) for line in text.splitlines() or [""])
+    return sum(max(1, math.ceil(_width(line) / width)) for line in text.splitlines() or [""])
+
+
+def _words(text: str, lang: str) -> int:
+    """Words to read: in Chinese, two characters make a word (and the Latin words count as words)."""
+    if lang == "en":
+        return len(text.split())
+    return len(_WIDE.findall(text)) // 2 + len(_WIDE.sub(" ", text).split())
+
+
+def _exercise_prefixes() -> tuple[str, ...]:
+    """How an exercise's title block starts, in each language: ``**Exercise: `` (tag_slides writes it)."""
+    return tuple(ui("**Exercise: {title}**", lang).split("{title}")[0] for lang in LANGUAGES)
 
 
 def _is_prose(block: str) -> bool:
     """A paragraph of text: not a heading, table, fence, display equation, quote, list or exercise."""
     start = block.lstrip()
     return not (
-        start.startswith(("#", "|", "```", "~~~", "$$", ">", "**Exercise: "))
+        start.startswith(("#", "|", "```", "~~~", "$$", ">", *_exercise_prefixes()))
         or re.match(r"^([-*+]|\d+\.)\s", start)
     )
 
 
 def _lead(paragraph: str) -> str:
     """The first sentence of a paragraph, if it is short and ends outside an equation; else ""."""
-    m = re.match(r"^(.+?[.!?:])\s+(?=[A-Z*(`])", paragraph, re.S)
-    if not m or len(m.group(1)) > 220 or m.group(1).count("$") % 2:
+    m = re.match(r"^(.+?[.!?:])\s+(?=[A-Z*(`])", paragraph, re.S) or re.match(
+        r"^(.+?[。！？：])(?=.)", paragraph, re.S
+    )
+    if not m or _width(m.group(1)) > 220 or m.group(1).count("$") % 2:
         return ""
     return m.group(1)
 
 
-def _cut_output(text: str) -> str:
+def _cut_output(text: str, lang: str = "en") -> str:
     lines = text.rstrip("\n").split("\n")
     if len(lines) <= OUTPUT_MAX_LINES:
         return text
     kept = "\n".join(lines[:OUTPUT_KEEP_LINES])
-    return f"{kept}\n… ({len(lines) - OUTPUT_KEEP_LINES} more lines in the book)\n"
+    return (
+        f"{kept}\n"
+        + ui("… ({count} more lines in the book)", lang).format(count=len(lines) - OUTPUT_KEEP_LINES)
+        + "\n"
+    )
 
 
 def is_figure(output) -> bool:
@@ -239,7 +276,7 @@ def has_figure(cell) -> bool:
     return any(is_figure(out) for out in cell.get("outputs", []))
 
 
-def _prepare_code(cell) -> int:
+def _prepare_code(cell, lang: str = "en") -> int:
     """Trim a code cell for a slide, in place; return its height in lines."""
     tags = set(cell.metadata.get("tags", []))
     if tags & NO_OUTPUT_TAGS:
@@ -262,7 +299,7 @@ def _prepare_code(cell) -> int:
     streams = [o for o in cell.outputs if o.output_type == "stream" and o.name == "stdout"]
     if streams:
         merged = copy.deepcopy(streams[0])
-        merged.text = _cut_output("".join(o.text for o in streams))
+        merged.text = _cut_output("".join(o.text for o in streams), lang)
         first = cell.outputs.index(streams[0])
         cell.outputs = [o for o in cell.outputs if o not in streams]
         cell.outputs.insert(first, merged)
@@ -276,21 +313,26 @@ def title_slide(nb: nbformat.NotebookNode, refs: References, *, number: int | No
         if cell.cell_type != "markdown":
             continue
         for block in myst.blocks(cell.source):
-            if block.kind == "heading" and block.level == 2 and _heading(block).lower() != "exercises":
+            exercises = ui("Exercises", refs.lang).lower()
+            if block.kind == "heading" and block.level == 2 and _heading(block).lower() != exercises:
                 sections.append(refs.inline(_heading(block)))
         if not lead:
             blocks = [b for b in split_markdown(cell.source, refs, Path(".")) if _is_prose(b)]
             if blocks:
-                sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z*(`])", " ".join(blocks[0].split()))
+                end = r"(?<=[.!?])\s+(?=[A-Z*(`])" + ("" if refs.lang == "en" else r"|(?<=[。！？])")
+                sentences = [t for t in re.split(end, " ".join(blocks[0].split())) if t]
                 lead = sentences[0]
-                if len(sentences) > 1 and len(lead) + len(sentences[1]) < 260:
-                    lead += " " + sentences[1]
-    chapter = f"Chapter {number} of " if number else ""
-    out = [f"*{chapter}{book}*"]
+                if len(sentences) > 1 and _width(lead) + _width(sentences[1]) < 260:
+                    lead += (" " if refs.lang == "en" else "") + sentences[1]
+    out = [
+        ui("*Chapter {number} of {book}*", refs.lang).format(number=number, book=book)
+        if number
+        else f"*{book}*"
+    ]
     if lead:
         out.append(lead)
     if sections:
-        out.append("**In this chapter:** " + " · ".join(sections[:8]))
+        out.append(ui("**In this chapter:** ", refs.lang) + " · ".join(sections[:8]))
     return out
 
 
@@ -334,7 +376,7 @@ def slide_notebook(
                 figure["id"] = f"{code.get('id', 'cell')}-figure"[-64:]
                 figure.outputs = [o for o in code.outputs if is_figure(o)]
                 code.outputs = [o for o in code.outputs if not is_figure(o)]
-            height = _prepare_code(code)
+            height = _prepare_code(code, refs.lang)
             if code.source.count("\n") + 1 > CODE_MAX_LINES:  # the code to the notes, the output on the slide
                 notes = nbformat.v4.new_markdown_cell(f"```python\n{code.source}\n```")
                 height -= _text_lines(code.source, 100)
@@ -360,7 +402,7 @@ def slide_notebook(
             continue
         for block in split_markdown(cell.source, refs, base):
             md = nbformat.v4.new_markdown_cell(block)
-            words = len(block.split())
+            words = _words(block, refs.lang)
             if block.startswith("# "):
                 add(md, "slide", 2)
                 for line in title:
@@ -368,14 +410,18 @@ def slide_notebook(
                 title = []
             elif block.startswith("## "):
                 seen_h2 = True
-                in_exercises = block[3:].strip().lower() == "exercises"
+                in_exercises = block[3:].strip().lower() == ui("Exercises", refs.lang).lower()
                 add(md, "slide", 2)
-            elif block.startswith(("### ", "**Exercise: ")):
+            elif block.startswith(("### ", *_exercise_prefixes())):
                 add(md, "subslide", 2)
             elif block.startswith(("```", "~~~")) and block.count("\n") - 1 > CODE_MAX_LINES:
                 lines = block.count("\n") - 1
                 add(
-                    nbformat.v4.new_markdown_cell(f"*The code ({lines} lines) is in the speaker notes.*"),
+                    nbformat.v4.new_markdown_cell(
+                        ui("*The code ({lines} lines) is in the speaker notes.*", refs.lang).format(
+                            lines=lines
+                        )
+                    ),
                     "-",
                     2,
                 )

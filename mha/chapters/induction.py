@@ -15,7 +15,9 @@ the literature uses, a random sequence repeated twice:
 - :func:`composition_scores` (Elhage et al.'s K-, Q- and V-composition, from the weights) and
   :func:`path_patching` (the same question asked of the forward pass: remove one head's output from what the
   next layer's keys, queries or values read);
-- :func:`training_curves`: the shipped training log as a table, with the in-context-learning score.
+- :func:`training_curves`: the shipped training log as a table, with the in-context-learning score;
+- :func:`top_predictions` and :func:`next_token_probabilities`: what the chapter shows of single texts and
+  sequences (the top five next tokens at chosen positions; the probability of the true next token).
 
 Shape legend:
     S        number of sequences
@@ -46,32 +48,47 @@ LENGTHS = (20, 40)  # shortest and longest random sequence, in tokens
 # tokens repeated twice; 0.3 is over ten and about five times as much.
 INDUCTION_THRESHOLD = 0.3
 PREVIOUS_THRESHOLD = 0.3
-_ORDINARY_IDS = torch.tensor([VOCABULARY.index(c) for c in ORDINARY])  # (94,)
 
 
 def repeated_sequences(
-    count: int = COUNT, *, lengths: tuple[int, int] = LENGTHS, seed: int = SEED
+    count: int = COUNT,
+    *,
+    lengths: tuple[int, int] = LENGTHS,
+    seed: int = SEED,
+    alphabet: Sequence[str] = ORDINARY,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``count`` random sequences of distinct ordinary tokens, each followed by itself.
+    """``count`` random sequences of distinct tokens of ``alphabet``, each followed by itself.
 
     Args:
         count: number of sequences ``S``.
         lengths: ``(shortest, longest)`` length ``m`` of one sequence, drawn uniformly, both included.
         seed: the same seed gives the same sequences.
+        alphabet: the tokens to draw from, each a token of the vocabulary, no two alike: by default the 94
+            ordinary tokens; e.g. ``string.ascii_lowercase`` for lower-case letters only.
 
     Returns:
         ``(tokens, lengths)``: ids of shape ``(S, n)`` with ``n = 2 * longest`` (row ``s`` holds its sequence
         twice, then padding that no prediction depends on), and the lengths ``m`` of shape ``(S,)``.
+
+    Raises:
+        ValueError: ``alphabet`` holds a token the vocabulary lacks or one twice, or ``lengths`` is not
+            ``2 <= shortest <= longest <= len(alphabet)``.
     """
+    alphabet = list(alphabet)
+    if len(set(alphabet)) != len(alphabet) or not set(alphabet) <= set(VOCABULARY):
+        raise ValueError(
+            f"alphabet must hold distinct tokens of the vocabulary, got {''.join(map(str, alphabet))!r}"
+        )
     shortest, longest = lengths
-    if not 2 <= shortest <= longest <= len(ORDINARY):
-        raise ValueError(f"lengths must satisfy 2 <= shortest <= longest <= {len(ORDINARY)}, got {lengths}")
+    if not 2 <= shortest <= longest <= len(alphabet):
+        raise ValueError(f"lengths must satisfy 2 <= shortest <= longest <= {len(alphabet)}, got {lengths}")
+    ids = torch.tensor([VOCABULARY.index(c) for c in alphabet])  # (len(alphabet),)
     generator = torch.Generator().manual_seed(seed)
     m = torch.randint(shortest, longest + 1, (count,), generator=generator)  # (S,)
     tokens = torch.full((count, 2 * longest), VOCABULARY.index(" "))  # (S, n), padded with spaces
     for s in range(count):
-        order = torch.randperm(len(ORDINARY), generator=generator)[: m[s]]  # distinct tokens
-        sequence = _ORDINARY_IDS[order]  # (m,)
+        order = torch.randperm(len(alphabet), generator=generator)[: m[s]]  # distinct tokens
+        sequence = ids[order]  # (m,)
         tokens[s, : 2 * m[s]] = torch.cat([sequence, sequence])
     return tokens, m
 
@@ -364,3 +381,74 @@ def phase_change(
     short = sign * (values.loc[:end] - first) < sign * low * (last - first)
     start = short[short].index.max()
     return {"start": int(start), "end": int(end), "before": float(values[start]), "after": float(values[end])}
+
+
+# What the chapter shows of a space and a newline, which print as nothing: an open box and a return symbol.
+SHOWN = {" ": "\u2423", "\n": "\u23ce"}
+
+
+def shown(token: str) -> str:
+    """A token as the chapter's tables and figures show it: a space as ``␣``, a newline as ``⏎``."""
+    return SHOWN.get(token, token)
+
+
+def top_predictions(
+    result: dict, positions: Sequence[int] | None = None, *, context: int = 16
+) -> pd.DataFrame:
+    """The five most probable next tokens at chosen positions of a result of :func:`~.decoder.predict`.
+
+    Args:
+        result: what :func:`mha.chapters.decoder.predict` returned for a text.
+        positions: 0-based positions ``i`` (each row shows what the model expects after token ``i``); all
+            positions if ``None``.
+        context: how many characters of the text up to and including position ``i`` to show.
+
+    Returns:
+        One row per position, indexed by ``position``, with columns ``text`` (the last ``context`` characters
+        up to position ``i``), ``next`` (the token that follows in the text, ``""`` after the last),
+        ``rank`` (its place among the five, 1 to 5, or 0 when it is not among them) and ``top 1`` to ``top 5``
+        (each candidate and its probability, highest first, joined by a no-break space so that a narrow page
+        never splits them). Spaces and newlines are shown as :data:`SHOWN`.
+
+    Raises:
+        ValueError: a position outside ``0 .. n - 1``.
+    """
+    tokens, top = result["tokens"], result["top"]
+    n = len(tokens)
+    positions = range(n) if positions is None else list(positions)
+    rows = []
+    for i in positions:
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n:
+            raise ValueError(f"positions must be ints in 0..{n - 1} (the text's tokens), got {i!r}")
+        following = tokens[i + 1] if i + 1 < n else ""
+        candidates = [token for token, _ in top[i]]
+        rows.append(
+            {
+                "position": i,
+                "text": "".join(shown(t) for t in tokens[max(0, i + 1 - context) : i + 1]),
+                "next": shown(following),
+                "rank": candidates.index(following) + 1 if following in candidates else 0,
+                **{f"top {r + 1}": f"{shown(token)}\u00a0{p:.2f}" for r, (token, p) in enumerate(top[i])},
+            }
+        )
+    return pd.DataFrame(rows).set_index("position")
+
+
+@torch.no_grad()
+def next_token_probabilities(
+    model: Decoder, tokens: torch.Tensor, *, off: Iterable[tuple[int, int]] = ()
+) -> torch.Tensor:
+    """The probability the decoder gives to the token that really comes next, at every position.
+
+    Args:
+        model: the decoder.
+        tokens: ids of shape ``(S, n)``.
+        off: ``(layer, head)`` pairs switched off.
+
+    Returns:
+        Shape ``(S, n - 1)``: entry ``[s, i]`` is the probability of ``tokens[s, i + 1]`` after position
+        ``i``.
+    """
+    logits, _ = model(tokens, off=off)  # (S, n, V)
+    probabilities = torch.softmax(logits[:, :-1], dim=-1)  # (S, n - 1, V)
+    return probabilities.gather(-1, tokens[:, 1:, None])[..., 0]  # (S, n - 1)

@@ -286,3 +286,86 @@ def test_the_book_shows_the_version_of_pyproject_and_has_a_changelog():
     files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
     assert "CHANGELOG" in files, "the changelog belongs to the book's back matter"
     assert f"v{VERSION}" in (ROOT / "teaching.md").read_text(), "teaching.md says how to build this version"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The Chinese editions: student edition and PDF (scripts/student_edition.py and build_pdf.py, --lang zh)
+# ---------------------------------------------------------------------------------------------------------
+
+ZH_SITE = FULL_SITE / "zh"
+
+
+def _zh_translated_chapters() -> list[Path]:
+    import zh_sync
+
+    return [ROOT / "zh" / f"{d}.ipynb" for d in zh_sync.translated_documents() if d.startswith("chapters/")]
+
+
+def chinese_solution_sentences(chapter: Path) -> list[str]:
+    """From each solution of a Chinese chapter, its longest run of Chinese (12 characters or more)."""
+    found = []
+    for cell in nbformat.read(chapter, as_version=4).cells:
+        if cell.cell_type == "markdown":
+            for body in _directives(cell.source, "solution"):
+                runs = re.findall(r"[\u4e00-\u9fff，、]{12,}", body)
+                if runs:
+                    found.append(max(runs, key=len))
+    return found
+
+
+@pytest.fixture(scope="module")
+def zh_students(students) -> Path:
+    """The Chinese student edition, built inside the English one (its assets are the English one's)."""
+    return student_edition.build(students.parent, lang="zh")
+
+
+@pytest.mark.site
+def test_the_chinese_student_edition_keeps_the_exercises_and_no_solution(zh_students):
+    chapters = _zh_translated_chapters()
+    assert chapters, "no chapter is translated yet"
+    assert zh_students == zh_students.parent.parent / "html" / "zh"
+    for chapter in chapters:
+        text, classes = read(zh_students / "chapters" / f"{chapter.stem}.html")
+        assert classes.count("exercise") == exercise_count(chapter) >= 3 and "solution" not in classes
+        sentences = chinese_solution_sentences(chapter)
+        assert len(sentences) == exercise_count(chapter), sentences
+        full, _ = read(ZH_SITE / "chapters" / f"{chapter.stem}.html")
+        for sentence in sentences:
+            assert sentence in full and sentence not in text, f"{chapter.stem}: {sentence}"
+        notebook = zh_students.parent.parent / "notebooks" / "zh" / chapter.name
+        raw = notebook.read_text(encoding="utf-8")
+        assert "{solution}" not in raw and "Check of the solution" not in raw
+        assert student_edition.ui(student_edition.STUDENT_PREAMBLE, "zh") in raw
+        assert not any(s in raw for s in sentences)
+    assert "（学生版）" in read(zh_students / "intro.html")[0]
+
+
+@pytest.mark.site
+@pytest.mark.skipif(not (ZH_SITE / "intro.html").exists(), reason="the book is not built")
+def test_the_chinese_pdf_has_a_chinese_title_page_embedded_fonts_and_solutions_at_the_end(tmp_path, browser):
+    from pypdf import PdfReader
+
+    chapter = _zh_translated_chapters()[0]
+    out = tmp_path / "zh.pdf"
+    page = f"chapters/{chapter.stem}"
+    result = build_pdf.print_pages(ZH_SITE, [page], out, browser=browser, edition="full", lang="zh")
+    pages = pdf_text(out)
+    title = unicodedata.normalize("NFKC", "多头注意力：交互式讲解")  # as pdf_text reads it
+    assert title in pages[0] and "版本" in pages[0] and "CC BY 4.0" in pages[0], pages[0]
+    text = " ".join(pages[1:])
+    assert "练习解答" in text and result["solutions"] == exercise_count(chapter)
+    assert text.find("练习解答") > text.find(f"练习 {CHAPTERS.index(ROOT / 'chapters' / chapter.name) + 1}.1")
+    reader = PdfReader(out)
+    assert next(item.title for item in reader.outline) == "扉页"
+    fonts = []
+    for page in reader.pages:
+        for font in (page["/Resources"].get("/Font") or {}).values():
+            font = font.get_object()
+            descriptor = font.get("/FontDescriptor") or next(
+                (d.get_object().get("/FontDescriptor") for d in font.get("/DescendantFonts", [])), None
+            )
+            embedded = "/CharProcs" in font or any(
+                k in descriptor.get_object() for k in ("/FontFile", "/FontFile2", "/FontFile3")
+            )
+            fonts.append((font.get("/BaseFont"), embedded))
+    assert fonts and all(embedded for _, embedded in fonts), [f for f in fonts if not f[1]]

@@ -18,7 +18,7 @@ import pytest
 
 from mha.figures._style import TEXT_PT
 from mha.widgets.frontend import FIGURES
-from scripts import build_slides
+from scripts import build_slides, zh_sync
 
 pytestmark = pytest.mark.site  # builds the decks
 
@@ -265,3 +265,42 @@ def test_decks_show_no_harness_comment_and_open_on_a_title_slide(decks):
         number = [p.stem for p in CHAPTERS].index(stem) + 1
         assert f"Chapter {number} of Multi-Head Attention, interactively, version" in html, stem
         assert "In this chapter:" in html, stem
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The Chinese decks (python -m scripts.build_slides --lang zh), of the chapters translated so far
+# ---------------------------------------------------------------------------------------------------------
+
+ZH_CHAPTERS = [d.split("/")[1] for d in zh_sync.translated_documents() if d.startswith("chapters/")]
+
+
+@pytest.fixture(scope="module")
+def zh_decks(decks):
+    """The translated chapters' Chinese decks, in zh/ beside the English decks, whose _assets/ they use."""
+    out = next(iter(decks.values())).parent / "zh"
+    return build_slides.build(out, [ROOT / "zh" / "chapters" / f"{c}.ipynb" for c in ZH_CHAPTERS], lang="zh")
+
+
+@pytest.mark.parametrize("chapter", ZH_CHAPTERS)
+def test_chinese_decks_open_offline_fit_the_hall_and_speak_chinese(chapter, zh_decks, browser):
+    deck = zh_decks[chapter]
+    html = deck.read_text(encoding="utf-8")
+    number = [p.stem for p in CHAPTERS].index(chapter) + 1
+    assert '<html lang="zh">' in html and "../_assets/" in html
+    assert not any(cdn in html for cdn in ("unpkg.com", "cdnjs", "cdn.jsdelivr", "require.min.js", "jquery"))
+    assert f"第 {number} 章" in html and "本章内容" in html, "the title slide"
+    assert "In this chapter" not in html and "Exercise: " not in html, "English words of the deck"
+    tab = browser.new_page(viewport={"width": W, "height": H})
+    errors, failed = [], []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    tab.on("requestfailed", lambda r: failed.append(r.url))
+    tab.route(lambda url: not url.startswith(("file:", "data:", "blob:")), lambda route: route.abort())
+    tab.goto(deck.as_uri(), wait_until="load")
+    seen = tab.evaluate(_READ_DECK)
+    slides = tab.evaluate(_MEASURE, [False, TEXT_PT])
+    tab.close()
+    assert not errors and not failed, (errors, failed)
+    assert seen["total"] >= 8 and seen["equations"] > 0 and seen["texErrors"] == 0, seen
+    assert seen["mounted"] == seen["figures"] > 0, seen
+    bad = [f"slide {s['index']}: {'; '.join(s['problems'])}" for s in slides if s["problems"]]
+    assert not bad, f"{chapter}: " + "\n".join(bad)

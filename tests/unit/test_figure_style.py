@@ -17,6 +17,8 @@ import pytest
 import torch
 from matplotlib.text import Text
 
+from mha.chapters.induction import phase_change, training_curves
+from mha.chapters.induction_plots import plot_copy_probabilities, plot_decoder_heads, plot_training_log
 from mha.chapters.training import load_results
 from mha.chapters.training_plots import plot_accuracy_by_heads, plot_learning_curves
 from mha.compute import STAGES, attention_stages
@@ -92,6 +94,20 @@ FIGURES = {
     ),
     "plot_learning_curves": lambda: plot_learning_curves(load_results()),
     "plot_accuracy_by_heads": lambda: plot_accuracy_by_heads(load_results()),
+    "plot_decoder_heads": lambda: plot_decoder_heads(
+        _weights(2, 4, 8, 8, mask=torch.ones(8, 8).tril().bool()), list("ab cab c"), split=4,
+        notes={(0, 1): "previous token"}, title="a title",
+    ),
+    "plot_decoder_heads (copies marked)": lambda: plot_decoder_heads(
+        _weights(2, 4, 40, 40, mask=torch.ones(40, 40).tril().bool()), split=20,
+    ),
+    "plot_copy_probabilities": lambda: plot_copy_probabilities(
+        {"all heads on": torch.rand(39), "heads off": torch.rand(39)}, split=20
+    ),
+    "plot_training_log": lambda: plot_training_log(
+        training_curves(), induction_heads=[(1, 0)], previous_heads=[(0, 1)], phase=phase_change(),
+        repeat_first=400,
+    ),
 }  # fmt: skip
 
 

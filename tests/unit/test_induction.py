@@ -7,6 +7,7 @@ tests/unit/test_decoder.py.
 """
 
 import math
+import string
 
 import pandas as pd
 import pytest
@@ -34,6 +35,28 @@ def test_repeated_sequences_are_distinct_ordinary_tokens_twice(sequences):
     again, _ = induction.repeated_sequences(24, seed=3)
     assert torch.equal(again, tokens)
     assert not torch.equal(induction.repeated_sequences(24, seed=4)[0], tokens)
+
+
+def test_repeated_sequences_draw_from_a_chosen_alphabet():
+    tokens, lengths = induction.repeated_sequences(
+        12, lengths=(5, 26), seed=1, alphabet=string.ascii_lowercase
+    )
+    assert tokens.shape == (12, 52)
+    letters = {VOCABULARY.index(c) for c in string.ascii_lowercase}
+    for row, m in zip(tokens, lengths.tolist(), strict=True):
+        first, second = row[:m].tolist(), row[m : 2 * m].tolist()
+        assert first == second and len(set(first)) == m and set(first) <= letters
+    default, _ = induction.repeated_sequences(5, seed=3)
+    assert torch.equal(induction.repeated_sequences(5, seed=3, alphabet=ORDINARY)[0], default)
+
+
+@pytest.mark.parametrize(
+    ("alphabet", "lengths", "match"),
+    [("abca", (2, 3), "distinct tokens"), ("ab\u00e9", (2, 3), "distinct tokens"), ("abc", (2, 4), "<= 3")],
+)
+def test_repeated_sequences_refuse_a_bad_alphabet(alphabet, lengths, match):
+    with pytest.raises(ValueError, match=match):
+        induction.repeated_sequences(2, lengths=lengths, alphabet=alphabet)
 
 
 @pytest.mark.parametrize("lengths", [(1, 5), (10, 5), (20, 95)])
@@ -211,3 +234,52 @@ def test_training_curves_read_the_shipped_log():
     assert {"loss", "icl", "first", "second", "first_loss", "second_loss"} <= set(table.columns)
     assert "induction L2H1" in table.columns and "previous L1H1" in table.columns
     assert table.index[0] == 0 and table.index[-1] == log["train"]["steps"]
+
+
+def test_shown_makes_spaces_and_newlines_visible():
+    assert [induction.shown(t) for t in (" ", "\n", "a", decoder.UNKNOWN)] == [
+        "\u2423",
+        "\u23ce",
+        "a",
+        "\ufffd",
+    ]
+
+
+def test_top_predictions_tabulate_predict_at_the_chosen_positions():
+    text = "The cat sat on the mat. The cat"
+    result = decoder.predict(text)
+    table = induction.top_predictions(result, [0, 4, len(text) - 1], context=6)
+    assert list(table.index) == [0, 4, len(text) - 1] and table.index.name == "position"
+    assert list(table.columns) == ["text", "next", "rank", "top 1", "top 2", "top 3", "top 4", "top 5"]
+    assert table.loc[0, "text"] == "T" and table.loc[0, "next"] == "h"
+    assert table.loc[4, "text"] == "The\u2423c" and table.loc[4, "next"] == "a"
+    assert table.loc[len(text) - 1, "next"] == "" and table.loc[len(text) - 1, "rank"] == 0
+    for i in (0, 4):
+        candidates = [t for t, _ in result["top"][i]]
+        following = text[i + 1]
+        assert table.loc[i, "rank"] == (candidates.index(following) + 1 if following in candidates else 0)
+        assert [table.loc[i, f"top {r}"] for r in range(1, 6)] == [
+            f"{induction.shown(t)}\u00a0{p:.2f}" for t, p in result["top"][i]
+        ]
+    assert len(induction.top_predictions(result)) == len(text)
+
+
+@pytest.mark.parametrize("positions", [[-1], [31], [1.0], [True]])
+def test_top_predictions_refuse_positions_outside_the_text(positions):
+    with pytest.raises(ValueError, match=r"positions must be ints in 0\.\.30"):
+        induction.top_predictions(decoder.predict("The cat sat on the mat. The cat"), positions)
+
+
+def test_next_token_probabilities_are_the_softmax_at_the_true_next_token(model, sequences):
+    tokens, _ = sequences
+    tokens = tokens[:3]
+    p = induction.next_token_probabilities(model, tokens)
+    assert p.shape == (3, tokens.size(1) - 1)
+    logits, _ = model(tokens)
+    expected = torch.softmax(logits.double(), -1)[0, 5, tokens[0, 6]]
+    assert p[0, 5].item() == pytest.approx(expected.item(), abs=1e-6)
+    off = induction.next_token_probabilities(model, tokens, off=[(1, 0), (1, 1), (1, 2), (1, 3)])
+    logits_off, _ = model(tokens, off=[(1, 0), (1, 1), (1, 2), (1, 3)])
+    expected_off = torch.softmax(logits_off, -1)[:, :-1].gather(-1, tokens[:, 1:, None])[..., 0]
+    torch.testing.assert_close(off, expected_off, rtol=0, atol=1e-6)
+    assert not torch.allclose(off, p, atol=1e-3)
