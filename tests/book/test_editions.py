@@ -250,7 +250,7 @@ def test_teaching_page_reading_times_match_the_chapters():
         for end, said, minutes in zip(("fast", "slow"), stated[s.chapter], s.reading_minutes, strict=True):
             assert abs(said - minutes) <= max(5, 0.25 * minutes), (
                 f"{s.chapter}: teaching.md's {end} end says {said} min, the chapter now takes {minutes:.0f}: "
-                "paste the tables of `python scripts/chapter_stats.py --markdown` into teaching.md"
+                "paste the tables of `python -m scripts.chapter_stats --markdown` into teaching.md"
             )
 
 

@@ -40,11 +40,11 @@ CHECKED = [d for d in DOCUMENTS if d in globals().get("TRANSLATED", DOCUMENTS)]
 
 def test_every_document_has_its_chinese_counterpart_in_step_with_the_english():
     missing = [d for d in DOCUMENTS if not zh_sync.chinese_path(d).exists()]
-    assert not missing, f"no Chinese document for {missing}: run python scripts/zh_sync.py"
+    assert not missing, f"no Chinese document for {missing}: run python -m scripts.zh_sync"
     changed = [str(p.relative_to(ROOT)) for p in zh_sync.sync(write=False)]
     assert not changed, (
         f"{changed} are not what scripts/zh_sync.py writes from the English (code cells, outputs, "
-        "untranslated copies): run python scripts/zh_sync.py (make notebooks runs it after the chapters)"
+        "untranslated copies): run python -m scripts.zh_sync (make notebooks runs it after the chapters)"
     )
 
 
