@@ -296,7 +296,7 @@ ZH_SITE = FULL_SITE / "zh"
 
 
 def _zh_translated_chapters() -> list[Path]:
-    import zh_sync
+    from scripts import zh_sync
 
     return [ROOT / "zh" / f"{d}.ipynb" for d in zh_sync.translated_documents() if d.startswith("chapters/")]
 

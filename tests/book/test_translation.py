@@ -24,11 +24,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import zh_book  # the book's scripts/, which tests/conftest.py puts on sys.path
-import zh_checks
-import zh_sync
 
-ROOT = Path(__file__).resolve().parents[1]
+from scripts import zh_book, zh_checks, zh_sync
+from tests import ROOT
+
 DOCUMENTS = zh_sync.documents()
 NOTEBOOKS = [d for d in DOCUMENTS if zh_sync.english_path(d).suffix == ".ipynb"]
 

@@ -19,6 +19,7 @@ import pytest
 from mha.figures._style import TEXT_PT
 from mha.widgets.frontend import FIGURES
 from scripts import build_slides, zh_sync
+from tests import ROOT
 
 pytestmark = pytest.mark.site  # builds the decks
 
