@@ -46,7 +46,7 @@ def test_the_box_opens_on_the_censuss_previous_token_head():
     spec = box_spec(labels)
     layer, head = spec["shown"]
     assert (layer, head) == telling_head(labels) == (0, 2) and labels[layer][head] == "previous"
-    assert spec["kinds"]["previous"] == "previous token"  # how the thumbnail and the title name it
+    assert spec["kinds"]["previous"] == "looks at the previous token"  # what the thumbnail and title say
 
 
 @pytest.mark.parametrize(

@@ -295,8 +295,9 @@ def test_the_difference_view_shows_what_switching_heads_off_changes(browser):
     box.locator(".mm-readout").filter(has_text="12 of 72 heads off").wait_for()
     box.locator("input[name=difference]").check()
     layer, head = SPEC["shown"]  # in layer 1: its weights cannot change
+    pattern = SPEC["kinds"]["previous"]
     assert title.text_content() == M["big_diff_before"].format(
-        layer=layer + 1, head=head + 1, pattern=SPEC["kinds"]["previous"], switched=M["big_switched"], first=1
+        layer=layer + 1, head=head + 1, pattern=pattern, first=1
     )
     assert all(p == MIDDLE for h in range(12) for p in page.evaluate(PIXELS, [0, h]))
     changed = sum(p != MIDDLE for p in page.evaluate(PIXELS, [1, 9]))

@@ -85,7 +85,6 @@ import torch
 import traitlets
 from tokenizers import Tokenizer
 
-from mha.figures.pretrained import PATTERN_NAMES as KIND_NAMES
 from mha.figures.pretrained import plot_head_grid
 from mha.pretrained.heads import PATTERNS, ablate_encoder_heads, ablated_embeddings
 from mha.pretrained.minilm import MINILM, MiniLMEncoder, attend, load_minilm, model_version
@@ -124,6 +123,17 @@ PATTERN_NAMES = {
     "same_token": "look at the same word elsewhere",
     "broad": "spread their weight broadly",
     "mixed": "are focused, but on no listed pattern",
+}
+# The same, for one head: how a thumbnail and the large head's title say what kind of head it is.
+KIND_NAMES = {
+    "cls": "looks at [CLS]",
+    "sep": "looks at [SEP]",
+    "previous": "looks at the previous token",
+    "next": "looks at the next token",
+    "self": "looks at itself",
+    "same_token": "looks at the same word elsewhere",
+    "broad": "spreads its weight broadly",
+    "mixed": "focused, but on no listed pattern",
 }
 # What the box says, in one place; {mb} and {kb} are filled in by box_spec, the other {fields} by the page.
 MESSAGES = {
@@ -174,12 +184,12 @@ MESSAGES = {
     "big_others": ", in the model with {k} head(s) off (later layers' weights change too)",
     "big_waiting": "Layer {layer}, head {head} ({pattern}): its layer is still loading.",
     "big_diff": (
-        "Layer {layer}, head {head} ({pattern}){switched}: its weights with {k} head(s) off minus the intact "
-        "model's. Red: more weight than intact, blue: less; the largest change is {largest}."
+        "Layer {layer}, head {head} ({pattern}): its weights with {k} head(s) off minus the intact model's. "
+        "Red: more weight than intact, blue: less; the largest change is {largest}."
     ),
     "big_diff_before": (
-        "Layer {layer}, head {head} ({pattern}){switched}: its weights are the intact model's. Every head "
-        "switched off is in layer {first} or later, and a head switched off changes only the layers after "
+        "Layer {layer}, head {head} ({pattern}): its weights are the intact model's, since every head "
+        "switched off is in layer {first} or later, and switching a head off changes only the layers after "
         "its own."
     ),
     "big_diff_none": (

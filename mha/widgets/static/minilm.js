@@ -8,8 +8,8 @@
  * file keeps the model, the grid of 72 small heads and the head shown large (drawHeatmaps). The root gets a
  * property `mha` (the controller's settings and update(settings), for the two sentences, and):
  *   attend(sentence)     -> Promise<{tokens: string[], attention: number[L][h][n][n]}> (layer, head, query, key)
- *   embed(sentence, {off}) -> Promise<number[d_model]>, the normalised sentence embedding with the heads of
- *                           `off`, [layer, head] pairs counted from 0, switched off (zeroed before W_o)
+ *   embed(sentence, {off}) -> Promise<number[d_model]>, the normalised sentence embedding with the outputs
+ *                           of the heads in `off` ([layer, head] pairs counted from 0) zeroed before W_o
  *   tokenize(sentence)   -> Promise<{tokens, ids, truncated, total}>
  *   load()               -> Promise, resolved once the whole model is in the worker
  *   refresh()            -> Promise: run the model on the box's sentences, as the Run button does
@@ -379,15 +379,13 @@
     const readout = make("p", { className: "mm-readout", "aria-live": "polite" });
     root.querySelectorAll(".mm-fallback").forEach((e) => e.remove()); // for pages that run no scripts
     root.classList.add("mm-mounted");
-    root.append(
+    root.append( // (the lecture decks lay these children out in two columns: slides/template/mha_reveal)
       make("div", { className: "mha-controls" }, ns.labelled(spec, c, "sentence")),
-      make("div", { className: "mha-controls" }, ns.labelled(spec, c, "other"), run, cancel),
-      progress, status, grid, gridHelp,
+      make("div", { className: "mha-controls" }, ns.labelled(spec, c, "other"), run, cancel, progress),
+      status, gridHelp, grid,
       make("div", { className: "mha-controls" }, toggle, ns.labelled(spec, c, "layer_off"),
-        ns.labelled(spec, c, "pattern_off"), reset),
-      menuHelp, readout,
-      make("div", { className: "mha-controls" }, ns.labelled(spec, c, "difference")),
-      bigTitle, figure, cellOut);
+        ns.labelled(spec, c, "pattern_off"), reset, ns.labelled(spec, c, "difference"), menuHelp),
+      readout, bigTitle, figure, cellOut);
     const picture = root.querySelector(".mm-print"); // the static picture, for print: after the controls
     if (picture) root.appendChild(picture);
     ctl.sync();
@@ -397,7 +395,7 @@
     const kind = (l, hh) => spec.kinds[spec.labels[l][hh]];
     const offList = () => [...state.off].sort((a, b) => a - b).map((i) => [Math.floor(i / H), i % H]);
     const difference = () => c.difference.checked;
-    /** Head (l, hh)'s weights with the result's heads off minus the intact model's (zero if none is off). */
+    /** Head (l, hh)'s weights with the result's heads off minus the intact model's (zero if no head is off). */
     function changeOf(l, hh) {
       const now = state.result.attention[l][hh], intact = state.intact && state.intact.attention[l][hh];
       return now.map((row, i) => row.map((v, j) => (intact ? v - intact[i][j] : 0)));
@@ -444,8 +442,8 @@
         lo = -hi;
         const first = Math.min(...r.off.map(([a]) => a)); // a head off changes only the layers after its own
         bigTitle.textContent = !k || !state.intact ? format(M.big_diff_none, { ...head, pattern })
-          : l <= first ? format(M.big_diff_before, { ...head, pattern, switched, first: first + 1 })
-          : format(M.big_diff, { ...head, pattern, switched, k, largest: largest(values).toFixed(3) });
+          : l <= first ? format(M.big_diff_before, { ...head, pattern, first: first + 1 })
+          : format(M.big_diff, { ...head, pattern, k, largest: largest(values).toFixed(3) });
         big.setAttribute("aria-label", format(M.big_label_diff, { ...head, n, k }));
       } else {
         bigTitle.textContent = format(M.big, { ...head, pattern, switched,
