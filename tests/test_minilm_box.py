@@ -81,7 +81,8 @@ def test_the_chapter_says_what_the_box_shows_at_its_default():
 def test_the_size_is_said_before_run_and_progress_names_its_fields():
     idle = box_spec(load_head_results()["labels"])["messages"]["idle"]
     assert f"{weights_size()[1] / 1e6:.0f} MB" in idle and "{" not in idle  # computed, filled in
-    for key, fields in (("loading", "{done} {mb} {layers} {total}"), ("partial", "{done} {mb} {layers}")):
+    for key in ("loading", "partial"):
+        fields = "{done} {mb} {layers} {total}"
         assert set(re.findall(r"\{\w+\}", MESSAGES[key])) == set(fields.split()), key
         assert "Escape" in MESSAGES[key] and MESSAGES["cancel"] in MESSAGES[key]
 

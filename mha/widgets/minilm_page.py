@@ -146,8 +146,8 @@ MESSAGES = {
         "Escape or Cancel stops it."
     ),
     "partial": (
-        "Loading all-MiniLM-L6-v2 into this page: {done} of {mb} MB. The heads of layers 1 to {layers} are "
-        "drawn; the other layers follow. Escape or Cancel stops it."
+        "Loading all-MiniLM-L6-v2 into this page: {done} of {mb} MB, {layers} of {total} layers drawn, the "
+        "others follow. Escape or Cancel stops it."
     ),
     "progress": "Loading all-MiniLM-L6-v2",
     "cancelled": "Loading stopped. Press Run to load the model ({mb} MB).",

@@ -525,7 +525,7 @@
     function sayProgress(loader) {
       progress.value = loader.done;
       const done = (loader.done / 1e6).toFixed(1), r = state.result;
-      say(r ? format(M.partial, { done, layers: r.layers }) : format(M.loading, { done, layers: loader.layers, total: L }));
+      say(format(r ? M.partial : M.loading, { done, layers: r ? r.layers : loader.layers, total: L }));
     }
 
     /** While the page's model loads: its progress in the status line and the bar, and the Cancel button. */
