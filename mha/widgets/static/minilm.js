@@ -334,7 +334,7 @@
     const L = spec.layers, H = spec.heads, M = spec.messages, { make, format } = ns;
     const state = {
       shown: spec.shown.slice(), focus: spec.shown.slice(), off: new Set(), result: null, intact: null,
-      changeMax: 0, ticket: 0, cell: null, watching: null,
+      changeMax: 0, ticket: 0, cell: null, watching: null, said: null,
     };
     let layout = null;
     // the controls (the sentences, the menus that switch heads off, the difference view) and the status line
@@ -522,16 +522,20 @@
     }
 
     /** How far the load has come, in the status line and the bar: MB and layers in, or layers drawn. */
+    // The bar moves with every file; the status line (read aloud) once a layer is in or drawn, not more often.
     function sayProgress(loader) {
       progress.value = loader.done;
-      const done = (loader.done / 1e6).toFixed(1), r = state.result;
-      say(format(r ? M.partial : M.loading, { done, layers: r ? r.layers : loader.layers, total: L }));
+      const r = state.result, layers = r ? r.layers : loader.layers, said = `${Boolean(r)} ${layers}`;
+      if (said === state.said) return;
+      state.said = said;
+      say(format(r ? M.partial : M.loading, { done: (loader.done / 1e6).toFixed(1), layers, total: L }));
     }
 
     /** While the page's model loads: its progress in the status line and the bar, and the Cancel button. */
     function watch(loader) {
       if (state.watching === loader) return;
       state.watching = loader;
+      state.said = null;
       progress.hidden = cancel.hidden = false;
       const update = () => {
         if (loader.complete || loader.stopped) stopWatching();
