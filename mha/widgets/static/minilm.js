@@ -301,7 +301,8 @@
   /**
    * A <select> of actions ("switch these heads off") that acts on a deliberate choice only: a click in its
    * list, Enter, or leaving it. The arrow keys (and typing) on a closed select change its value and fire
-   * "change" at every key press; those changes wait.
+   * "change" at every key press, within the key's own task; those changes wait. (A choice made in its open
+   * list comes in a later task, and acts at once.)
    */
   function actionMenu(select, act) {
     let keyed = false, waiting = false;
@@ -317,9 +318,9 @@
         if (waiting) { event.stopPropagation(); waiting = false; select.value = ""; }
       } else if (event.key !== "Tab") {
         keyed = true;
+        setTimeout(() => { keyed = false; }, 0); // after the key's own "change", if any
       }
     });
-    select.addEventListener("keyup", () => { keyed = false; });
     select.addEventListener("change", () => { if (keyed) waiting = true; else commit(); });
     select.addEventListener("blur", () => { keyed = false; if (waiting) commit(); });
   }
