@@ -213,7 +213,7 @@ def test_the_first_run_says_its_size_shows_progress_draws_layers_as_they_come_an
         assert box.locator("button[name=cancel]").is_visible()
         assert re.search(r"[0-9.]+ of 29 MB", status.text_content())
         box.locator(".mha-figure canvas[data-mha-font-px]").wait_for()  # layer 1 is in: its heads, drawn
-        waiting = box.locator(f"canvas[data-layer='5'][aria-label$='{M['thumb_waiting']}']")
+        waiting = box.locator(f"[role=gridcell][data-layer='5'][aria-label$='{M['thumb_waiting']}']")
         assert waiting.count() == 12 and progress.is_visible()  # the last layer is still loading
         assert 0 < float(progress.get_attribute("value")) < SPEC["characters"]
         assert status.text_content().startswith("Loading") and "of 6 layers drawn" in status.text_content()
@@ -224,7 +224,9 @@ def test_the_first_run_says_its_size_shows_progress_draws_layers_as_they_come_an
         status.filter(has_text=M["cancelled"]).wait_for()
         assert not progress.is_visible() and not box.locator("button[name=cancel]").is_visible()
         assert not box.locator(".mha-figure").is_visible() and box.locator(".mm-readout").text_content() == ""
-        assert box.locator(f"canvas[aria-label$='{M['thumb_waiting']}']").count() == 0  # as before Run
+        assert (
+            box.locator(f"[role=gridcell][aria-label$='{M['thumb_waiting']}']").count() == 0
+        )  # as before Run
         assert _focused(page)["name"] == M["run"]  # not lost with the Cancel button
     _throttle(page, None)
     box.locator("button[name=run]").click()

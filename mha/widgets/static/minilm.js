@@ -366,11 +366,12 @@
       const row = make("div", { role: "row", className: "mm-row" },
         make("span", { role: "rowheader", className: "mm-layer" }, format(M.grid_layer, { layer: l + 1 })));
       grid.append(row);
-      return Array.from({ length: H }, (_, hh) => {
-        const thumb = make("canvas", { width: 48, height: 48, role: "gridcell", tabIndex: -1, "data-layer": l,
-          "data-head": hh });
-        row.append(thumb);
-        return thumb;
+      return Array.from({ length: H }, (_, hh) => { // a cell (named, focusable) holding the head's picture
+        const at = { "data-layer": l, "data-head": hh };
+        const canvas = make("canvas", { width: 48, height: 48, ...at });
+        const cell = make("div", { className: "mm-cell", role: "gridcell", tabIndex: -1, ...at }, canvas);
+        row.append(cell);
+        return { cell, canvas };
       });
     });
     const bigTitle = make("p", { className: "mm-big-title" });
@@ -407,16 +408,16 @@
       toggle.textContent = format(state.off.has(key(l, hh)) ? M.toggle_on : M.toggle_off, { layer: l + 1, head: hh + 1 });
       const scale = Math.max(state.changeMax, MIN_CHANGE);
       const paint = diff ? (v) => ns.divergingColour(0.5 + v / (2 * scale)).rgb : (v) => ns.colour(v).rgb;
-      thumbs.forEach((row, a) => row.forEach((thumb, b) => {
+      thumbs.forEach((row, a) => row.forEach(({ cell, canvas }, b) => {
         const off = state.off.has(key(a, b)), here = r && a < r.layers;
-        thumb.classList.toggle("mm-shown", a === l && b === hh);
-        thumb.classList.toggle("mm-off", off);
-        thumb.tabIndex = a === state.focus[0] && b === state.focus[1] ? 0 : -1;
-        thumb.setAttribute("aria-selected", String(a === l && b === hh));
+        cell.classList.toggle("mm-shown", a === l && b === hh);
+        cell.classList.toggle("mm-off", off);
+        cell.tabIndex = a === state.focus[0] && b === state.focus[1] ? 0 : -1;
+        cell.setAttribute("aria-selected", String(a === l && b === hh));
         const name = format(M.thumb, { layer: a + 1, head: b + 1, pattern: kind(a, b) });
-        thumb.setAttribute("aria-label", name + (off ? M.thumb_off : "") + (r && !here ? M.thumb_waiting : ""));
-        thumb.title = thumb.getAttribute("aria-label");
-        drawThumb(thumb, here ? (diff ? changeOf(a, b) : r.attention[a][b]) : null, paint, off);
+        cell.setAttribute("aria-label", name + (off ? M.thumb_off : "") + (r && !here ? M.thumb_waiting : ""));
+        cell.title = cell.getAttribute("aria-label");
+        drawThumb(canvas, here ? (diff ? changeOf(a, b) : r.attention[a][b]) : null, paint, off);
       }));
       drawBig();
     }
@@ -494,8 +495,8 @@
     });
 
     grid.addEventListener("click", (event) => {
-      const thumb = event.target.closest("canvas[data-layer]");
-      if (thumb) show([Number(thumb.dataset.layer), Number(thumb.dataset.head)]);
+      const cell = event.target.closest(".mm-cell");
+      if (cell) show([Number(cell.dataset.layer), Number(cell.dataset.head)]);
     });
     grid.addEventListener("keydown", (event) => {
       let [l, hh] = state.focus;
@@ -511,8 +512,8 @@
       event.preventDefault();
       moves[event.key]();
       state.focus = [l, hh];
-      thumbs.forEach((row, a) => row.forEach((thumb, b) => { thumb.tabIndex = a === l && b === hh ? 0 : -1; }));
-      thumbs[l][hh].focus();
+      thumbs.forEach((row, a) => row.forEach(({ cell }, b) => { cell.tabIndex = a === l && b === hh ? 0 : -1; }));
+      thumbs[l][hh].cell.focus();
     });
 
     function readOut(values, k) {
