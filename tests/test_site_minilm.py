@@ -18,7 +18,7 @@ from port_cases import ATTEND, HEADS_OFF  # tests/port_cases.py
 from test_site import SITE, _built_site, _is_local, server  # noqa: F401  (fixtures)
 
 from mha.pretrained import ablated_embeddings, attend, load_minilm
-from mha.widgets.minilm_page import CLASS_NAME, MAX_TOKENS, WEIGHTS_FILE, WORDS_DIR
+from mha.widgets.minilm_page import CLASS_NAME, LAYERS_DIR, MAX_TOKENS, WEIGHTS_FILE, WORDS_DIR
 
 pytestmark = pytest.mark.site  # reads the built book
 
@@ -43,13 +43,14 @@ def tab(browser):
 
 
 def _weights(url: str) -> bool:
-    return url.rsplit("/", 1)[-1] == WEIGHTS_FILE or f"/{WORDS_DIR}/" in url
+    return url.rsplit("/", 1)[-1] == WEIGHTS_FILE or any(f"/{d}/" in url for d in (WORDS_DIR, LAYERS_DIR))
 
 
 def test_the_page_is_light_and_the_weights_are_beside_the_script():
     assert (SITE / f"{PAGE}.html").stat().st_size < 2_000_000
     assert (SITE / "_static" / WEIGHTS_FILE).is_file() and (SITE / "_static" / "minilm.js").is_file()
     assert len(list((SITE / "_static" / WORDS_DIR).glob("*.js"))) > 1
+    assert len(list((SITE / "_static" / LAYERS_DIR).glob("*.js"))) > 1
 
 
 def test_the_page_runs_minilm_as_python_does(tab):
@@ -61,7 +62,7 @@ def test_the_page_runs_minilm_as_python_does(tab):
     assert sum(r.endswith(WEIGHTS_FILE) for r in first) == 1
     static = SITE / "_static"
     whole = (static / WEIGHTS_FILE).stat().st_size + sum(
-        p.stat().st_size for p in (static / WORDS_DIR).iterdir()
+        p.stat().st_size for d in (WORDS_DIR, LAYERS_DIR) for p in (static / d).iterdir()
     )
     loaded = sum((static / r.split("/_static/", 1)[1]).stat().st_size for r in first)
     assert loaded <= whole / 2, f"the first use loads {loaded / 1e6:.1f} MB of {whole / 1e6:.1f} MB"
