@@ -10,10 +10,10 @@ author, description, footer, part captions: :func:`ui`) and these differences:
   (:func:`write_search_words`), so that a search for 多头注意力 finds the pages that use it;
 * the site is written into ``_build/html/zh/``, each page at the path of its English page below it, and shares
   the English site's assets instead of copying them: the figures' scripts and styles, MathJax and the book's
-  CSS are loaded from ``../_static/`` (``html_js_files`` and ``mathjax_path`` point there,
-  ``html_static_path`` is empty), so chapter 1's MiniLM box loads the English site's ``minilm-weights.js``
-  beside ``minilm.js``, and the ``minilm_weights`` extension, which writes that 60 MB file, is not run a
-  second time;
+  CSS are loaded from ``../_static/`` (``html_js_files``, ``mha_scripts_prefix`` and ``mathjax_path`` point
+  there, ``html_static_path`` is empty), so chapter 1's MiniLM box loads the English site's
+  ``minilm-weights.js`` beside ``minilm.js``, and the ``minilm_weights`` extension, which writes that
+  file, is not run a second time;
 * the launch and edit buttons lead to ``zh/`` in the repository; the glossary (``zh/glossary.md``) joins the
   back matter after the page ``glossary_after`` of ``zh/book.yml``; pages that are not fully translated say so
   (``_ext/languages.py``, which also links every page to its counterpart in the other language).
@@ -104,6 +104,7 @@ def site_config(lang: str = "zh", *, missing: list[str] | None = None) -> dict:
     options["extensions"] = [e for e in options["extensions"] if e not in NOT_SHARED]
     options["html_static_path"] = []
     options["html_js_files"] = [SHARED + f for f in options.get("html_js_files", [])]
+    options["mha_scripts_prefix"] = SHARED  # the figures' scripts (_ext/page_assets.py): the English copies
     options["html_css_files"] = [SHARED + f for f in options.get("html_css_files", [])]
     options["mathjax_path"] = SHARED + options["mathjax_path"]
     options.update({name: _translated(text, missing) for name, text in THEME_TEXTS.items()})

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from mha.widgets import frontend
-from mha.widgets.minilm_page import WEIGHTS_FILE, WORDS_DIR
+from mha.widgets.minilm_page import LAYERS_DIR, WEIGHTS_FILE, WORDS_DIR
 from tests import ROOT
 from tests.built_site import CHAPTER_PAGES, PAGES, SITE
 
@@ -112,6 +112,7 @@ def test_the_minilm_page_is_light_and_the_weights_are_beside_the_script():
     assert (SITE / "chapters" / "why_multiple_heads.html").stat().st_size < MAX_PAGE_BYTES
     assert (SITE / "_static" / WEIGHTS_FILE).is_file() and (SITE / "_static" / "minilm.js").is_file()
     assert len(list((SITE / "_static" / WORDS_DIR).glob("*.js"))) > 1
+    assert len(list((SITE / "_static" / LAYERS_DIR).glob("*.js"))) > 1
 
 
 def _scripts_and_roots(name: str) -> tuple[list[str], bool]:

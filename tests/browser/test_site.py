@@ -10,9 +10,6 @@ over file:// (the stricter scheme): the ports on many more cases run in tests/un
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 from dataclasses import dataclass
 
 import pytest
@@ -22,16 +19,6 @@ from tests.built_site import CHAPTER_PAGES, PAGES, SITE, is_local, open_page
 from tests.port_cases import SHIPPED_SENTENCES, site_explorer_sweep
 
 pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
-
-
-@pytest.fixture(scope="module")
-def server():
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(SITE))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
 
 
 # Reads a loaded page once MathJax has typeset it (pages without equations do not load MathJax) and the fonts

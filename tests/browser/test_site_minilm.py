@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from mha.pretrained import ablated_embeddings, attend
-from mha.widgets.minilm_page import CLASS_NAME, MAX_TOKENS, WEIGHTS_FILE, WORDS_DIR
+from mha.widgets.minilm_page import CLASS_NAME, LAYERS_DIR, MAX_TOKENS, WEIGHTS_FILE, WORDS_DIR
 from tests.built_site import SITE, is_local
 from tests.port_cases import ATTEND, HEADS_OFF
 
@@ -43,7 +43,7 @@ def tab(browser):
 
 
 def _weights(url: str) -> bool:
-    return url.rsplit("/", 1)[-1] == WEIGHTS_FILE or f"/{WORDS_DIR}/" in url
+    return url.rsplit("/", 1)[-1] == WEIGHTS_FILE or any(f"/{d}/" in url for d in (WORDS_DIR, LAYERS_DIR))
 
 
 def test_the_page_runs_minilm_as_python_does(tab, minilm):
@@ -55,7 +55,7 @@ def test_the_page_runs_minilm_as_python_does(tab, minilm):
     assert sum(r.endswith(WEIGHTS_FILE) for r in first) == 1
     static = SITE / "_static"
     whole = (static / WEIGHTS_FILE).stat().st_size + sum(
-        p.stat().st_size for p in (static / WORDS_DIR).iterdir()
+        p.stat().st_size for d in (WORDS_DIR, LAYERS_DIR) for p in (static / d).iterdir()
     )
     loaded = sum((static / r.split("/_static/", 1)[1]).stat().st_size for r in first)
     assert loaded <= whole / 2, f"the first use loads {loaded / 1e6:.1f} MB of {whole / 1e6:.1f} MB"

@@ -23,6 +23,7 @@ from mha.widgets.frontend import SCRIPTS
 from mha.widgets.minilm_page import (
     CLASS_NAME,
     FORMAT,
+    LAYERS_DIR,
     MAX_TOKENS,
     MESSAGES,
     WEIGHTS_FILE,
@@ -51,16 +52,21 @@ def _spec_of(page_html: str) -> dict:
 def test_the_spec_carries_limits_messages_and_the_census_patterns():
     spec = box_spec(LABELS)
     megabytes = f"{weights_size()[1] / 1e6:.0f}"
-    messages = {k: v.replace("{mb}", megabytes) for k, v in MESSAGES.items()}
+    shard = np.zeros((minilm_page.WORD_ROWS, MINILM.d_model))  # a file of word rows
+    kilobytes = f"{len(minilm_page._float16_base64(shard)) / 1e3:.0f}"
+    messages = {k: v.replace("{mb}", megabytes).replace("{kb}", kilobytes) for k, v in MESSAGES.items()}
     assert {k: spec["messages"][k] for k in MESSAGES} == messages and spec["messages"]["invalid"] == INVALID
     assert spec["labels"] == LABELS and "{mb}" in MESSAGES["loading"] and megabytes == "29"  # of 60 in all
+    assert "{mb}" in MESSAGES["idle"] and "{kb}" in MESSAGES["idle"] and kilobytes == "66"  # said before Run
+    assert spec["characters"] == weights_size()[1]
     assert set(PATTERNS) <= set(minilm_page.PATTERN_NAMES)
 
 
 def test_the_spec_defines_the_controls_and_their_defaults():
     spec = box_spec(LABELS, sentence="one", other="two")
     controls = {c["name"]: c for c in spec["controls"]}
-    assert list(controls) == ["sentence", "other", "layer_off", "pattern_off"]
+    assert list(controls) == ["sentence", "other", "layer_off", "pattern_off", "difference"]
+    assert controls["difference"]["kind"] == "checkbox" and not controls["difference"]["setting"]  # a view
     assert spec["defaults"] == {"sentence": "one", "other": "two"}
     assert merge_settings(spec, spec["defaults"], {"other": "three"}) == {"sentence": "one", "other": "three"}
     assert not controls["layer_off"]["setting"] and not controls["pattern_off"]["setting"]  # actions
@@ -117,6 +123,8 @@ def test_the_weights_are_the_encoder_in_float16_the_word_rows_apart(minilm):
     state = encoder.state_dict()
     words = payload["words"]
     assert payload["format"] == FORMAT and set(payload["tensors"]) == set(state) - {words["name"]}
+    parts = payload["layers"]["parts"]
+    assert [name for part in parts for name in part["names"]] == [n for n in state if n.startswith("layers.")]
     shards = [word_shard(encoder, i) for i in range(words["shards"])]
     assert [s["first"] for s in shards] == list(range(0, words["count"], words["rows"]))
     values = sum(int(np.prod(t["shape"])) for t in [*payload["tensors"].values(), *shards])
@@ -142,14 +150,16 @@ def test_the_weights_scripts_are_written_once_then_copied(tmp_path, monkeypatch)
     def fake_write(directory: Path) -> None:
         calls.append(directory)
         (directory / WEIGHTS_FILE).write_text("globalThis.x({});\n")
-        (directory / WORDS_DIR).mkdir()
-        (directory / WORDS_DIR / "0.js").write_text("globalThis.y(0, {});\n")
+        for folder in (WORDS_DIR, LAYERS_DIR):
+            (directory / folder).mkdir()
+            (directory / folder / "0.js").write_text("globalThis.y(0, {});\n")
 
     monkeypatch.setattr(minilm_page, "_write_scripts", fake_write)
     first = write_weights_script(tmp_path / "a" / WEIGHTS_FILE, cache=tmp_path / "cache")
     second = write_weights_script(tmp_path / "b" / WEIGHTS_FILE, cache=tmp_path / "cache")
     assert first.read_text() == second.read_text() == "globalThis.x({});\n" and len(calls) == 1
     assert (tmp_path / "b" / WORDS_DIR / "0.js").read_text() == "globalThis.y(0, {});\n"
+    assert (tmp_path / "b" / LAYERS_DIR / "0.js").read_text() == "globalThis.y(0, {});\n"
     assert len(list((tmp_path / "cache").iterdir())) == 1  # the built folder, no staging folder left
 
 
