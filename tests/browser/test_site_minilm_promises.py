@@ -1,8 +1,8 @@
 """Chapter 1's MiniLM box keeps its promises on the built site (issue 32): print, keyboard, first load, the
 difference view, axe-core.
 
-Reads the built book (run `make book` first, as for tests/browser/test_site.py). Each test reproduces one defect the
-issue found:
+Reads the built book (run `make book` first, as for tests/browser/test_site.py). Each test reproduces one
+defect the issue found:
 - the box printed as an empty frame: its static picture was hidden by a rule that outranked the print rule;
 - its 72 thumbnails could not be reached by keyboard and had no name; only layer 1's heads could be shown
   large from the keyboard;
