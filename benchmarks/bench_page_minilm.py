@@ -1,9 +1,9 @@
 """How fast chapter 1's in-page all-MiniLM-L6-v2 loads and attends, in headless Chromium.
 
 Usage:
-    python benchmarks/bench_page_minilm.py [--site _build/html] [--scheme file|http] [--sizes 8 16 32 64]
+    python -m benchmarks.bench_page_minilm [--site _build/html] [--scheme file|http] [--sizes 8 16 32 64]
                                            [--repeats 7] [--mbit 10]
-    python benchmarks/bench_page_minilm.py --quick    # one load, sizes 8 and 16, 3 repeats
+    python -m benchmarks.bench_page_minilm --quick    # one load, sizes 8 and 16, 3 repeats
 
 Reads the built book (``make book``, or ``$MHA_SITE``) and opens ``chapters/why_multiple_heads.html``, by
 default from disk (file://, as a reader offline), with every other host blocked. Times, inside the page with
@@ -39,16 +39,14 @@ import argparse
 import functools
 import http.server
 import os
-import sys
 import threading
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))  # the book's build scripts: one way to start Chromium
+from scripts import chromium  # one way to start Chromium
 
-import chromium  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 PAGE = "chapters/why_multiple_heads.html"
 GOAL_MS = 200  # at 16 tokens

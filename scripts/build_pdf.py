@@ -8,18 +8,19 @@ with pypdf, with one bookmark per page of the book, behind a title page (title, 
 from pyproject.toml and _config.yml, licence), and numbered once through the book ("12 / 142", stamped on
 every sheet after the title page from a PDF of numbers that Chromium prints).
 
-Solutions: the full edition prints each chapter's solutions (and the folded cells that check them) together
-at the end of the chapter, under "Solutions to the exercises", where they do not give the answer away beside
-its exercise; the student edition's site has none (scripts/student_edition.py prints it, `--edition
-students`). Nothing may be clipped: before printing, every element of a page is measured at the width of
-the sheet, and an element wider than the sheet or than a box that cuts its content fails the build.
+Solutions: the full edition prints each chapter's solutions (and the folded cells tagged ``solution-check``
+that check them, CONTRIBUTING.md) together at the end of the chapter, under "Solutions to the exercises",
+where they do not give the answer away beside its exercise; the student edition's site has none
+(scripts/student_edition.py prints it, `--edition students`). Nothing may be clipped: before printing, every
+element of a page is measured at the width of the sheet, and an element wider than the sheet or than a box
+that cuts its content fails the build.
 
 The Chinese book (``--lang zh``, printed from ``_build/html/zh``: `make pdf` writes
 ``_build/pdf/zh/multi-head-attention.pdf``) has its title page and the words this script adds in Chinese
 (scripts/zh_book.py's ``ui``) and the pages of its own table of contents (with its glossary); Chromium embeds
 the CJK font its pages use (Noto Sans CJK, which .ci/run installs).
 
-Usage: python scripts/build_pdf.py [--site _build/html] [--out _build/pdf/multi-head-attention.pdf]
+Usage: python -m scripts.build_pdf [--site _build/html] [--out _build/pdf/multi-head-attention.pdf]
        [--edition full|students] [--lang en|zh]
 """
 
@@ -35,8 +36,9 @@ import tempfile
 from pathlib import Path
 
 import tomllib
-from chromium import CHROMIUM, launch
-from zh_book import site_config, site_toc, ui
+
+from scripts.chromium import CHROMIUM, launch
+from scripts.zh_book import site_config, site_toc, ui
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "_build" / "html"
@@ -92,8 +94,7 @@ _READY = r"""async ([collect, heading]) => {
     part.appendChild(document.createElement("h2")).textContent = heading;
     for (const s of solutions) {
       const moved = [s];
-      const check = n => n && n.matches("div.cell")
-        && /^\s*# Check of the solution/.test(n.querySelector("pre")?.textContent || "");
+      const check = n => n && n.matches("div.cell.tag_solution-check");  // myst-nb writes a cell's tags so
       for (let n = s.nextElementSibling; check(n); n = n.nextElementSibling) moved.push(n);
       for (const m of moved) part.appendChild(m);
     }

@@ -16,7 +16,7 @@ have the deck's own words in Chinese and load everything from the English decks'
 folder (``../_assets/``, copied only if the English decks have not been built): one copy of the weights serves
 both.
 
-Usage: python scripts/build_slides.py [--out _build/slides] [--lang en|zh] [chapters/x.ipynb ...]
+Usage: python -m scripts.build_slides [--out _build/slides] [--lang en|zh] [chapters/x.ipynb ...]
 """
 
 from __future__ import annotations
@@ -31,9 +31,8 @@ import tomllib
 import yaml
 from nbconvert import SlidesExporter
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tag_slides import References, slide_notebook
-from zh_book import site_config, ui
+from scripts.tag_slides import References, slide_notebook
+from scripts.zh_book import site_config, ui
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSETS = "_assets"

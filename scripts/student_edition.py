@@ -3,9 +3,11 @@
 A course hands out this edition while its exercises are open. Nothing in it holds a solution:
 
 * **the sources**: the site is built from copies of the chapters (``<out>/source``, the committed notebooks
-  are never changed) from which every ``{solution}`` directive and every folded cell that checks a solution
-  (it starts with ``# Check of the solution``, CONTRIBUTING.md) is removed, so the pages, the search index,
-  the ``_sources`` behind the "Download .ipynb" and ".md" buttons and the notebook set hold none;
+  are never changed) from which every ``{solution}`` directive and every cell tagged ``solution-check`` (the
+  folded cell that checks a solution, CONTRIBUTING.md) is removed, and in which the cell tagged
+  ``exercise-preamble`` (how the book gives its solutions) says that this edition leaves them out; so the
+  pages, the search index, the ``_sources`` behind the "Download .ipynb" and ".md" buttons and the notebook
+  set hold no solution;
 * **the buttons**: no launch buttons (Colab and Binder would open the repository's notebooks, which have
   the solutions) and no repository or edit buttons; students run the notebook set instead;
 * **the notebook set**: the same copies, into ``<out>/notebooks/``, to hand out or upload (Colab, an LMS);
@@ -22,7 +24,7 @@ the English one as the Chinese site is inside the English site: its site in ``<o
 English student site's assets), its notebooks in ``<out>/notebooks/zh``, its PDF in ``<out>/zh/``; build the
 English edition first.
 
-Usage: python scripts/student_edition.py [--out _build/students] [--pdf] [--lang en|zh]
+Usage: python -m scripts.student_edition [--out _build/students] [--pdf] [--lang en|zh]
 """
 
 from __future__ import annotations
@@ -39,27 +41,18 @@ from pathlib import Path
 import nbformat
 import tomllib
 import yaml
-import zh_book
-from zh_book import ui
+
+from scripts import myst, zh_book
+from scripts.zh_book import ui
 
 ROOT = Path(__file__).resolve().parents[1]
-CHECK_PREFIX = "# Check of the solution"
 BOOK_FLAGS = ["-W", "-n", "--keep-going"]
+EXTENSION = "scripts.student_edition"  # this module, as the edition's Sphinx extension (:func:`setup`)
 PDF_NAME = "multi-head-attention-students.pdf"
 # Top-level entries of the repository that the book's build does not read (or that are the copies' own).
 NOT_LINKED = {".git", ".venv", "_build", "chapters", ".pytest_cache", ".ruff_cache", ".hypothesis"}
 
-_SOLUTION = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution\}.*?\n.*?^(?P=fence)[ \t]*\n?", re.M | re.S)
-_PREAMBLE = re.compile(r"Each solution is folded;[^\n]*?runs the check\.")
 STUDENT_PREAMBLE = "This edition leaves the solutions out: your lecturer hands them out after the exercises."
-
-
-def _preamble(lang: str) -> re.Pattern:
-    """The exercises' preamble about folded solutions, in ``lang`` (the English: :data:`_PREAMBLE`)."""
-    if lang == "en":
-        return _PREAMBLE
-    start, end = ui("Each solution is folded;", lang), ui("runs the check.", lang)
-    return re.compile(re.escape(start) + r"[^\n]*?" + re.escape(end))
 
 
 def version() -> str:
@@ -74,18 +67,22 @@ def repository() -> str:
 def setup_block(url: str | None = None, tag: str | None = None) -> str:
     """The first lines of every chapter's set-up cell: ``mha`` at the book's version, widgets on Colab.
 
+    It installs ``mha[book]``: the package (which needs PyTorch only, as Colab and Binder have it) with the
+    extra that the chapters' figures, widgets, pretrained encoder and tables need (pyproject.toml).
+
     Colab shows third-party widgets (the book's explorer, stepper and calculator are anywidgets) only with its
     custom widget manager on: Colab's ``google.colab.output.enable_custom_widget_manager()``, which
     anywidget's own Colab check also calls; the cell calls it so that any widget of the chapter shows.
     """
     url, tag = url or repository(), tag or f"v{version()}"
     return (
-        "# Set-up: on Colab or Binder, install the book's package `mha` at this book's version (nothing\n"
-        "# happens where it is installed), and on Colab turn on the widget manager its figures need.\n"
+        "# Set-up: on Colab or Binder, install the book's package `mha`, with what its chapters need, at\n"
+        "# this book's version (nothing happens where it is installed), and on Colab turn on the widget\n"
+        "# manager its figures need.\n"
         "try:\n"
         "    import mha\n"
         "except ModuleNotFoundError:\n"
-        f'    %pip install --quiet "mha @ git+{url}@{tag}"\n'
+        f'    %pip install --quiet "mha[book] @ git+{url}@{tag}"\n'
         "    import mha\n"
         "try:\n"
         "    from google.colab import output\n"
@@ -116,13 +113,15 @@ def student_notebook(nb: nbformat.NotebookNode, lang: str = "en") -> nbformat.No
     nb = copy.deepcopy(nb)
     cells, setup_done = [], False
     for cell in nb.cells:
-        if cell.cell_type == "code" and cell.source.lstrip().startswith(CHECK_PREFIX):
+        if myst.SOLUTION_CHECK in myst.tags(cell):
             continue
         if cell.cell_type == "code" and not setup_done:
             cell.source, setup_done = pinned_setup(cell.source), True
         if cell.cell_type == "markdown":
-            preamble = ui(STUDENT_PREAMBLE, lang)
-            cell.source = _preamble(lang).sub(preamble, _SOLUTION.sub("", cell.source)).rstrip("\n")
+            if myst.EXERCISE_PREAMBLE in myst.tags(cell):
+                cell.source = ui(STUDENT_PREAMBLE, lang)
+            else:
+                cell.source = myst.without(cell.source, "solution").rstrip("\n")
             if not cell.source.strip():
                 continue
         cells.append(cell)
@@ -134,15 +133,12 @@ def _drop_solution_checks(app, doctree) -> None:
     from docutils import nodes
 
     for cell in list(doctree.findall(nodes.container)):
-        if cell.get("nb_element") != "cell_code":
-            continue
-        source = next(cell.findall(nodes.literal_block), None)
-        if source is not None and source.astext().lstrip().startswith(CHECK_PREFIX):
+        if cell.get("nb_element") == "cell_code" and f"tag_{myst.SOLUTION_CHECK}" in cell["classes"]:
             cell.parent.remove(cell)
 
 
 def setup(app):
-    """As a Sphinx extension: a second guard that drops any folded check of a solution."""
+    """As a Sphinx extension: a second guard that drops any cell tagged ``solution-check``."""
     app.connect("doctree-read", _drop_solution_checks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
@@ -158,11 +154,11 @@ def student_config(config: dict, lang: str = "en") -> dict:
     sphinx_config = sphinx.setdefault("config", {})
     sphinx_config["hide_solutions"] = True
     # _config.yml lists every extension (sphinx.config.extensions), which takes precedence over
-    # local_extensions' own list: add this module to both, local_extensions puts its folder on sys.path.
-    sphinx_config["extensions"] = [*sphinx_config.get("extensions", []), "student_edition"]
+    # local_extensions' own list: add this module to both; local_extensions puts the repository on sys.path.
+    sphinx_config["extensions"] = [*sphinx_config.get("extensions", []), EXTENSION]
     local = sphinx.setdefault("local_extensions", {})
     local.update({name: str(ROOT / path) for name, path in local.items()})  # relative to the repository
-    local["student_edition"] = str(Path(__file__).resolve().parent)
+    local[EXTENSION] = str(ROOT)
     return config
 
 
@@ -224,7 +220,7 @@ def build(out: Path, *, pdf: bool = False, browser=None, lang: str = "en") -> Pa
         shutil.rmtree(html)
     os.replace(out / "_build" / "html", html)
     if pdf:
-        import build_pdf
+        from scripts import build_pdf
 
         build_pdf.print_book(html, out / PDF_NAME, edition="students", browser=browser)
     return html
@@ -238,7 +234,7 @@ def _build_translation(out: Path, *, pdf: bool, browser, lang: str) -> Path:
         out / "html" / lang, out / lang, source=source, adjust=lambda c: student_config(c, lang)
     )
     if pdf:
-        import build_pdf
+        from scripts import build_pdf
 
         build_pdf.print_book(html, out / lang / PDF_NAME, edition="students", browser=browser, lang=lang)
     return html
@@ -259,5 +255,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     sys.exit(main())

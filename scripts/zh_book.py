@@ -1,4 +1,4 @@
-"""The Chinese site, built inside the English one: `python scripts/zh_book.py` (what `make book` runs second).
+"""The Chinese site, built inside the English one: `python -m scripts.zh_book` (what `make book` runs second).
 
 The Chinese book's sources are ``zh/`` (kept in step with the English ones by scripts/zh_sync.py). Its
 configuration and table of contents are not kept by hand: they are derived here from ``_config.yml`` and
@@ -22,7 +22,7 @@ Jupyter Book's work files go to ``_build/zh/`` (the derived ``_config.yml`` and 
 notebooks' images), so the English site gets no folder of them. Nothing is executed: the notebooks carry the
 English notebooks' outputs.
 
-Usage: python scripts/zh_book.py [--html _build/html/zh] [--work _build/zh]
+Usage: python -m scripts.zh_book [--html _build/html/zh] [--work _build/zh]
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def _translated(text: str, missing: list[str]) -> str:
 
 def site_config(lang: str = "zh", *, missing: list[str] | None = None) -> dict:
     """``_config.yml`` for the book in ``lang``; an English text without its Chinese stays English and is
-    appended to ``missing`` (tests/test_translation.py fails on it; the build goes on)."""
+    appended to ``missing`` (tests/book/test_translation.py fails on it; the build goes on)."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     if lang == "en":
         return config
@@ -152,7 +152,7 @@ def write_search_words(path: Path) -> Path:
 
 def untranslated_pages() -> list[str]:
     """The pages that still show English (a unit not translated, or translated from an older English)."""
-    import zh_sync
+    from scripts import zh_sync
 
     done = zh_sync.translated_documents()
     return [doc for doc in zh_sync.documents() if doc not in done]
@@ -182,7 +182,7 @@ def write_sources(
 
 
 def _english_documents() -> list[str]:
-    import zh_sync
+    from scripts import zh_sync
 
     return zh_sync.documents()
 
@@ -229,5 +229,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     sys.exit(main())

@@ -1,8 +1,8 @@
-"""What a translation keeps of its English, and the glossary's terms: `python scripts/zh_checks.py [DOC]`.
+"""What a translation keeps of its English, and the glossary's terms: `python -m scripts.zh_checks [DOC]`.
 
-tests/test_translation.py runs these checks on the Chinese book (``zh/``, scripts/zh_sync.py); a translator
-runs this script while translating, for the same messages at once. A translated unit (a notebook's Markdown
-cell, a page's section) must keep, of the English it translates (:func:`keeps`):
+tests/book/test_translation.py runs these checks on the Chinese book (``zh/``, scripts/zh_sync.py); a
+translator runs this script while translating, for the same messages at once. A translated unit (a notebook's
+Markdown cell, a page's section) must keep, of the English it translates (:func:`keeps`):
 
 * its mathematics: the same ``$…$``, ``$$…$$`` and ``{math}`` expressions (whitespace aside);
 * its numbers, outside mathematics and code: the same numbers, however they are grouped (1,024, 1 024 and 1024
@@ -36,8 +36,7 @@ import re
 import sys
 from collections import Counter
 
-import zh_book
-import zh_sync
+from scripts import zh_book, zh_sync
 
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _OPEN = re.compile(r"^(?P<fence>`{3,}|:{3,}|~{3,})(?:\{(?P<name>[\w:-]+)\})?[ \t]*(?P<arg>.*)$")

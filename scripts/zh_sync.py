@@ -1,4 +1,4 @@
-"""Keep the Chinese book (``zh/``) in step with the English one: `python scripts/zh_sync.py`.
+"""Keep the Chinese book (``zh/``) in step with the English one: `python -m scripts.zh_sync`.
 
 The English sources are the one source of the book's code and outputs. The Chinese book mirrors them in
 ``zh/``, document by document at the same relative path (``chapters/the_math.ipynb`` and
@@ -34,11 +34,11 @@ then it is reported stale (the tests fail) rather than replaced.
 
 Commands:
 
-    python scripts/zh_sync.py                    # regenerate zh/ from the English sources, translations kept
-    python scripts/zh_sync.py --check            # exit 1 if that would change a file
-    python scripts/zh_sync.py --status [DOC ...] # per document: its units translated, stale, untranslated
-    python scripts/zh_sync.py --diff DOC         # what changed in the English of each stale unit (from git)
-    python scripts/zh_sync.py --accept DOC [UNIT ...]  # these units now translate the current English
+    python -m scripts.zh_sync                    # regenerate zh/ from the English sources, translations kept
+    python -m scripts.zh_sync --check            # exit 1 if that would change a file
+    python -m scripts.zh_sync --status [DOC ...] # per document: its units translated, stale, untranslated
+    python -m scripts.zh_sync --diff DOC         # what changed in the English of each stale unit (from git)
+    python -m scripts.zh_sync --accept DOC [UNIT ...]  # these units now translate the current English
 
 ``DOC`` is a document's name as in ``_toc.yml`` (``chapters/step_by_step``, ``intro``), ``UNIT`` a cell id or
 a section number as the status and the tests print them. ``--accept DOC`` alone accepts the units whose copy a
@@ -163,7 +163,7 @@ class Unit:
     @property
     def advice(self) -> str:
         """What the unit's state asks of a maintainer, with the commands (what the tests print)."""
-        accept = f"python scripts/zh_sync.py --accept {self.doc} {self.key}"
+        accept = f"python -m scripts.zh_sync --accept {self.doc} {self.key}"
         if self.state == "stale":
             return (
                 f"{self.where} was translated from an older English text: update the Chinese (python "
@@ -349,7 +349,7 @@ def units(doc: str, root: Path = ROOT) -> list[Unit]:
     """The units of the committed Chinese document (as it is, not as the script would write it)."""
     en_path, zh_path = english_path(doc, root), chinese_path(doc, root)
     if not zh_path.exists():
-        raise FileNotFoundError(f"{zh_path.relative_to(root)} is missing: run python scripts/zh_sync.py")
+        raise FileNotFoundError(f"{zh_path.relative_to(root)} is missing: run python -m scripts.zh_sync")
     if en_path.suffix == ".ipynb":
         en, zh = nbformat.read(en_path, as_version=4), nbformat.read(zh_path, as_version=4)
         return notebook_units(doc, en, zh)
@@ -504,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
         for path in changed:
             print(
                 f"{path.relative_to(ROOT)} is not in step with its English source: "
-                "run python scripts/zh_sync.py"
+                "run python -m scripts.zh_sync"
             )
         return 1 if changed else 0
     if args.status is not None:

@@ -3,9 +3,9 @@
  *
  * Python twins (mha.chapters.decoder): predict -> decoderPredict, encode -> decoderEncode, Decoder.forward
  * (inside decoderPredict); mha.chapters.decoder_page.weights_payload's data read back -> decoderModel.
- * tests/test_decoder_port.py runs this file in mini-racer and checks it against Python on several texts and
- * sets of heads switched off: attention and probabilities within 2e-3, the same top tokens where they are not
- * near-tied.
+ * tests/unit/test_decoder_port.py runs this file in mini-racer and checks it against Python on several texts
+ * and sets of heads switched off: attention and probabilities within 2e-3, the same top tokens where they are
+ * not near-tied.
  *
  * A classic script with no DOM, no TextEncoder and no atob (mini-racer has not one of them): strict mode, no
  * top-level bindings, adding to the global namespace globalThis.mhaFrontEnd (core.js's convention):
