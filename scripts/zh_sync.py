@@ -133,6 +133,7 @@ class Unit:
     en: str  # the current English text
     zh: str  # the Chinese document's text (a translation, or a copy of the English)
     record: dict
+    section: bool = False  # a Markdown page's section (else a notebook's cell or alt text)
 
     @property
     def state(self) -> str:
@@ -152,7 +153,7 @@ class Unit:
     def where(self) -> str:
         """How messages name the unit: the Chinese file, the cell (number, id) or the section, its start."""
         first = next((line for line in self.en.splitlines() if line.strip()), "")[:60]
-        if self.key.isdigit():
+        if self.section:
             return f'zh/{self.doc}.md section {self.key} ("{first}")'
         if self.key.endswith(ALT):
             return (
@@ -166,8 +167,8 @@ class Unit:
         accept = f"python -m scripts.zh_sync --accept {self.doc} {self.key}"
         if self.state == "stale":
             return (
-                f"{self.where} was translated from an older English text: update the Chinese (python "
-                f"scripts/zh_sync.py --diff {self.doc} shows what changed in the English), then {accept}"
+                f"{self.where} was translated from an older English text: update the Chinese (python -m "
+                f"scripts.zh_sync --diff {self.doc} shows what changed in the English), then {accept}"
             )
         if self.state == "started":
             return f"{self.where} is translated, not recorded: if it translates the current English, {accept}"
@@ -313,7 +314,11 @@ def sync_page(en_text: str, zh_text: str | None) -> str:
     out = []
     for number, (section, j) in enumerate(zip(english, pairs, strict=True), start=1):
         record, text = old[j] if j is not None else ({}, "")
-        state = Unit("", str(number), number, section, text, record).state if record else "untranslated"
+        state = (
+            Unit("", str(number), number, section, text, record, section=True).state
+            if record
+            else "untranslated"
+        )
         if state == "untranslated":
             text, fresh = copy_record(section)
             out.append(({**fresh, **({"allow": record["allow"]} if "allow" in record else {})}, text))
@@ -325,7 +330,7 @@ def sync_page(en_text: str, zh_text: str | None) -> str:
 def page_units(doc: str, en_text: str, zh_text: str) -> list[Unit]:
     english, chinese = split_sections(en_text), read_page(zh_text)
     return [
-        Unit(doc, str(n), n, en, zh, record)
+        Unit(doc, str(n), n, en, zh, record, section=True)
         for n, (en, (record, zh)) in enumerate(zip(english, chinese, strict=False), start=1)
     ]
 

@@ -305,3 +305,15 @@ def test_the_checks_name_what_a_translation_lost():
     assert zh_checks.broken_lines("第一行在这里\n接着下一行。\n\n- 列表\n- 另一项") == [
         "第一行在这里 / 接着下一行。"
     ]
+
+
+def test_messages_name_a_cell_as_a_cell_whatever_its_id(book):
+    """Jupyter's ids can be all digits (the_code has 74561091): such a cell is still a cell, not a section."""
+    en = nbformat.read(book / "ch" / "one.ipynb", as_version=4)
+    en.cells[0].id = "74561091"
+    nbformat.write(en, book / "ch" / "one.ipynb")
+    zh_sync.sync(book)
+    cell = zh_sync.units("ch/one", book)[0]
+    assert cell.key == "74561091" and cell.where.startswith("zh/ch/one.ipynb cell 0 (id 74561091")
+    assert zh_sync.units("intro", book)[0].where.startswith("zh/intro.md section 1")
+    assert "python -m scripts.zh_sync --accept ch/one 74561091" in cell.advice
