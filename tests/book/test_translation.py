@@ -36,6 +36,7 @@ NOTEBOOKS = [d for d in DOCUMENTS if zh_sync.english_path(d).suffix == ".ipynb"]
 TRANSLATED = [
     "chapters/step_by_step",
     "chapters/trained_heads",
+    "chapters/attention_since_2017",
 ]  # intro: back when the two new chapters are in its map
 CHECKED = [d for d in DOCUMENTS if d in globals().get("TRANSLATED", DOCUMENTS)]
 
