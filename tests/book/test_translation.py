@@ -35,6 +35,7 @@ NOTEBOOKS = [d for d in DOCUMENTS if zh_sync.english_path(d).suffix == ".ipynb"]
 # then delete this list, and every document must be translated.
 TRANSLATED = [
     "chapters/attention_since_2017",
+    "chapters/induction_heads",
     "chapters/step_by_step",
     "chapters/the_code",
     "chapters/the_code_in_practice",
