@@ -36,6 +36,7 @@ NOTEBOOKS = [d for d in DOCUMENTS if zh_sync.english_path(d).suffix == ".ipynb"]
 TRANSLATED = [
     "chapters/step_by_step",
     "intro",
+    "teaching",
 ]
 CHECKED = [d for d in DOCUMENTS if d in globals().get("TRANSLATED", DOCUMENTS)]
 
