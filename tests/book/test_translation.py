@@ -34,6 +34,7 @@ NOTEBOOKS = [d for d in DOCUMENTS if zh_sync.english_path(d).suffix == ".ipynb"]
 # The documents translated so far: the completeness tests run on these. Issue 38 translates the rest last;
 # then delete this line, and every document must be translated.
 TRANSLATED = [
+    "CHANGELOG",
     "chapters/step_by_step",
     "intro",
     "teaching",
