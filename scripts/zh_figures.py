@@ -44,10 +44,11 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = "zh/figures.yml"
 _ROOT_ELEMENT = re.compile(  # a figure's root element, as mha.widgets.frontend.root_html writes it
-    r'(?P<open><div class="(?P<cls>mha-[\w-]+)"><script type="application/json">)'
+    r'(?P<open><div class="(?P<cls>mha-[\w-]+)[^"]*"[^>]*>\s*<script type="application/json">)'
     r"(?P<json>.*?)(?P<close></script>)",
     re.S,
 )
+_JSON_SCRIPT = '<script type="application/json">'  # every figure's data is in one: each must be read
 _FIELD = re.compile(r"\{(\w+)\}")
 _LATIN = re.compile(r"[A-Za-z]")
 PLURALS = {"s", "plural"}  # English plural endings: a Chinese text may leave these fields out
@@ -346,8 +347,10 @@ def english_figures(root: Path = ROOT) -> list[Figure]:
             for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
                 html = output.get("data", {}).get("text/html")
                 if isinstance(html, str):
-                    for match, data in roots(html):
-                        found.append(Figure(doc, cell.get("id", "?"), match.group("cls"), data))
+                    read = [Figure(doc, cell.get("id", "?"), m.group("cls"), data) for m, data in roots(html)]
+                    if len(read) != html.count(_JSON_SCRIPT):  # a figure's data this module cannot find
+                        read.append(Figure(doc, cell.get("id", "?"), "", {}))
+                    found += read
     return found
 
 
@@ -386,6 +389,12 @@ def report(root: Path = ROOT) -> Report:
     missing: dict[str, list[str]] = {}
     unknown = []
     for figure in english_figures(root):
+        if not figure.cls:
+            unknown.append(
+                f"{figure.doc}, cell {figure.cell}: a figure's JSON not in a root element "
+                '<div class="mha-…"><script type="application/json">'
+            )
+            continue
         for item in strings(figure.data):
             if place(item.path) == "unknown":
                 path = "/".join("*" if key.isdigit() else key for key in item.path)
