@@ -66,6 +66,7 @@ TEXT = (
     "spec/axis_names/*",  # the stepper's names of a stage's axes
     "spec/rows/*/*",  # the calculator's rows: label and value template
     "spec/kinds/*",  # the MiniLM box: what kind of head each label is
+    "spec/roles/*/*",  # the decoder box (induction_heads): each head's role, "" for none
     "stages/*/title",  # the stepper's stages
     "configs/*/description",  # the calculator's models, and their local and global layers
     "configs/*/layers",
@@ -82,6 +83,9 @@ DATA = (
     "spec/masks/**",
     "spec/parameters/**",
     "spec/labels/**",  # the MiniLM box's head labels (classify_heads names)
+    "spec/names/**",  # the decoder box: the heads' short names (L1H2), the characters it reads as they are,
+    "spec/ordinary/**",
+    "spec/shown/**",  # and the signs it shows for a space and a new line
     "spec/model",
     "spec/weights",
     "spec/format",
