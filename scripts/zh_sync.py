@@ -27,10 +27,12 @@ metadata under ``"translation"``, in a page as a MyST comment line that opens th
 
 **What the script writes.** Code cells (source, outputs, metadata and tags, execution counts), the cells'
 order and the notebook's metadata are copied from the English notebook, so that a Chinese notebook runs as it
-is in Jupyter or Colab, with the same set-up cell; Markdown cells keep their Chinese text and record, and
-cells and sections not translated yet get a copy of the current English (paths of included files made relative
-to ``zh/``: :func:`relocate`). Nothing is translated twice: a translation stays until its English changes, and
-then it is reported stale (the tests fail) rather than replaced.
+is in Jupyter or Colab, with the same set-up cell; only the interactive figures' texts in the outputs are
+translated on the way, with the catalogue ``zh/figures.yml`` (:mod:`scripts.zh_figures`). Markdown cells keep
+their Chinese text and record, and cells and sections not translated yet get a copy of the current English
+(paths of included files made relative to ``zh/``: :func:`relocate`). Nothing is translated twice: a
+translation stays until its English changes, and then it is reported stale (the tests fail) rather than
+replaced.
 
 Commands:
 
@@ -39,6 +41,7 @@ Commands:
     python -m scripts.zh_sync --status [DOC ...] # per document: its units translated, stale, untranslated
     python -m scripts.zh_sync --diff DOC         # what changed in the English of each stale unit (from git)
     python -m scripts.zh_sync --accept DOC [UNIT ...]  # these units now translate the current English
+    python -m scripts.zh_sync --figures          # the figure texts with no Chinese in zh/figures.yml
 
 ``DOC`` is a document's name as in ``_toc.yml`` (``chapters/step_by_step``, ``intro``), ``UNIT`` a cell id or
 a section number as the status and the tests print them. ``--accept DOC`` alone accepts the units whose copy a
@@ -60,6 +63,8 @@ from pathlib import Path
 
 import nbformat
 import yaml
+
+from scripts import zh_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 ZH = ROOT / "zh"
@@ -205,15 +210,22 @@ def _kept(english: str, before: str | None, record: dict, key: str, index: int) 
     return text, {**fresh, **({"allow": record["allow"]} if "allow" in record else {})}
 
 
-def sync_notebook(en: nbformat.NotebookNode, zh: nbformat.NotebookNode | None) -> nbformat.NotebookNode:
+def sync_notebook(
+    en: nbformat.NotebookNode,
+    zh: nbformat.NotebookNode | None,
+    figures: zh_figures.Catalogue | None = None,
+) -> nbformat.NotebookNode:
     """The Chinese notebook for ``en``: code cells and metadata from ``en``, the Markdown and the pictures'
-    alt texts of ``zh`` kept."""
+    alt texts of ``zh`` kept, the interactive figures' texts in the outputs translated with ``figures`` (the
+    catalogue ``zh/figures.yml``: :mod:`scripts.zh_figures`)."""
     old = {c.get("id"): c for c in zh.cells} if zh is not None else {}
     out = copy.deepcopy(en)
     for index, cell in enumerate(out.cells):
         before = old.get(cell.get("id"))
         if before is not None and before.cell_type != cell.cell_type:
             before = None
+        if cell.cell_type == "code" and figures is not None:
+            zh_figures.translate_outputs(cell.get("outputs", []), figures)
         if cell.cell_type == "markdown":
             record = dict(before.metadata.get(RECORD, {})) if before is not None else {}
             cell.source, record = _kept(cell.source, getattr(before, "source", None), record, cell.id, index)
@@ -346,7 +358,8 @@ def synced(doc: str, root: Path = ROOT) -> str:
     old = zh_path.read_text(encoding="utf-8") if zh_path.exists() else None
     if en_path.suffix == ".ipynb":
         zh = nbformat.reads(old, as_version=4) if old else None
-        return nbformat.writes(sync_notebook(nbformat.read(en_path, as_version=4), zh)) + "\n"
+        figures = zh_figures.Catalogue.load(root)
+        return nbformat.writes(sync_notebook(nbformat.read(en_path, as_version=4), zh, figures)) + "\n"
     return sync_page(en_path.read_text(encoding="utf-8"), old)
 
 
@@ -503,7 +516,14 @@ def main(argv: list[str] | None = None) -> int:
     group.add_argument(
         "--accept", nargs="+", metavar=("DOC", "UNIT"), help="record translations of DOC's units"
     )
+    group.add_argument(
+        "--figures", action="store_true", help="figure texts with no Chinese in zh/figures.yml, pairs unused"
+    )
     args = parser.parse_args(argv)
+    if args.figures:
+        found = zh_figures.report()
+        print("\n".join(found.lines()))
+        return 0 if found.ok else 1
     if args.check:
         changed = sync(write=False)
         for path in changed:

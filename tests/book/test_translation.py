@@ -19,13 +19,14 @@ has the maintainer's side ("The Chinese edition").
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from scripts import zh_book, zh_checks, zh_sync
+from scripts import zh_book, zh_checks, zh_figures, zh_sync
 from tests import ROOT
 
 DOCUMENTS = zh_sync.documents()
@@ -35,6 +36,7 @@ NOTEBOOKS = [d for d in DOCUMENTS if zh_sync.english_path(d).suffix == ".ipynb"]
 # then delete this list, and every document must be translated.
 TRANSLATED = [
     "CHANGELOG",
+    "chapters/appendix_toy_heads",
     "chapters/attention_since_2017",
     "chapters/induction_heads",
     "chapters/step_by_step",
@@ -45,6 +47,7 @@ TRANSLATED = [
     "chapters/why_multiple_heads",
     "intro",
     "notation",
+    "references",
     "teaching",
 ]
 CHECKED = [d for d in DOCUMENTS if d in globals().get("TRANSLATED", DOCUMENTS)]
@@ -63,7 +66,9 @@ def test_every_document_has_its_chinese_counterpart_in_step_with_the_english():
 @pytest.mark.parametrize("doc", NOTEBOOKS)
 def test_code_cells_and_their_outputs_are_the_english_notebooks(doc):
     """Cell by cell, by id: the same cells in the same order; code cells identical (source, outputs, metadata
-    and tags, execution count); Markdown cells with the English cell's metadata, plus their record."""
+    and tags, execution count), but for the interactive figures' texts, translated with zh/figures.yml;
+    Markdown cells with the English cell's metadata, plus their record."""
+    figures = zh_figures.Catalogue.load()
     en = nbformat.read(zh_sync.english_path(doc), as_version=4)
     zh = nbformat.read(zh_sync.chinese_path(doc), as_version=4)
     assert [c.get("id") for c in zh.cells] == [c.get("id") for c in en.cells], f"{doc}: cells or their order"
@@ -72,8 +77,13 @@ def test_code_cells_and_their_outputs_are_the_english_notebooks(doc):
         where = f"zh/{doc}.ipynb cell {index} (id {a.get('id')})"
         assert a.cell_type == b.cell_type, f"{where}: a {b.cell_type} cell, the English one is {a.cell_type}"
         if a.cell_type == "code":
-            for key in ("source", "outputs", "execution_count"):
+            for key in ("source", "execution_count"):
                 assert a.get(key) == b.get(key), f"{where}: its {key} differs from the English code cell"
+            outputs = zh_figures.translate_outputs(copy.deepcopy(a.get("outputs", [])), figures)
+            assert outputs == b.get("outputs", []), (
+                f"{where}: its outputs differ from the English code cell's (figure texts translated with "
+                "zh/figures.yml)"
+            )
             assert _without_alt(a.metadata) == _without_alt(b.metadata), (
                 f"{where}: its metadata (tags) differs"
             )

@@ -3,9 +3,9 @@
 From disk (file://), other hosts blocked, on a sample of pages (the Chinese home page, the glossary, the
 search page, and one page per kind of interactive figure): no error, nothing from another host, every image
 decoded, the equations typeset, every figure mounted; the pages keep to a 390 px phone (dark theme) and a 1280
-px screen (light theme), where the figures fit their boxes and their text keeps a 4.5:1 contrast; a search for
-a Chinese word finds the translated chapter; and chapter 1's MiniLM box runs the model from the English site's
-weights.
+px screen (light theme), where the figures fit their boxes and their text keeps a 4.5:1 contrast; every figure
+labels its controls and names its pictures in Chinese (zh/figures.yml); a search for a Chinese word finds the
+translated chapter; and chapter 1's MiniLM box runs the model from the English site's weights.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import pytest
 from mha.pretrained import attend
 from mha.widgets.frontend import FIGURES, ROOT_CLASSES
 from mha.widgets.minilm_page import CLASS_NAME, WEIGHTS_FILE
+from scripts.zh_figures import Catalogue
+from tests.book.test_figure_texts import CHINESE
 from tests.book.test_site_zh import FIGURE_PAGES, SAMPLE, ZH
 from tests.browser.test_site import _visit
 from tests.browser.test_site_layout import _FIGURES, _SIDEWAYS, READY
@@ -58,6 +60,30 @@ def test_sampled_chinese_pages_fit_a_phone_and_their_figures_read_in_both_themes
             found[page] = bad
     context.close()
     assert not found, f"at {width} px, {scheme}: {found}"
+
+
+_TEXTS = """cls => {
+  const root = document.querySelector('.' + cls);
+  return {
+    labels: [...root.querySelectorAll('label')].map(l => l.textContent.trim()),
+    named: [...root.querySelectorAll('[aria-label]')].map(e => e.getAttribute('aria-label')),
+    buttons: [...root.querySelectorAll('button')].map(b => b.textContent.trim()).filter(Boolean),
+  };
+}"""
+
+
+@pytest.mark.parametrize("kind", sorted(FIGURE_PAGES))
+def test_the_chinese_figures_label_their_controls_and_name_their_pictures_in_chinese(kind, browser):
+    kept = {e.en for e in Catalogue.load().entries if e.en == e.zh}  # names shown as they are (d_model)
+    tab = browser.new_page()
+    tab.goto((ZH / f"{FIGURE_PAGES[kind]}.html").as_uri(), wait_until="load")
+    tab.evaluate(READY)
+    found = tab.evaluate(_TEXTS, kind)
+    tab.close()
+    assert found["labels"], f"{kind}: no labelled control"
+    english = [t for texts in found.values() for t in texts if not CHINESE.search(t) and t not in kept]
+    english = [t for t in english if any(c.isalpha() for c in t)]  # not a bare number ("1" of a slider)
+    assert not english, f"{kind} on zh/{FIGURE_PAGES[kind]}: English texts {english}"
 
 
 def test_a_search_for_a_chinese_word_finds_the_translated_chapter(browser):
