@@ -297,10 +297,7 @@ class DecoderWidget(anywidget.AnyWidget):
             TypeError, ValueError: as :func:`~mha.chapters.decoder.predict` raises them.
         """
         off = message.get("off")
-        off = [] if off is None else off
-        if isinstance(off, list):
-            off = [tuple(pair) if isinstance(pair, list) else pair for pair in off]
-        result = predict(message.get("text"), off=off)
+        result = predict(message.get("text"), off=[] if off is None else off)
         attention = result.pop("attention")  # (L, h, n, n)
         data = attention.to(torch.float32).contiguous().numpy().astype("<f4").tobytes()
         result["top"] = [[list(pair) for pair in row] for row in result["top"]]
