@@ -82,6 +82,7 @@
     let layout = null;
     const figure = {
       refresh() { // a setting changed: the text needs the model again, the head only a new picture
+        ctl.sync();
         if (ctl.state.text !== state.computed) compute();
         else draw();
         return ctl.settings();
@@ -131,12 +132,14 @@
       const r = state.result;
       chips = r.tokens.map((token, i) => {
         const [guess, p] = r.top[i][0], right = hit(r, i);
-        const label = format(M.token, { i: i + 1, token: show(token), guess: show(guess), p: p.toFixed(2),
-          hit: right ? M.token_hit : i + 1 === r.tokens.length ? M.token_last : "" });
+        // its name is its text: the character and the guess shown, the words around them for screen readers
+        const [before, between, after] = format(M.token, { i: i + 1, token: "\u0000", guess: "\u0000",
+          p: p.toFixed(2), hit: right ? M.token_hit : i + 1 === r.tokens.length ? M.token_last : "" }).split("\u0000");
         return make("span", { role: "option", className: right ? "md-token md-hit" : "md-token", tabIndex: -1,
-          "aria-label": label, title: label, "data-i": i },
-        make("span", { className: "md-char", "aria-hidden": "true" }, show(token)),
-        make("span", { className: "md-guess", "aria-hidden": "true" }, show(guess)));
+          title: before + show(token) + between + show(guess) + after, "data-i": i },
+        make("span", { className: "mha-sr" }, before), make("span", { className: "md-char" }, show(token)),
+        make("span", { className: "mha-sr" }, between), make("span", { className: "md-guess" }, show(guess)),
+        make("span", { className: "mha-sr" }, after));
       });
       strip.replaceChildren(...chips);
     }
