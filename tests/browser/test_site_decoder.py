@@ -1,4 +1,5 @@
-"""The decoder box of "Heads that work together" on the built site (issue 37): the page computes what Python does.
+"""The decoder box of "Heads that work together" on the built site (issue 37): the page computes what Python
+does.
 
 Reads the built book (run `make book` first, as for tests/browser/test_site.py), opened from disk (file://)
 with every other host blocked, and once over http://. The box (mha/chapters/decoder_box.py,
@@ -34,7 +35,8 @@ BOX = ".mha-decoder"
 API = f"document.querySelector('{BOX}').mha"
 TOLERANCE = 2e-3  # the issue's bound on attention and probabilities
 WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
-CASES = [  # (text, heads off): ordinary text, a repeat with either half of the circuit off, code, bad characters
+# (text, heads off): ordinary text, a repeat with either half of the circuit off, code, unknown characters
+CASES = [
     ("The return statement leaves the current function call.", []),
     ("Xq7#kP2w and Xq7#kP2w", [[1, 0], [1, 1], [1, 2], [1, 3]]),
     ("Xq7#kP2w and Xq7#kP2w", [[0, 1], [0, 3]]),
@@ -132,9 +134,8 @@ def test_bad_input_is_refused_with_a_plain_error_whose_message_says_why(browser)
         "42": "text must be a string",
     }
     for args, message in cases.items():
-        kind, text = page.evaluate(
-            f"() => {API}.predict({args}).then(() => ['resolved', ''], (e) => [e.constructor.name, e.message])"
-        )
+        outcome = "(e) => [e.constructor.name, e.message]"
+        kind, text = page.evaluate(f"() => {API}.predict({args}).then(() => ['resolved', ''], {outcome})")
         assert kind == "Error" and message in text, (args, kind, text)
     # in the box: an empty text is a message, the picture stays; a long text and unknown characters are said
     box = page.locator(BOX)
@@ -169,9 +170,15 @@ def test_heads_switched_off_in_the_box_change_what_it_guesses_as_in_python(brows
 
     accuracy = box.locator(".md-accuracy")
     first, second = copies([])
-    assert f"{first} of {m - 1} positions of the first copy and {second} of {m - 1}" in accuracy.text_content()
-    previous = [(layer, head) for layer in range(DECODER.layers) for head in range(DECODER.h)
-                if spec["roles"][layer][head] == "previous token"]
+    assert (
+        f"{first} of {m - 1} positions of the first copy and {second} of {m - 1}" in accuracy.text_content()
+    )
+    previous = [
+        (layer, head)
+        for layer in range(DECODER.layers)
+        for head in range(DECODER.h)
+        if spec["roles"][layer][head] == "previous token"
+    ]
     assert previous, "the chapter names its previous-token heads in the box"
     for layer, head in previous:
         box.get_by_role("checkbox", name=head_name(layer, head), exact=False).check()
@@ -209,7 +216,9 @@ def test_every_control_is_reached_and_used_by_keyboard(browser):
     after = box.locator("input[name=text]").input_value()
     box.locator(".md-token").nth(len(after) - 1).wait_for()
     half = len(after) // 2
-    assert after != before and after[:half] == after[half:] and spec["lengths"][0] <= half <= spec["lengths"][1]
+    assert (
+        after != before and after[:half] == after[half:] and spec["lengths"][0] <= half <= spec["lengths"][1]
+    )
     page.keyboard.press("Tab")  # the text: one Tab stop, on the chosen character (the last at first)
     focused = _focused(page)
     assert focused["role"] == "option" and focused["label"].startswith(f"character {len(after)} ")
@@ -240,7 +249,11 @@ def test_every_control_is_reached_and_used_by_keyboard(browser):
     canvas = box.locator("canvas")
     assert _focused(page)["role"] == "img" and "Page Up and Page Down" in canvas.get_attribute("aria-label")
     page.keyboard.press("ArrowUp")
-    assert box.locator(".mha-readout").text_content().startswith(head_name(index // DECODER.h, index % DECODER.h))
+    assert (
+        box.locator(".mha-readout")
+        .text_content()
+        .startswith(head_name(index // DECODER.h, index % DECODER.h))
+    )
     page.keyboard.press("PageDown")
     index += 1
     assert page.evaluate(f"() => {API}.shown") == [index // DECODER.h % DECODER.layers, index % DECODER.h]

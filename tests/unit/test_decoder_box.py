@@ -1,7 +1,8 @@
 """The decoder box's Python side (mha.chapters.decoder_box): its spec, the live widget's answers, its bundle.
 
 The page's side is tested on the built site (tests/browser/test_site_decoder.py) and, live, on a stand-in
-Jupyter model (tests/browser/test_decoder_box.py); the port it computes with in tests/unit/test_decoder_port.py.
+Jupyter model (tests/browser/test_decoder_box.py); the port it computes with in
+tests/unit/test_decoder_port.py.
 """
 
 import html
@@ -46,7 +47,9 @@ def test_the_spec_has_a_control_per_head_and_names_the_heads_by_their_roles():
     assert spec["defaults"] == {"text": default_text(), "head": 1 * H + 2}
     assert spec["roles"][0][1] == "previous token" and spec["roles"][1][1] == ""
     assert spec["names"][1][3] == "L2H4"
-    assert spec["weights"] == WEIGHTS_SCRIPT and "decoder" in WEIGHTS_SCRIPT and WEIGHTS_SCRIPT.endswith(".js")
+    assert (
+        spec["weights"] == WEIGHTS_SCRIPT and "decoder" in WEIGHTS_SCRIPT and WEIGHTS_SCRIPT.endswith(".js")
+    )
     assert spec["kb"] == round(len(weights_script()) / 1e3)
     assert spec["ordinary"] == list(ORDINARY) and spec["lengths"] == list(LENGTHS)
     assert spec["shown"] == {" ": "\u2423", "\n": "\u23ce"}
@@ -116,7 +119,9 @@ def test_the_display_bundle_holds_the_live_box_and_the_static_box_with_its_pictu
     assert page.startswith(f'<div class="{ROOT_CLASSES["mountDecoder"]}">')
     spec = json.loads(re.search(r'<script type="application/json">(.*?)</script>', page).group(1))
     assert spec == json.loads(json.dumps(widget.spec))
-    image = re.search(r'<img class="md-print" alt="([^"]*)" style="max-width:100%" src="data:image/png;', page)
+    image = re.search(
+        r'<img class="md-print" alt="([^"]*)" style="max-width:100%" src="data:image/png;', page
+    )
     assert image and html.unescape(image.group(1)).endswith(default_text())
     assert "md-fallback" in page and weights_script()[:2000] not in page  # the weights are never inlined
 
