@@ -111,6 +111,14 @@ def test_the_page_predicts_what_python_predicts_from_disk_and_over_http(browser,
     _close(page, errors)
 
 
+def test_the_chinese_page_computes_from_the_english_sites_weights(browser):
+    page, errors = _open(browser, (SITE / "zh" / f"{PAGE}.html").as_uri())
+    got = page.evaluate(f"([t, off]) => {API}.predict(t, {{off}})", list(CASES[2]))
+    _assert_equal_to_python(got, *CASES[2])
+    assert not (SITE / "zh" / "_static" / WEIGHTS_SCRIPT).exists()  # one copy, the English site's
+    _close(page, errors)
+
+
 def test_the_weights_are_a_script_beside_the_box_never_inlined_and_the_page_stays_small():
     page = (SITE / f"{PAGE}.html").read_bytes()
     weights = SITE / "_static" / WEIGHTS_SCRIPT
