@@ -85,7 +85,8 @@ minilm-heads: $(STAMP)
 lab: $(STAMP)
 	$(BIN)/jupyter lab chapters/
 
-# The page benchmarks read the built book (the explorer's page, and chapter 1's MiniLM box with its weights).
+# The page benchmarks read the built book (the explorer's page, chapter 1's MiniLM box with its weights, and the
+# decoder box of "Heads that work together").
 bench: book
 	$(BIN)/python -m benchmarks.bench_attention
 	$(BIN)/python -m benchmarks.bench_widgets
@@ -94,6 +95,7 @@ bench: book
 	$(BIN)/python -m benchmarks.bench_variants
 	$(BIN)/python -m benchmarks.bench_linear
 	$(BIN)/python -m benchmarks.bench_page_minilm
+	$(BIN)/python -m benchmarks.bench_page_decoder
 	$(BIN)/python -m benchmarks.bench_jupyterlab
 
 clean:

@@ -9,7 +9,9 @@ figures run in the decks as on the static site, computing in the page with no ke
 calculator are the chapters' live demonstrations, and the calculator has no picture to fall back on. A deck
 with chapter 1's MiniLM box also gets the model's weights scripts (about 60 MB in all, built once per model
 version and cached, :func:`mha.widgets.minilm_page.write_weights_script`), which the box loads when used: half
-on the first Run, then the rows of the word embeddings that its sentences need.
+on the first Run, then the rows of the word embeddings that its sentences need. A deck with the decoder box of
+"Heads that work together" gets that model's weights script (0.1 MB,
+:func:`mha.chapters.decoder_page.write_weights_script`).
 
 The Chinese decks (``--lang zh``, from ``zh/chapters/``; `make slides` writes them into ``_build/slides/zh/``)
 have the deck's own words in Chinese and load everything from the English decks' ``_assets/`` beside their
@@ -85,7 +87,9 @@ def copy_assets(out: Path) -> None:
 def build(out: Path, notebooks: list[Path] | None = None, *, lang: str = "en") -> dict[str, Path]:
     """Write a deck per notebook (default: every chapter in ``lang``) into ``out``; return {chapter stem: deck
     path}. The Chinese decks use the assets of the English ones, in ``out``'s parent folder."""
-    from mha.widgets.frontend import FIGURES, SCRIPTS
+    from mha.chapters.decoder_page import WEIGHTS_SCRIPT
+    from mha.chapters.decoder_page import write_weights_script as write_decoder_weights
+    from mha.widgets.frontend import FIGURES, ROOT_CLASSES, SCRIPTS
     from mha.widgets.minilm_page import CLASS_NAME, WEIGHTS_FILE, write_weights_script
 
     out.mkdir(parents=True, exist_ok=True)
@@ -94,6 +98,7 @@ def build(out: Path, notebooks: list[Path] | None = None, *, lang: str = "en") -
         copy_assets(shared)
     refs, exp, decks = References(ROOT, lang=lang), exporter(lang), {}
     minilm = False  # whether a deck holds chapter 1's MiniLM box
+    decoder = False  # whether a deck holds the decoder box of "Heads that work together"
     numbers = {p.resolve(): i for i, p in enumerate(chapters(lang), start=1)}
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     book = ui("{title}, version {version}", lang).format(title=site_config(lang)["title"], version=version)
@@ -111,11 +116,16 @@ def build(out: Path, notebooks: list[Path] | None = None, *, lang: str = "en") -
         deck.write_text(body, encoding="utf-8")
         decks[path.stem] = deck
         minilm = minilm or f'class="{CLASS_NAME}"' in body
+        decoder = decoder or f'class="{ROOT_CLASSES["mountDecoder"]}"' in body
     if minilm:
         # the MiniLM box runs the model in the deck as on the site: its weights beside minilm.js, read on use
         weights = shared / ASSETS / "mha" / WEIGHTS_FILE
         if lang == "en" or not weights.is_file():
             write_weights_script(weights)
+    if decoder:  # the decoder box runs its model in the deck too: its weights beside decoderbox.js (0.1 MB)
+        weights = shared / ASSETS / "mha" / WEIGHTS_SCRIPT
+        if lang == "en" or not weights.is_file():
+            write_decoder_weights(weights)
     return decks
 
 

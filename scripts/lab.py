@@ -3,7 +3,8 @@
 
 :func:`running_lab` starts ``jupyter lab`` beside the running Python (a random token, a temporary root folder
 and configuration, news and announcements off, on a free port of 127.0.0.1) with a notebook of
-:data:`CELLS`: a head explorer, a stage stepper, a cost calculator and the real-heads explorer.
+:data:`CELLS`: a head explorer, a stage stepper, a cost calculator, the real-heads explorer and the decoder
+box.
 :func:`open_notebook` opens it in a Chromium tab (every request to another host is aborted), runs all cells
 and waits until each widget has mounted live. :func:`kernel` runs code in the notebook's kernel;
 :data:`TIMED_CHANGE` changes a control as a reader does and waits for the redraw.
@@ -33,8 +34,11 @@ CELLS = [
     "from mha.widgets import cost_calculator\nc = cost_calculator('Llama 3.1 8B', context=4096)\nc",
     "from mha.pretrained import load_minilm\nfrom mha.widgets.realheads import EncoderExplorer\n"
     "r = EncoderExplorer(load_minilm(), sentence='The cat sat on the mat.', layer=0, head=2)\nr",
+    "from mha.chapters.decoder_box import DecoderWidget\n"
+    "d = DecoderWidget({(0, 1): 'previous token', (1, 0): 'induction'}, shown_head=(1, 0))\nd",
 ]
-WIDGETS = ("explorer", "stepper", "calculator", "realheads")  # the root classes mha-<name>, in CELLS' order
+# the root classes mha-<name>, in CELLS' order
+WIDGETS = ("explorer", "stepper", "calculator", "realheads", "decoder")
 
 # In the page: change a control as a reader does and wait for the redraw; return the milliseconds. The
 # explorer, the calculator and the real heads draw twice: at once in the page, then Python's answer; for them

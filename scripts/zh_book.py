@@ -12,8 +12,9 @@ author, description, footer, part captions: :func:`ui`) and these differences:
   the English site's assets instead of copying them: the figures' scripts and styles, MathJax and the book's
   CSS are loaded from ``../_static/`` (``html_js_files``, ``mha_scripts_prefix`` and ``mathjax_path`` point
   there, ``html_static_path`` is empty), so chapter 1's MiniLM box loads the English site's
-  ``minilm-weights.js`` beside ``minilm.js``, and the ``minilm_weights`` extension, which writes that
-  file, is not run a second time;
+  ``minilm-weights.js`` beside ``minilm.js`` (and the decoder box the English ``decoder-weights.js`` beside
+  ``decoderbox.js``), and the ``minilm_weights`` and ``decoder_weights`` extensions, which write those files,
+  are not run a second time;
 * the launch and edit buttons lead to ``zh/`` in the repository; the glossary (``zh/glossary.md``) joins the
   back matter after the page ``glossary_after`` of ``zh/book.yml``; pages that are not fully translated say so
   (``_ext/languages.py``, which also links every page to its counterpart in the other language).
@@ -52,7 +53,8 @@ THEME_TEXTS = {
     "nb_code_prompt_show": "Show code cell {type}",
     "nb_code_prompt_hide": "Hide code cell {type}",
 }
-NOT_SHARED = {"minilm_weights"}  # extensions that write a shared asset: run by the English build only
+# extensions that write a shared asset: run by the English build only
+NOT_SHARED = {"minilm_weights", "decoder_weights"}
 
 
 @functools.cache

@@ -78,6 +78,7 @@ SCRIPTS = (
     "realheads.js",
     "windows.js",
     "minilm.js",
+    "decoderbox.js",
 )  # load order
 STYLESHEET = "mha.css"
 
@@ -110,6 +111,7 @@ WIDGET_SCRIPTS = {
         "heatmaps.js",
         "minilm.js",
     ),  # its own adapter: `export`
+    "mountDecoder": (*PORTS, "core.js", "controller.js", "heatmaps.js", "decoderbox.js"),  # its own adapter
 }
 
 
@@ -122,6 +124,7 @@ ROOT_CLASSES = {
     "mountRealHeads": "mha-realheads",
     "mountWindows": "mha-windows",
     "mountMiniLM": "mha-minilm",
+    "mountDecoder": "mha-decoder",
 }
 FIGURES = ", ".join(f".{name}" for name in ROOT_CLASSES.values())  # a CSS selector of every figure's root
 
@@ -131,7 +134,7 @@ def widget_esm(mount: str, *, export: str | None = None) -> str:
 
     Args:
         mount: ``"mountExplorer"``, ``"mountStepper"``, ``"mountCalculator"``, ``"mountRealHeads"``,
-            ``"mountWindows"`` or ``"mountMiniLM"``.
+            ``"mountWindows"``, ``"mountMiniLM"`` or ``"mountDecoder"``.
         export: what the module exports instead of core.js's adapter for ``mount``: an expression, for a
             widget with an adapter of its own (``"globalThis.mhaMiniLM.anywidget"``).
     """

@@ -1,12 +1,13 @@
 """The live widgets in a real JupyterLab: Python computes, the book's front end draws what it is sent.
 
-The test starts JupyterLab with a notebook of a head explorer, a stage stepper, a cost calculator and the
-real-heads explorer (scripts/lab.py), opens it in headless Chromium (every request to another host is
-aborted), runs all cells, and then acts as a reader: it changes the explorer's ``h`` from 4 to 8 and checks
-that the page draws 8 panels with the weights Python computed (:func:`explorer_weights`), changes every
-control of each figure and waits for the page's picture and Python's answer, steps the stepper, changes the
-calculator's model, types a sentence into the real-heads explorer and picks a head, and asks the kernel what
-it now holds. How long a change takes to draw is benchmarks/bench_jupyterlab.py's, not a test's.
+The test starts JupyterLab with a notebook of a head explorer, a stage stepper, a cost calculator, the
+real-heads explorer and the decoder box (scripts/lab.py), opens it in headless Chromium (every request to
+another host is aborted), runs all cells, and then acts as a reader: it changes the explorer's ``h`` from 4 to
+8 and checks that the page draws 8 panels with the weights Python computed (:func:`explorer_weights`), changes
+every control of each figure and waits for the page's picture and Python's answer, steps the stepper, changes
+the calculator's model, types a sentence into the real-heads explorer and picks a head, switches a head of
+the decoder box off, and asks the kernel what it now holds. How long a change takes to draw is
+benchmarks/bench_jupyterlab.py's, not a test's.
 
 Set ``MHA_LAB_SCREENSHOT=path.png`` to keep a screenshot of the notebook.
 """
@@ -20,6 +21,7 @@ import time
 import pytest
 import torch
 
+from mha.chapters.decoder import predict
 from mha.compute.explorer import explorer_weights
 from scripts.lab import JUPYTER, SENTENCE, TIMED_CHANGE, kernel, open_notebook, running_lab
 
@@ -162,6 +164,24 @@ def test_real_heads_run_the_encoder_on_the_typed_sentence(page):
     page.locator(f"{root} input[name=sentence]").fill(" ".join(["word"] * 50))
     page.locator(f"{root} .mha-status").filter(has_text="at most 40").wait_for(timeout=10000)
     assert page.errors == [], page.errors
+
+
+def test_the_decoder_box_draws_at_once_what_python_predicts(page):
+    root = ".jp-OutputArea .mha-decoder"
+    text = kernel(page, "print(d.spec['defaults']['text'])").strip()
+    page.locator(f"{root} .md-token").nth(len(text) - 1).wait_for(timeout=10000)  # no Run: drawn at once
+    got = page.evaluate(f"() => document.querySelector('{root}').mha.predict('abc abc', {{off: [[1, 0]]}})")
+    expected = predict("abc abc", off=[(1, 0)])
+    assert got["tokens"] == expected["tokens"]
+    assert torch.allclose(torch.tensor(got["attention"]), expected["attention"], rtol=0, atol=1e-6)
+    page.locator(f"{root} input[name=off_0_1]").check()
+    page.locator(f"{root} .md-heads-off").filter(
+        has_text="1 of 8 heads off: L1H2 (previous token)."
+    ).wait_for()
+    m = len(text) // 2
+    top = predict(text, off=[(0, 1)])["top"]
+    second = sum(top[i][0][0] == text[i + 1] for i in range(m, 2 * m - 1))
+    page.locator(f"{root} .md-accuracy").filter(has_text=f"and {second} of {m - 1} of the second").wait_for()
 
 
 def test_screenshot_and_nothing_fetched_from_elsewhere(page):

@@ -223,6 +223,29 @@ def test_the_minilm_box_runs_in_its_deck_offline_and_its_slide_still_fits(decks,
     assert not slide["problems"], slide["problems"]
 
 
+def test_the_decoder_box_runs_in_its_deck_offline_and_its_slide_still_fits(decks, browser):
+    """The decoder box of "Heads that work together" computes from the deck's own weights script, offline,
+    switches a head off there, and its slide keeps every text at the hall's size."""
+    deck = decks["induction_heads"]
+    assert (deck.parent / build_slides.ASSETS / "mha" / "decoder-weights.js").is_file()
+    tab = _open(deck, browser)
+    errors = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    tab.route(lambda u: not u.startswith(("file://", "data:", "blob:")), lambda route: route.abort())
+    tab.evaluate(_SHOW, ".mha-decoder")
+    box = tab.locator(".mha-decoder")
+    box.locator(".md-token").first.wait_for(timeout=60_000)
+    box.locator("input[name=off_1_0]").check()
+    box.locator(".md-heads-off").filter(has_text="1 of 8 heads off").wait_for()
+    tab.wait_for_timeout(1200)  # the deck fits the slide again 0, 250 and 1000 ms after the box changed
+    at = tab.evaluate(_AT)
+    slide = next(s for s in tab.evaluate(_MEASURE, [False, TEXT_PT]) if s["index"] == at)
+    tab.close()
+    assert slide["figures"], "the box drew no picture to measure"
+    assert not slide["problems"], slide["problems"]
+    assert not errors, errors
+
+
 _SHOW = r"""async (selector) => {
   await window.mhaFitted;
   Reveal.configure({transition: "none"});

@@ -562,6 +562,8 @@ def test_calculator_from_the_page_with_a_bad_value_goes_back():
 
 
 def _all_specs() -> list[dict]:
+    from mha.chapters.decoder import MESSAGES as DECODER_MESSAGES
+    from mha.chapters.decoder_box import box_spec as decoder_box_spec
     from mha.costs.report import calculator_data
     from mha.widgets.minilm_page import box_spec
     from mha.widgets.spec import calculator_spec, realheads_spec, windows_spec
@@ -574,6 +576,8 @@ def _all_specs() -> list[dict]:
         stepper_spec(),
         realheads_spec(layers=6, heads=12, sentences=["a"]),
         box_spec([["cls"] * 12] * 6),
+        decoder_box_spec({(0, 1): "previous token", (1, 0): "induction"}),
+        {"messages": DECODER_MESSAGES},  # the decoder's, which come with its weights to the port
     ]
 
 
@@ -598,7 +602,8 @@ def test_no_script_declares_a_mask_name_or_a_message_of_python():
     from mha.widgets.frontend import SCRIPTS, static_file
 
     scripts = {name: static_file(name) for name in SCRIPTS}
-    figures = {"explorer.js", "windows.js", "calculator.js", "realheads.js", "minilm.js", "ports/explorer.js"}
+    figures = {"explorer.js", "windows.js", "calculator.js", "realheads.js", "minilm.js", "decoderbox.js"}
+    figures |= {"ports/explorer.js", "ports/decoder.js"}
     assert {"core.js", "controller.js", *figures} <= set(scripts)
     pieces = set()
     for spec in _all_specs():
