@@ -41,6 +41,7 @@ from mha.costs.hardware import GPUS, GpuSpec
 from mha.costs.layers import LAYER_KINDS, Indexer, Layer, LinearAttention
 from mha.costs.report import (
     DTYPES,
+    cache_groups,
     calculator_data,
     cost_report,
     cost_rows,
@@ -70,6 +71,7 @@ __all__ = [
     "attention_macs_per_token",
     "attention_params",
     "attention_weights_bytes",
+    "cache_groups",
     "calculator_data",
     "config_rows",
     "configs_table",

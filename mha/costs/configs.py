@@ -1060,17 +1060,18 @@ def get_config(model: str | ModelConfig, *, decoder_only: bool = False) -> Model
 # wide one; each starts with the model's name.
 TOPICS: dict[str, tuple[str, ...]] = {
     "shapes": ("model", "kind", "d_model", "h", "n_kv_heads", "d_k", "attention", "layers"),
-    "cache": ("model", "attention", "window", "global layers", "latent", "trained context", "max context"),
-    "positions": ("model", "positions", "rope base", "rope scaling", "QK-norm", "soft-cap", "sinks"),
+    "positions": ("model", "positions", "rope base", "rope scaling", "QK-norm", "soft-cap", "sinks", "gate"),
+    "memory": ("model", "layer kinds", "window", "latent", "trained context", "max context"),
 }
 COLUMNS = tuple(dict.fromkeys(name for topic in TOPICS.values() for name in topic))  # every column, once
 
 
-def _global_layers(c: ModelConfig) -> str:
-    """Which layers are global, in words: ``"all"``, ``"none"``, or ``"1 in 6"``."""
-    if c.window is None:
-        return "all"
-    return "none" if c.global_period is None else f"1 in {c.global_period}"
+def _latent(c: ModelConfig) -> str:
+    """Latent attention's cached widths, ``"512 + 64"``, with an indexer's key ``"512 + 64 + 128 index"``."""
+    if c.kv_latent is None:
+        return "—"
+    index = f" + {c.indexer.dim} index" if c.indexer is not None and c.indexer.ratio is None else ""
+    return f"{c.kv_latent} + {c.rope_dim or 0}{index}"
 
 
 def _compact(x: float) -> str:
@@ -1089,7 +1090,11 @@ def _rope_base(c: ModelConfig) -> str:
 
 
 def _positions(c: ModelConfig) -> str:
-    return c.positions if c.nope_period is None else f"{c.positions}, none 1 in {c.nope_period}"
+    """``"rotary"``, with the share of a head that turns and its form where the model sets them
+    (``"rotary 0.25, proportional"``) and the layers without positions (``"rotary, none 1 in 4"``)."""
+    text = c.positions + ("" if c.rope_fraction is None else f" {c.rope_fraction:g}")
+    text += "" if c.rope_style in (None, "half-split") else f", {c.rope_style}"
+    return text if c.nope_period is None else f"{text}, none 1 in {c.nope_period}"
 
 
 def config_rows(configs: dict[str, ModelConfig] | None = None) -> list[dict[str, str | int]]:
@@ -1102,22 +1107,24 @@ def config_rows(configs: dict[str, ModelConfig] | None = None) -> list[dict[str,
     Returns:
         Rows with the name and kind, the integer shapes (``d_k`` is the head width, ``d_model / h`` unless
         the model sets it apart), the attention kind (``"MHA"``, ``"GQA"``, ``"MQA"`` or ``"MLA"``),
-        ``layers`` (per stack), ``window`` (tokens a local layer sees), ``global layers`` (``"all"``,
-        ``"none"`` or ``"1 in p"``), ``latent`` (latent attention's cached widths, e.g. ``"512 + 64"``),
+        ``layers`` (per stack), ``window`` (tokens a local layer sees), ``layer kinds``
+        (:attr:`ModelConfig.pattern`), ``latent`` (latent attention's cached widths, e.g. ``"512 + 64"``, and
+        an indexer's key, ``"512 + 64 + 128 index"``),
         ``trained context`` (:attr:`ModelConfig.trained_context`) and ``max context``
         (:attr:`ModelConfig.max_context`), ``positions`` (with the layers that have none), ``rope base``
         (``"500k"``; Gemma 3's local layers in brackets), ``rope scaling`` (:class:`RopeScaling` in short,
         ``"(card)"`` where the model card recommends it and config.json does not ship it), ``QK-norm``,
-        ``soft-cap`` and ``sinks``. A missing value is ``"—"`` (no key/value heads of its own, no window, no
-        latent, no context stated or no limit, no rotary positions, no option), so that a table column stays
-        readable, not floats with a NaN.
+        ``soft-cap``, ``sinks`` and ``gate``; ``positions`` adds the share of a head that turns and its form
+        (``"rotary 0.25, proportional"``) where a model sets them. A missing value is ``"—"`` (no key/value
+        heads of its own, no window, no latent, no context stated or no limit, no rotary positions, no
+        option), so that a table column stays readable, not floats with a NaN.
     """
     configs = MODEL_CONFIGS if configs is None else configs
 
     def dash(value: object) -> object:
         return "—" if value is None else value
 
-    return [
+    rows = [
         {
             "model": c.name,
             "kind": c.kind,
@@ -1128,8 +1135,8 @@ def config_rows(configs: dict[str, ModelConfig] | None = None) -> list[dict[str,
             "attention": c.attention,
             "layers": c.n_layers,
             "window": dash(c.window),
-            "global layers": _global_layers(c),
-            "latent": "—" if c.kv_latent is None else f"{c.kv_latent} + {c.rope_dim or 0}",
+            "layer kinds": c.pattern,
+            "latent": _latent(c),
             "trained context": dash(c.trained_context),
             "max context": dash(c.max_context),
             "positions": _positions(c),
@@ -1138,9 +1145,11 @@ def config_rows(configs: dict[str, ModelConfig] | None = None) -> list[dict[str,
             "QK-norm": dash(c.qk_norm),
             "soft-cap": dash(None if c.softcap is None else f"{c.softcap:g}"),
             "sinks": "yes" if c.sinks else "—",
+            "gate": "yes" if c.gate else "—",
         }
         for c in configs.values()
     ]
+    return [{name: row[name] for name in COLUMNS} for row in rows]  # in the order of the topics
 
 
 def configs_table(

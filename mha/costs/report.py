@@ -102,9 +102,11 @@ def _layers(c: ModelConfig) -> str | None:
     return _row("kinds", pattern=c.pattern)[1] if len(set(c.layer_kinds)) > 1 else None
 
 
-def cache_groups(c: ModelConfig) -> list[tuple[Layer, int]]:
-    """The layers of ``c`` whose caches grow alike (the same :attr:`mha.costs.layers.Layer.label`), each
-    once with how many there are, in the order they first appear."""
+def cache_groups(model: str | ModelConfig) -> list[tuple[Layer, int]]:
+    """The layers of a model (a name in :data:`mha.costs.MODEL_CONFIGS` or a ``ModelConfig``) whose caches
+    grow alike (the same :attr:`mha.costs.layers.Layer.label`), each once with how many there are, in the
+    order they first appear."""
+    c = get_config(model)
     groups: dict[str, list] = {}
     for layer in c.layers:
         groups.setdefault(layer.label, [layer, 0])[1] += 1

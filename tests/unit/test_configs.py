@@ -377,14 +377,19 @@ def test_rows_hold_the_table_as_data():
     assert (vit["d_k"], vit["trained context"], vit["max context"]) == (80, 257, 257)
     by_name = {r["model"]: r for r in rows}
     gemma, deepseek, mistral = by_name["Gemma 3 27B"], by_name["DeepSeek-V3"], by_name["Mistral 7B"]
-    assert (gemma["d_k"], gemma["window"], gemma["global layers"], gemma["latent"]) == (
+    assert (gemma["d_k"], gemma["window"], gemma["layer kinds"], gemma["latent"]) == (
         128,
         1024,
-        "1 in 6",
+        "52 local (window 1024) + 10 global",
         "—",
     )
     assert (deepseek["n_kv_heads"], deepseek["attention"], deepseek["latent"]) == ("—", "MLA", "512 + 64")
-    assert (mistral["window"], mistral["global layers"]) == (4096, "none")
+    assert (mistral["window"], mistral["layer kinds"]) == (4096, "32 local (window 4096)")
+    assert by_name["DeepSeek-V3.2"]["latent"] == "512 + 64 + 128 index"
+    assert by_name["Gemma 4 31B"]["positions"] == "rotary 0.25, proportional"
+    assert (by_name["Qwen3-Next-80B-A3B"]["gate"], by_name["Qwen3-Next-80B-A3B"]["layer kinds"]) == (
+        "yes", "36 linear (gated delta) + 12 global"
+    )  # fmt: skip
     assert (gemma["rope base"], gemma["rope scaling"], gemma["QK-norm"]) == (
         "1M (10k local)",
         "linear x8",

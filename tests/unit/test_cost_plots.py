@@ -164,3 +164,22 @@ def test_head_width_labels_overlap_no_other_label_and_stay_in_the_figure():
         assert inside.y0 <= box_a.y0 and box_a.y1 <= inside.y1, a
         for b, box_b in boxes[i + 1 :]:
             assert not box_a.overlaps(box_b), (a, b)
+
+
+def test_layer_caches_draw_a_flat_state_and_steps_of_compressed_entries():
+    from mha.figures import plot_layer_caches
+
+    layers = [("Qwen3-Next-80B-A3B", 0), ("Qwen3-Next-80B-A3B", 3), ("DeepSeek-V4-Flash", 3)]
+    fig = plot_layer_caches(layers, max_context=4096)
+    left, right = fig.axes[:2]
+    state, full, compressed = (line.get_ydata() for line in left.get_lines())
+    assert len(set(state)) == 1 and state[0] == 548_864 * 2  # the Gated DeltaNet state, bfloat16
+    assert list(left.get_lines()[1].get_xdata())[-1] == 4096 and full[-1] == 4096 * 2 * 2 * 256 * 2
+    assert compressed[-1] == (128 * 512 + 4096 // 128 * 512) * 2  # window, then one entry per 128 tokens
+    (steps,) = right.get_lines()  # the compressed layer, token by token
+    counts = list(steps.get_ydata())
+    assert counts[126:129] == [0, 1, 1] and counts[-1] == 1024 // 128  # a step at 128, 256, ...
+    assert sorted(set(counts)) == list(range(9))
+    with pytest.raises(ValueError, match="layer index must be an int in 0..47 for Qwen3-Next-80B-A3B"):
+        plot_layer_caches([("Qwen3-Next-80B-A3B", 48)])
+    assert len(plot_layer_caches([("Llama 3.1 8B", 0)]).axes) == 1  # no compressed layer: one panel
