@@ -180,6 +180,6 @@ def test_layer_caches_draw_a_flat_state_and_steps_of_compressed_entries():
     counts = list(steps.get_ydata())
     assert counts[126:129] == [0, 1, 1] and counts[-1] == 1024 // 128  # a step at 128, 256, ...
     assert sorted(set(counts)) == list(range(9))
-    with pytest.raises(ValueError, match="layer index must be an int in 0..47 for Qwen3-Next-80B-A3B"):
+    with pytest.raises(ValueError, match=r"layer index must be an int in 0\.\.47 for Qwen3-Next-80B-A3B"):
         plot_layer_caches([("Qwen3-Next-80B-A3B", 48)])
     assert len(plot_layer_caches([("Llama 3.1 8B", 0)]).axes) == 1  # no compressed layer: one panel
