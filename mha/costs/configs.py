@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from mha._checks import check_heads, check_positive_int, check_positive_number
 from mha.costs.layers import LAYER_KINDS, Indexer, Layer, LinearAttention
@@ -389,7 +390,7 @@ class ModelConfig:
             return ("full",) * self.n_layers
         return tuple("full" if p is not None and (i + 1) % p == 0 else local for i in range(self.n_layers))
 
-    @property
+    @cached_property  # frozen: computed once per config
     def layers(self) -> tuple[Layer, ...]:
         """Every layer as its cache sees it (:class:`mha.costs.layers.Layer`), in order: its kind, the
         values it caches per token, its window or chunk, its compression ratio and indexer, its state, and

@@ -302,8 +302,8 @@ def plot_layer_caches(
     ax.grid(True, which="major", alpha=0.3)
     if compressed:
         right = axes[0][1]
-        first = list(range(1, 1025))
-        for c, i, layer in compressed:
+        for c, i, layer in compressed:  # the entries held jump at every multiple of m: draw those corners
+            first = [1, *range(layer.ratio, 1024, layer.ratio), 1024]
             right.plot(first, [n // layer.ratio for n in first], drawstyle="steps-post", lw=1.8,
                        label=f"{c.name}, layer {i}: 1 per {layer.ratio}")  # fmt: skip
         right.set_yscale("log", base=2)  # 1 to 256 entries: the staircase of m = 128 stays visible

@@ -176,10 +176,10 @@ def test_layer_caches_draw_a_flat_state_and_steps_of_compressed_entries():
     assert len(set(state)) == 1 and state[0] == 548_864 * 2  # the Gated DeltaNet state, bfloat16
     assert list(left.get_lines()[1].get_xdata())[-1] == 4096 and full[-1] == 4096 * 2 * 2 * 256 * 2
     assert compressed[-1] == (128 * 512 + 4096 // 128 * 512) * 2  # window, then one entry per 128 tokens
-    (steps,) = right.get_lines()  # the compressed layer, token by token
-    counts = list(steps.get_ydata())
-    assert counts[126:129] == [0, 1, 1] and counts[-1] == 1024 // 128  # a step at 128, 256, ...
-    assert sorted(set(counts)) == list(range(9))
+    (steps,) = right.get_lines()  # the compressed layer's corners, drawn as steps
+    assert steps.get_drawstyle() == "steps-post"
+    assert list(steps.get_xdata()) == [1, 128, 256, 384, 512, 640, 768, 896, 1024]
+    assert list(steps.get_ydata()) == [0, 1, 2, 3, 4, 5, 6, 7, 8]  # one entry more every 128 tokens
     with pytest.raises(ValueError, match=r"layer index must be an int in 0\.\.47 for Qwen3-Next-80B-A3B"):
         plot_layer_caches([("Qwen3-Next-80B-A3B", 48)])
     assert len(plot_layer_caches([("Llama 3.1 8B", 0)]).axes) == 1  # no compressed layer: one panel
