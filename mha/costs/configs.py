@@ -4,7 +4,10 @@ One source of truth for the chapter "Typical configurations": the numbers in its
 calculator are all read from :data:`MODEL_CONFIGS`. Only the attention-relevant hyperparameters are kept,
 with what the key/value cache needs: the head width where a model sets it apart from ``d_model / h`` (most
 models of 2025 do), the sliding window of local layers and the pattern of local and global layers, and the
-widths that latent attention caches instead of keys and values.
+widths that latent attention caches instead of keys and values. The models of late 2025 and 2026 mix kinds
+of layer (linear, latent with an indexer, compressed, layers sharing a cache): ``layer_types`` and the
+fields each kind needs describe them, and :attr:`ModelConfig.layers` lists every layer as its cache sees it
+(:mod:`mha.costs.layers`).
 
 Shape legend:
     d_model  model width
@@ -131,6 +134,13 @@ class ModelConfig:
     shipped scaling stops (DeepSeek-V3: 163,840 = 40 x 4,096) or a serving budget (Qwen3: 40,960). The
     model table shows both. Where a model has no such limit (sinusoidal or relative positions) or
     publishes no configuration, it is ``None`` and ``source`` says which.
+
+    **Kinds of layer.** Where a model's layers differ beyond local and global (Qwen3-Next's Gated DeltaNet
+    beside full attention, DeepSeek-V4's compressed layers, Gemma 4's two head widths and shared caches),
+    ``layer_types`` names each layer's kind and the per-kind fields give the rest; ``n_kv_heads`` and
+    ``head_dim`` then describe the full-attention layers (DeepSeek-V4: its one key/value head of 512).
+    :attr:`layers` turns all of it into one :class:`mha.costs.layers.Layer` per layer. A field that the
+    sources could not confirm is marked UNVERIFIED in ``source`` and left ``None``, never a library default.
 
     **Positions and norms** (each stated in ``source``): ``positions`` is how positions enter; rotary
     models give their base ``rope_theta`` (``local_rope_theta`` for local layers where it differs) and the
