@@ -9,7 +9,7 @@ Figures take computed tensors and numbers; they compute no model maths of their 
 the core, :mod:`mha.compute` and :mod:`mha.costs`, never the widgets.
 """
 
-from mha.figures.costs import plot_attention_macs, plot_head_widths, plot_kv_cache
+from mha.figures.costs import plot_attention_macs, plot_head_widths, plot_kv_cache, plot_layer_caches
 from mha.figures.diagrams import plot_head_layout, plot_multihead_block
 from mha.figures.heatmaps import plot_heads
 from mha.figures.stages import plot_stage
@@ -20,6 +20,7 @@ __all__ = [
     "plot_head_widths",
     "plot_heads",
     "plot_kv_cache",
+    "plot_layer_caches",
     "plot_multihead_block",
     "plot_stage",
 ]

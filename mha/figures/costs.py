@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from mha._checks import check_positive_int
-from mha.costs.configs import MODEL_CONFIGS, ModelConfig, get_config
+from mha.costs.configs import MODEL_CONFIGS, MODELS_2025_2026, ModelConfig, get_config
 from mha.costs.counts import attention_macs_parts, model_kv_cache_bytes
 from mha.costs.report import format_bytes
 from mha.figures._pyplot import subplots
@@ -92,7 +92,14 @@ def plot_head_widths(models: Iterable[str | ModelConfig] | None = None) -> Figur
     meet at one point (LLaMA 7B, MHA, and Llama 3.1 8B, GQA, both have 32 heads of 128), their markers are
     spread along the line of constant ``d_k``, MHA lowest, and each label, in its kind's colour, names the
     kind, so that no model seems to use another's attention.
+
+    Args:
+        models: names or configs; ``None``: every model of :data:`mha.costs.MODEL_CONFIGS` but those of
+            :data:`mha.costs.MODELS_2025_2026`, whose layers often have two head widths (Gemma 4's 256 and
+            512) or one key that is also the value (DeepSeek-V4), which one point per model cannot show.
     """
+    if models is None:  # one point per model: the models whose layers have one head width
+        models = [name for name in MODEL_CONFIGS if name not in MODELS_2025_2026]
     configs = _configs(models)
     fig, ax = subplots(figsize=(9.2, 5.4), layout="constrained")
     xs = [c.h * c.d_k for c in configs]
@@ -178,7 +185,10 @@ def plot_attention_macs(models: Iterable[str | ModelConfig], contexts: Sequence[
 
 
 def _layers(c: ModelConfig) -> str:
-    """Local and global layers in a few characters, for a legend: ``", 52 local (w 1024) + 10 global"``."""
+    """Local and global layers in a few characters, for a legend: ``", 52 local (w 1024) + 10 global"``; the
+    kinds of layer where a model mixes others (:attr:`~mha.costs.ModelConfig.pattern`)."""
+    if set(c.layer_kinds) - {"full", "sliding", "chunked", "latent"} or c.kv_shared_from is not None:
+        return f", {c.pattern}"
     local = sum(w is not None for w in c.layer_windows)
     if not local:
         return ""
@@ -210,6 +220,8 @@ def plot_kv_cache(
         marker, _ = _STYLE[c.attention]
         style = {"MHA": "-", "GQA": "--", "MQA": ":", "MLA": "-."}[c.attention]
         latent = f", latent {c.kv_latent}+{c.rope_dim or 0}" if c.kv_latent is not None else ""
+        if c.kv_latent is not None and c.indexer is not None and c.indexer.ratio is None:
+            latent += f", indexer {c.indexer.dim}"
         (line,) = ax.plot(ns, gib, style, lw=1.8, label=f"{c.name}: {c.attention}{latent}{_layers(c)}")
         trained = c.trained_context
         if trained is not None and ns[0] <= trained <= ns[-1]:
@@ -228,4 +240,78 @@ def plot_kv_cache(
     )
     ax.grid(True, which="major", alpha=0.3)
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=TEXT_PT)
+    return fig
+
+
+def plot_layer_caches(
+    layers: Sequence[tuple[str | ModelConfig, int]],
+    *,
+    max_context: int = 2**20,
+    dtype: torch.dtype = torch.bfloat16,
+) -> Figure:
+    """What one layer keeps for one sequence against the context, for layers of different kinds.
+
+    Left, on log-log axes from 1 token to ``max_context``: each layer's cache or state
+    (:meth:`mha.costs.layers.Layer.cache_elements` at ``dtype``'s size). A full or latent layer grows in
+    proportion to the context; a sliding layer stops at its window; a linear layer's state is flat from the
+    first token; a compressed layer holds its window, then grows by one entry every ``m`` tokens. Right, token
+    by token over the first 1024: how many compressed entries the compressed layers among ``layers`` hold,
+    a staircase with a step every ``m`` tokens, on a log scale (no panel without a compressed layer). A layer
+    that reads another layer's cache keeps nothing and draws no line on the log scale.
+
+    Args:
+        layers: ``(model, i)`` pairs, layer ``i`` (0-based) of a decoder-only model (a name in
+            :data:`mha.costs.MODEL_CONFIGS` or a ``ModelConfig``).
+        max_context: the longest context on the left.
+        dtype: the element type of the caches.
+    """
+    picked = []
+    for model, i in layers:
+        c = get_config(model, decoder_only=True)
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < c.n_layers:
+            raise ValueError(f"layer index must be an int in 0..{c.n_layers - 1} for {c.name}, got {i!r}")
+        picked.append((c, i, c.layers[i]))
+    if not picked:
+        raise ValueError("no layers to plot")
+    top = check_positive_int("max_context", max_context)
+    compressed = [(c, i, layer) for c, i, layer in picked if layer.kind == "compressed"]
+    fig, axes = subplots(1, 2 if compressed else 1, figsize=(9.5, 5.4), layout="constrained", squeeze=False,
+                         width_ratios=[3, 2] if compressed else None)  # fmt: skip
+    ax = axes[0][0]
+    ns = sorted({round(2 ** (k / 8)) for k in range(8 * top.bit_length() + 1) if round(2 ** (k / 8)) <= top})
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"dtype must be a torch.dtype, got {type(dtype).__name__}")
+    size = dtype.itemsize
+    for c, i, layer in picked:
+        ax.plot(
+            ns,
+            [layer.cache_elements(n) * size for n in ns],
+            lw=1.8,
+            label=f"{c.name}, layer {i}: {layer.label}",
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    _powers_of_two_axis(ax.xaxis, ns[0], ns[-1])
+    ax.tick_params(axis="x", labelrotation=90)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(round(v)).replace(".00", "")))
+    ax.set_xlabel("context length (tokens)")
+    ax.set_ylabel(f"one layer's cache or state, one sequence, {str(dtype).removeprefix('torch.')}")
+    ax.set_title(
+        "Per layer: full grows, sliding stops, linear is flat, compressed grows slowly", fontsize=TEXT_PT
+    )
+    ax.grid(True, which="major", alpha=0.3)
+    if compressed:
+        right = axes[0][1]
+        for c, i, layer in compressed:  # the entries held jump at every multiple of m: draw those corners
+            first = [1, *range(layer.ratio, 1024, layer.ratio), 1024]
+            right.plot(first, [n // layer.ratio for n in first], drawstyle="steps-post", lw=1.8,
+                       label=f"{c.name}, layer {i}: 1 per {layer.ratio}")  # fmt: skip
+        right.set_yscale("log", base=2)  # 1 to 256 entries: the staircase of m = 128 stays visible
+        right.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        right.set_xlabel("context length (tokens)")
+        right.set_ylabel("compressed entries held")
+        right.set_title("Compressed layers: a step every m tokens", fontsize=TEXT_PT)
+        right.grid(True, alpha=0.3)
+        right.legend(loc="lower right", fontsize=TEXT_PT)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=1, fontsize=TEXT_PT)
     return fig

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
-from mha.costs.configs import MODEL_CONFIGS
+from mha.costs.configs import MODEL_CONFIGS, MODELS_2025_2026
 from mha.costs.counts import attention_macs_parts, kv_cache_bytes, model_kv_cache_bytes
 from mha.figures.costs import plot_attention_macs, plot_head_widths, plot_kv_cache
 
@@ -34,15 +34,17 @@ def test_head_widths_plots_every_model_with_a_marker_of_its_kind():
     ax = fig.axes[0]
     markers = _markers(ax)
     assert {kind for kind, _, _ in markers} == {"MHA", "GQA", "MQA", "MLA"}
-    for c in MODEL_CONFIGS.values():
+    shown = [c for c in MODEL_CONFIGS.values() if c.name not in MODELS_2025_2026]  # one head width each
+    for c in shown:
         # a marker of the model's kind on its line of constant d_k, at most a small step from (h d_k, h)
         near = [
             (x, y) for kind, (x, y), _ in markers if kind == c.attention and 0.8 < x / (c.h * c.d_k) < 1.25
         ]
         assert any(abs(x / y - c.d_k) < 1e-9 for x, y in near), c.name
     labels = "\n".join(t.get_text() for t in ax.texts)
-    for name in MODEL_CONFIGS:
-        assert name in labels
+    for c in shown:
+        assert c.name in labels
+    assert not any(name in labels for name in MODELS_2025_2026)
     assert "Gemma 3 27B (d_model 5376)" in labels  # a model that sets its head width apart says so
 
 
@@ -162,3 +164,22 @@ def test_head_width_labels_overlap_no_other_label_and_stay_in_the_figure():
         assert inside.y0 <= box_a.y0 and box_a.y1 <= inside.y1, a
         for b, box_b in boxes[i + 1 :]:
             assert not box_a.overlaps(box_b), (a, b)
+
+
+def test_layer_caches_draw_a_flat_state_and_steps_of_compressed_entries():
+    from mha.figures import plot_layer_caches
+
+    layers = [("Qwen3-Next-80B-A3B", 0), ("Qwen3-Next-80B-A3B", 3), ("DeepSeek-V4-Flash", 3)]
+    fig = plot_layer_caches(layers, max_context=4096)
+    left, right = fig.axes[:2]
+    state, full, compressed = (line.get_ydata() for line in left.get_lines())
+    assert len(set(state)) == 1 and state[0] == 548_864 * 2  # the Gated DeltaNet state, bfloat16
+    assert list(left.get_lines()[1].get_xdata())[-1] == 4096 and full[-1] == 4096 * 2 * 2 * 256 * 2
+    assert compressed[-1] == (128 * 512 + 4096 // 128 * 512) * 2  # window, then one entry per 128 tokens
+    (steps,) = right.get_lines()  # the compressed layer's corners, drawn as steps
+    assert steps.get_drawstyle() == "steps-post"
+    assert list(steps.get_xdata()) == [1, 128, 256, 384, 512, 640, 768, 896, 1024]
+    assert list(steps.get_ydata()) == [0, 1, 2, 3, 4, 5, 6, 7, 8]  # one entry more every 128 tokens
+    with pytest.raises(ValueError, match=r"layer index must be an int in 0\.\.47 for Qwen3-Next-80B-A3B"):
+        plot_layer_caches([("Qwen3-Next-80B-A3B", 48)])
+    assert len(plot_layer_caches([("Llama 3.1 8B", 0)]).axes) == 1  # no compressed layer: one panel
