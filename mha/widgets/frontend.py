@@ -77,6 +77,7 @@ SCRIPTS = (
     "calculator.js",
     "realheads.js",
     "windows.js",
+    "sparse.js",
     "minilm.js",
 )  # load order
 STYLESHEET = "mha.css"
@@ -103,6 +104,7 @@ WIDGET_SCRIPTS = {
     "mountCalculator": (*PORTS, "core.js", "controller.js", "calculator.js"),
     "mountRealHeads": (*PORTS, "core.js", "controller.js", "heatmaps.js", "realheads.js"),
     "mountWindows": (*PORTS, "core.js", "controller.js", "heatmaps.js", "windows.js"),
+    "mountSparse": (*PORTS, "core.js", "controller.js", "heatmaps.js", "sparse.js"),
     "mountMiniLM": (
         *PORTS,
         "core.js",
@@ -121,6 +123,7 @@ ROOT_CLASSES = {
     "mountCalculator": "mha-calculator",
     "mountRealHeads": "mha-realheads",
     "mountWindows": "mha-windows",
+    "mountSparse": "mha-sparse",
     "mountMiniLM": "mha-minilm",
 }
 FIGURES = ", ".join(f".{name}" for name in ROOT_CLASSES.values())  # a CSS selector of every figure's root
@@ -131,7 +134,7 @@ def widget_esm(mount: str, *, export: str | None = None) -> str:
 
     Args:
         mount: ``"mountExplorer"``, ``"mountStepper"``, ``"mountCalculator"``, ``"mountRealHeads"``,
-            ``"mountWindows"`` or ``"mountMiniLM"``.
+            ``"mountWindows"``, ``"mountSparse"`` or ``"mountMiniLM"``.
         export: what the module exports instead of core.js's adapter for ``mount``: an expression, for a
             widget with an adapter of its own (``"globalThis.mhaMiniLM.anywidget"``).
     """
