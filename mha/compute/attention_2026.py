@@ -2,7 +2,8 @@
 
 - :func:`associative_recall`: write ``m`` key–value pairs into a memory, then ask for each value by its key:
   the share recalled by a linear-attention state, a delta-rule state (both ``d_v x d_k``, from
-  :mod:`mha.linear.rules`) and a KV cache read by softmax attention (:func:`mha.scaled_dot_product_attention`);
+  :mod:`mha.linear.rules`) and a KV cache read by softmax attention
+  (:func:`mha.scaled_dot_product_attention`);
 - :func:`select_top_k`: the keys each query keeps, its ``top_k`` best by index score among those it may see,
   ties to the earlier key: the rule of DeepSeek Sparse Attention in :class:`mha.MultiHeadLatentAttention`;
 - :func:`index_selection`: the sparse-attention figure's numbers for a sentence: a lightning indexer's scores
@@ -34,7 +35,11 @@ from mha.masks import causal_mask
 
 MEMORIES = ("linear attention", "delta rule", "KV cache")  # what associative_recall writes the pairs into
 INDEX_STREAM = 0x696E6478  # "indx": the stream words of the indexer's weights (the explorer's are 0..7)
-INDEX_SHAPE = {"d_model": 16, "index_heads": 2, "index_dim": 8}  # the figure's indexer: small, as the explorer
+INDEX_SHAPE = {
+    "d_model": 16,
+    "index_heads": 2,
+    "index_dim": 8,
+}  # the figure's indexer: small, as the explorer
 
 
 def associative_recall(pairs: int, d_k: int, *, memory: str, d_v: int | None = None, seed: int = 0) -> float:
@@ -74,7 +79,9 @@ def associative_recall(pairs: int, d_k: int, *, memory: str, d_v: int | None = N
         read, _ = scaled_dot_product_attention(q, k, v)  # (m, d_v)
     else:
         beta = torch.ones(1, 1, m, dtype=torch.float64) if memory == "delta rule" else None  # (B, h, m)
-        _, S = chunked(k[None, None], k[None, None], v[None, None], beta=beta, chunk=64)  # S: (1, 1, d_v, d_k)
+        _, S = chunked(
+            k[None, None], k[None, None], v[None, None], beta=beta, chunk=64
+        )  # S: (1, 1, d_v, d_k)
         read = k @ S[0, 0].T  # (m, d_v): row i is S k_i
     cosine = (read / read.norm(dim=-1, keepdim=True)) @ (v / v.norm(dim=-1, keepdim=True)).T  # (m, m)
     return (cosine.argmax(dim=-1) == torch.arange(m)).double().mean().item()

@@ -1,8 +1,8 @@
 """What sparse attention costs: a lightning indexer over every earlier key, attention over ``top_k`` of them.
 
 DeepSeek Sparse Attention (DeepSeek-V3.2) scores every earlier key for each query with a cheap indexer and
-attends to the query's ``top_k`` best only (:class:`mha.MultiHeadLatentAttention` with ``top_k``). Over a causal
-sequence of ``n`` tokens, query ``t`` (from 1) sees ``t`` keys, so:
+attends to the query's ``top_k`` best only (:class:`mha.MultiHeadLatentAttention` with ``top_k``). Over a
+causal sequence of ``n`` tokens, query ``t`` (from 1) sees ``t`` keys, so:
 
 - dense attention scores ``n (n + 1) / 2`` query–key pairs;
 - sparse attention attends to ``sum_t min(t, top_k)`` pairs, ``top_k n - top_k (top_k - 1) / 2`` once

@@ -67,7 +67,9 @@ def plot_memory_lines(contexts: Sequence[int], lines: Mapping[str, Sequence[int]
         ax.plot(contexts, [y / 2**30 for y in ys], _STYLES[i % len(_STYLES)], lw=2.0, label=name)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(round(v * 2**30)).replace(".00", "")))
+    ax.yaxis.set_major_formatter(
+        FuncFormatter(lambda v, _: format_bytes(round(v * 2**30)).replace(".00", ""))
+    )
     ax.set_xlabel("context length (tokens)")
     ax.set_ylabel("bytes held per sequence")
     ax.set_title(title)

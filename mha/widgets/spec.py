@@ -25,6 +25,7 @@ import dataclasses
 import json
 from collections.abc import Sequence
 
+from mha.compute.attention_2026 import INDEX_SHAPE, INDEX_STREAM
 from mha.compute.explorer import (
     D_MODELS,
     MASKS,
@@ -35,7 +36,6 @@ from mha.compute.explorer import (
     head_choices,
     split_tokens,
 )
-from mha.compute.attention_2026 import INDEX_SHAPE, INDEX_STREAM
 from mha.compute.stages import AXIS_NAMES, STAGES
 from mha.costs.counts import projection_params
 from mha.costs.report import DTYPES, ROWS
@@ -398,7 +398,8 @@ def sparse_spec() -> dict:
             too_long="That sentence has {n} words; the figure shows at most {limit}. Please shorten it.",
             summary=(
                 "Each query keeps its {k} best keys by index score. {n} tokens: {kept} query\u2013key pairs "
-                "kept of {pairs} that dense causal attention scores ({share}%); the indexer scores all {pairs}."
+                "kept of {pairs} that dense causal attention scores ({share}%); the indexer scores all "
+                "{pairs}."
             ),
             panel_scores="index scores",
             panel_kept="kept: top-{k} per query",

@@ -506,11 +506,17 @@ def test_the_sparse_figure_keeps_python_s_keys_and_reads_out_by_keyboard(page):
     assert root.locator("input[name=top_k]").get_attribute("max") == str(n)
     root.locator("input[name=top_k]").fill(str(n))
     assert settings_of(page, "sparse")["top_k"] == n
-    assert f"{n * (n + 1) // 2} query\u2013key pairs kept of {n * (n + 1) // 2}" in root.locator(".mha-status").text_content()
+    assert (
+        f"{n * (n + 1) // 2} query\u2013key pairs kept of {n * (n + 1) // 2}"
+        in root.locator(".mha-status").text_content()
+    )
     update(page, "sparse", {"top_k": 2})
     page.locator("#sparse canvas").focus()
     readout = root.locator(".mha-readout")
-    assert "query \u201cthe\u201d (row 1)" in readout.text_content() and "kept (rank 1 of 1)" in readout.text_content()
+    assert (
+        "query \u201cthe\u201d (row 1)" in readout.text_content()
+        and "kept (rank 1 of 1)" in readout.text_content()
+    )
     page.keyboard.press("ArrowDown")
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
@@ -519,7 +525,8 @@ def test_the_sparse_figure_keeps_python_s_keys_and_reads_out_by_keyboard(page):
     root.locator("input[name=sentence]").fill(" ".join(["w"] * 17))
     spec = sparse_spec()
     assert root.locator(".mha-status").text_content() == (
-        "That sentence has 17 words; the figure shows at most 16. Please shorten it." + spec["messages"]["still"]
+        "That sentence has 17 words; the figure shows at most 16. Please shorten it."
+        + spec["messages"]["still"]
     )
     assert picture(page, "sparse") == before
 

@@ -106,7 +106,8 @@ def test_the_sparse_figure_fits_and_its_labels_do_not_overlap(browser, harness, 
     failures = {}
     for n, k in [(1, 1), (5, 2), (11, 4), (16, 3), (16, 16)]:
         page.evaluate(
-            "(s) => document.querySelector('#sparse').mha.update(s)", {"sentence": " ".join(WORDS[:n]), "top_k": k}
+            "(s) => document.querySelector('#sparse').mha.update(s)",
+            {"sentence": " ".join(WORDS[:n]), "top_k": k},
         )
         bad = page.evaluate(_OVERLAPS, "sparse")
         if bad:

@@ -1,4 +1,4 @@
-"""mha.costs.sparse: the pairs and multiply-adds of sparse attention, checked against the layer's selection."""
+"""mha.costs.sparse: the pairs and multiply-adds of sparse attention, checked against the layer's choice."""
 
 from __future__ import annotations
 

@@ -23,8 +23,8 @@ import torch
 from py_mini_racer import MiniRacer
 
 from mha.compute import portable_random
-from mha.compute.explorer import build_mask, explorer_weights, head_weights, token_vectors
 from mha.compute.attention_2026 import INDEX_SHAPE, INDEX_STREAM, index_selection, index_weights
+from mha.compute.explorer import build_mask, explorer_weights, head_weights, token_vectors
 from mha.compute.since_2017 import layer_masks, receptive_fields
 from mha.costs.sparse import causal_pairs
 from mha.widgets.frontend import PORTS, model_payload, static_file
@@ -359,7 +359,9 @@ def test_windows_equal_python(ports):
 
 
 def test_sparse_weights_are_python_s_exactly(ports):
-    got = ports.run("(shape, stream) => mhaFrontEnd.indexWeights(shape, stream, 11)", INDEX_SHAPE, INDEX_STREAM)
+    got = ports.run(
+        "(shape, stream) => mhaFrontEnd.indexWeights(shape, stream, 11)", INDEX_SHAPE, INDEX_STREAM
+    )
     for mine, theirs in zip(got, index_weights(11).values(), strict=True):
         assert torch.equal(torch.tensor(mine, dtype=torch.float64), theirs)
 
@@ -372,7 +374,9 @@ def test_sparse_equal_python(ports):
         n = len(result["tokens"])
         k = n if s["top_k"] is None else min(s["top_k"], n)
         scores, selected = index_selection(s["sentence"], k, seed=s["seed"])
-        js = torch.tensor([[-math.inf if v is None else v for v in row] for row in result["scores"]], dtype=torch.float64)
+        js = torch.tensor(
+            [[-math.inf if v is None else v for v in row] for row in result["scores"]], dtype=torch.float64
+        )
         visible = torch.isfinite(scores)
         assert torch.equal(torch.isfinite(js), visible), s
         torch.testing.assert_close(js[visible], scores[visible], rtol=0, atol=1e-12)

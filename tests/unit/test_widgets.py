@@ -653,7 +653,7 @@ def test_sparse_explorer_checks_its_settings_and_writes_its_root():
     page = figure.static_html()
     assert page.startswith('<div class="mha-sparse">') and '"top_k":2' in page and "needs JavaScript" in page
     assert check_sparse_settings({"top_k": None})["top_k"] is None  # every key: dense attention
-    with pytest.raises(ValueError, match="top_k must be an int in 1..n=3"):
+    with pytest.raises(ValueError, match=r"top_k must be an int in 1\.\.n=3"):
         check_sparse_settings({"sentence": "a b c", "top_k": 4})
     with pytest.raises(ValueError, match="seed must be an int"):
         check_sparse_settings({"seed": -1})
