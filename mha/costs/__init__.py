@@ -1,9 +1,11 @@
 """What attention costs, and the attention shapes of published models; needs no model.
 
 - :mod:`mha.costs.configs`: ``MODEL_CONFIGS``, one sourced ``ModelConfig`` per published model;
+- :mod:`mha.costs.layers`: the kinds of layer of 2025–2026 (full, sliding, chunked, latent, compressed,
+  linear) and what each keeps per sequence (``Layer``), with the indexer's and linear layers' shapes;
 - :mod:`mha.costs.counts`: parameters, multiply-adds and key/value-cache bytes, exact for
   :class:`mha.MultiHeadAttention`; a model's cache counted layer by layer (``model_kv_cache_bytes``:
-  sliding windows, local/global layers, latents), and every number of a model at once (``model_costs``);
+  every kind of layer), and every number of a model at once (``model_costs``);
 - :mod:`mha.costs.hardware`: ``GPUS``, an accelerator's published peak arithmetic and memory rates;
 - :mod:`mha.costs.report`: the cost calculator's rows for one model, written from ``model_costs``, as rows
   or a report; the key/value caches of several models as rows; the formatters of sizes, counts and ratios.
@@ -13,6 +15,7 @@ This layer imports only the core's input checks and PyTorch.
 
 from mha.costs.configs import (
     MODEL_CONFIGS,
+    MODELS_2025_2026,
     TOPICS,
     ModelConfig,
     RopeScaling,
@@ -32,8 +35,10 @@ from mha.costs.counts import (
     model_kv_cache_bytes,
     projection_params,
     saved_for_backward_bytes,
+    uncounted_layers,
 )
 from mha.costs.hardware import GPUS, GpuSpec
+from mha.costs.layers import LAYER_KINDS, Indexer, Layer, LinearAttention
 from mha.costs.report import (
     DTYPES,
     calculator_data,
@@ -50,9 +55,14 @@ from mha.costs.report import (
 __all__ = [
     "DTYPES",
     "GPUS",
+    "LAYER_KINDS",
+    "MODELS_2025_2026",
     "MODEL_CONFIGS",
     "TOPICS",
     "GpuSpec",
+    "Indexer",
+    "Layer",
+    "LinearAttention",
     "ModelConfig",
     "RopeScaling",
     "attention_macs",
@@ -78,4 +88,5 @@ __all__ = [
     "model_kv_cache_bytes",
     "projection_params",
     "saved_for_backward_bytes",
+    "uncounted_layers",
 ]

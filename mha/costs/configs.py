@@ -20,9 +20,12 @@ import html
 from dataclasses import dataclass, field, replace
 
 from mha._checks import check_heads, check_positive_int, check_positive_number
+from mha.costs.layers import LAYER_KINDS, Indexer, Layer, LinearAttention
 
 KINDS = ("encoder-decoder", "encoder", "decoder")
-POSITIONS = ("sinusoidal", "learned", "relative", "rotary")  # how positions enter, see ModelConfig.positions
+# how positions enter, see ModelConfig.positions; "none": no positions in any layer (Kimi Linear: NoPE)
+POSITIONS = ("sinusoidal", "learned", "relative", "rotary", "none")
+ROPE_STYLES = ("half-split", "interleaved", "proportional")  # as mha.MultiHeadAttention's rope_style
 QK_NORMS = ("per head", "whole projection")  # where QK-norm normalises, see ModelConfig.qk_norm
 ROPE_SCALINGS = ("linear", "llama3", "yarn")  # transformers' rope_type of the scalings the models ship
 
@@ -161,11 +164,33 @@ class ModelConfig:
     qk_norm: str | None = field(default=None, kw_only=True)  # one of QK_NORMS; None: no QK-norm
     softcap: float | None = field(default=None, kw_only=True)  # attention-logit soft-cap c; None: none
     sinks: bool = field(default=False, kw_only=True)  # a learned sink logit per head (gpt-oss)
+    rope_fraction: float | None = field(default=None, kw_only=True)  # share of a head that turns; None: all
+    rope_style: str | None = field(default=None, kw_only=True)  # one of ROPE_STYLES where the source says
+    gate: bool = field(default=False, kw_only=True)  # an output gate sigmoid(x W_g) on the attention layers
+    # The kinds of layer (mha.costs.layers), for models that mix them:
+    layer_types: tuple[str, ...] | None = field(default=None, kw_only=True)  # per layer, one of LAYER_KINDS;
+    # None: from window and global_period (sliding, or chunked, and full), or all latent with kv_latent
+    chunked: bool = field(default=False, kw_only=True)  # the local layers are chunks of window (Llama 4)
+    local_kv_heads: int | None = field(default=None, kw_only=True)  # sliding/chunked layers' h_kv if not
+    # n_kv_heads (Gemma 4 31B: 16, its full layers 4)
+    local_head_dim: int | None = field(default=None, kw_only=True)  # their d_k if not head_dim (Gemma 4)
+    k_eq_v: bool = field(default=False, kw_only=True)  # keys are the values in the layers of n_kv_heads x
+    # head_dim (Gemma 4's full layers, all of DeepSeek-V4's): one tensor cached per token, not two
+    v_head_dim: int | None = field(default=None, kw_only=True)  # latent: a head's value width if not head_dim
+    compress_ratios: tuple[int, ...] | None = field(default=None, kw_only=True)  # per layer, m of a
+    # compressed layer, 0 for the others (DeepSeek-V4's compress_ratios without its MTP entry)
+    indexer: Indexer | None = field(default=None, kw_only=True)  # DeepSeek Sparse Attention's indexer
+    linear: LinearAttention | None = field(default=None, kw_only=True)  # the "linear" layers' shapes
+    kv_shared_from: tuple[int | None, ...] | None = field(default=None, kw_only=True)  # per layer, the
+    # layer whose cache it reads (Gemma 4 E2B's last 20), None: its own
+    mtp_layers: int | None = field(default=None, kw_only=True)  # multi-token-prediction layers after the
+    # n_layers (not counted in the cache); None: none stated
 
     def __post_init__(self) -> None:
         try:
             self._check()
             self._check_positions()
+            self._check_layers()
         except (TypeError, ValueError) as error:  # the same checks as everywhere, naming the model
             raise type(error)(f"{self.name}: {error}") from None
         if self.kind not in KINDS:
@@ -234,6 +259,97 @@ class ModelConfig:
             raise ValueError(f"qk_norm must be one of {QK_NORMS} or None, got {self.qk_norm!r}")
         if not isinstance(self.sinks, bool):
             raise TypeError(f"sinks must be a bool, got {type(self.sinks).__name__}")
+        if self.rope_fraction is not None:
+            if not rotary:
+                raise ValueError(f"rope_fraction needs rotary positions, got positions={self.positions!r}")
+            if not 0 < check_positive_number("rope_fraction", self.rope_fraction) <= 1:
+                raise ValueError(f"rope_fraction must lie in (0, 1], got {self.rope_fraction}")
+        if self.rope_style is not None:
+            if not rotary:
+                raise ValueError(f"rope_style needs rotary positions, got positions={self.positions!r}")
+            if self.rope_style not in ROPE_STYLES:
+                raise ValueError(f"rope_style must be one of {ROPE_STYLES} or None, got {self.rope_style!r}")
+
+    def _check_layers(self) -> None:
+        for name in ("gate", "chunked", "k_eq_v"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
+        for name in ("local_kv_heads", "local_head_dim", "v_head_dim"):
+            if getattr(self, name) is not None:
+                check_positive_int(name, getattr(self, name))
+        if self.mtp_layers is not None and (
+            isinstance(self.mtp_layers, bool) or not isinstance(self.mtp_layers, int) or self.mtp_layers < 0
+        ):
+            raise ValueError(f"mtp_layers must be a non-negative int or None, got {self.mtp_layers!r}")
+        for name, kind in (("indexer", Indexer), ("linear", LinearAttention)):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), kind):
+                raise TypeError(f"{name} must be a {kind.__name__}, got {type(getattr(self, name)).__name__}")
+        L, types = self.n_layers, self.layer_types
+        if types is not None:
+            if not isinstance(types, tuple) or len(types) != L:
+                raise ValueError(f"layer_types must be a tuple of n_layers={L} kinds, got {types!r}")
+            if unknown := sorted(set(types) - set(LAYER_KINDS)):
+                raise ValueError(f"layer_types must hold kinds of {LAYER_KINDS}, got {unknown}")
+            if self.global_period is not None or self.chunked:
+                raise ValueError("layer_types says which layers are full: no global_period or chunked")
+        kinds = set(self.layer_kinds)
+        if self.chunked and self.window is None:
+            raise ValueError("chunked needs a window, the chunk's length")
+        if kinds & {"sliding", "chunked", "compressed"} and self.window is None:
+            raise ValueError("sliding, chunked and compressed layers need a window")
+        if kinds & {"full", "sliding", "chunked", "compressed"} and self.n_kv_heads is None:
+            raise ValueError(f"attention layers {sorted(kinds - {'latent', 'linear'})} need n_kv_heads")
+        if "latent" in kinds and self.kv_latent is None:
+            raise ValueError("latent layers need kv_latent")
+        if self.v_head_dim is not None and self.kv_latent is None:
+            raise ValueError("v_head_dim belongs to latent attention: give kv_latent too")
+        if (self.linear is None) == ("linear" in kinds):
+            raise ValueError("linear layers and the linear field (their shapes) go together")
+        if (self.compress_ratios is None) == ("compressed" in kinds):
+            raise ValueError("compressed layers and compress_ratios go together")
+        if self.k_eq_v and self.n_kv_heads is None:
+            raise ValueError("k_eq_v needs attention layers with key/value heads (n_kv_heads)")
+        if (self.local_kv_heads or self.local_head_dim) and not kinds & {"sliding", "chunked"}:
+            raise ValueError("local_kv_heads and local_head_dim need sliding or chunked layers")
+        if self.local_kv_heads is not None and self.h % self.local_kv_heads:
+            raise ValueError(f"local_kv_heads={self.local_kv_heads} must divide h={self.h}")
+        if self.compress_ratios is not None:
+            ratios = self.compress_ratios
+            if not isinstance(ratios, tuple) or len(ratios) != L:
+                raise ValueError(f"compress_ratios must be a tuple of n_layers={L} ints, got {ratios!r}")
+            for i, (kind, m) in enumerate(zip(self.layer_kinds, ratios, strict=True)):
+                valid = not isinstance(m, bool) and isinstance(m, int) and m >= 0
+                if not valid or (m > 0) != (kind == "compressed"):
+                    raise ValueError(
+                        f"compress_ratios[{i}] must be > 0 iff layer {i} is compressed, got {m!r}"
+                    )
+                if m > self.window:
+                    raise ValueError(f"compress_ratios[{i}]={m} must not exceed the window {self.window}")
+        if self.indexer is not None:
+            ratio = self.indexer.ratio
+            if ratio is None and "latent" not in kinds:
+                raise ValueError("an indexer without a ratio belongs to latent layers")
+            if ratio is not None and ratio not in (self.compress_ratios or ()):
+                raise ValueError(f"indexer ratio={ratio} is no layer's compression ratio")
+        if self.kv_shared_from is not None:
+            self._check_sharing()
+
+    def _check_sharing(self) -> None:
+        shared = self.kv_shared_from
+        if not isinstance(shared, tuple) or len(shared) != self.n_layers:
+            raise ValueError(f"kv_shared_from must be a tuple of n_layers={self.n_layers} entries")
+        own = self._layers(None)
+        for i, j in enumerate(shared):
+            if j is None:
+                continue
+            if isinstance(j, bool) or not isinstance(j, int) or not 0 <= j < i or shared[j] is not None:
+                raise ValueError(
+                    f"kv_shared_from[{i}] must be an earlier layer with a cache of its own, got {j!r}"
+                )
+            if (own[j].kind, own[j].width, own[j].window) != (own[i].kind, own[i].width, own[i].window):
+                raise ValueError(
+                    f"kv_shared_from[{i}]={j}: layer {j} is a {own[j].label}, layer {i} a {own[i].label}"
+                )
 
     @property
     def d_k(self) -> int:
@@ -242,11 +358,13 @@ class ModelConfig:
 
     @property
     def rope_width(self) -> int | None:
-        """Width of the part of a head that rotary positions turn: ``d_k``, or latent attention's shared
-        ``rope_dim``; ``None`` without rotary positions."""
+        """Width of the part of a head that rotary positions turn: ``rope_fraction d_k`` (all of ``d_k`` by
+        default), or latent attention's shared ``rope_dim``; ``None`` without rotary positions."""
         if self.positions != "rotary":
             return None
-        return self.rope_dim if self.kv_latent is not None else self.d_k
+        if self.kv_latent is not None:
+            return self.rope_dim
+        return round(self.d_k * (self.rope_fraction or 1.0))
 
     @property
     def attention(self) -> str:
@@ -258,37 +376,108 @@ class ModelConfig:
         return "MQA" if self.n_kv_heads == 1 else "GQA"
 
     @property
-    def layer_windows(self) -> tuple[int | None, ...]:
-        """Per layer (0-based), the tokens it caches at most: ``window`` for a local layer, ``None`` for a
-        global one."""
+    def layer_kinds(self) -> tuple[str, ...]:
+        """Per layer (0-based), its kind of :data:`mha.costs.layers.LAYER_KINDS`: ``layer_types`` where
+        given; else all ``"latent"`` with ``kv_latent``, all ``"full"`` without a window, and with one
+        ``"sliding"`` (``"chunked"``) layers, layer ``i`` ``"full"`` iff ``(i + 1) % global_period == 0``."""
+        if self.layer_types is not None:
+            return self.layer_types
+        if self.kv_latent is not None:
+            return ("latent",) * self.n_layers
+        local, p = ("chunked" if self.chunked else "sliding"), self.global_period
         if self.window is None:
-            return (None,) * self.n_layers
-        p = self.global_period
-        return tuple(
-            None if p is not None and (i + 1) % p == 0 else self.window for i in range(self.n_layers)
-        )
+            return ("full",) * self.n_layers
+        return tuple("full" if p is not None and (i + 1) % p == 0 else local for i in range(self.n_layers))
+
+    @property
+    def layers(self) -> tuple[Layer, ...]:
+        """Every layer as its cache sees it (:class:`mha.costs.layers.Layer`), in order: its kind, the
+        values it caches per token, its window or chunk, its compression ratio and indexer, its state, and
+        the layer whose cache it reads."""
+        return self._layers(self.kv_shared_from)
+
+    def _layers(self, shared: tuple[int | None, ...] | None) -> tuple[Layer, ...]:
+        out = []
+        for i, kind in enumerate(self.layer_kinds):
+            j = None if shared is None else shared[i]
+            if kind == "linear":
+                out.append(Layer("linear", 0, state=self.linear.state_elements, shares=j))
+                continue
+            index = self.indexer
+            if kind == "latent":
+                dim = index.dim if index is not None and index.ratio is None else None
+                out.append(Layer("latent", self.kv_latent + (self.rope_dim or 0), index_dim=dim, shares=j))
+                continue
+            local = kind in ("sliding", "chunked") and (self.local_kv_heads or self.local_head_dim)
+            h_kv = (self.local_kv_heads if local else None) or self.n_kv_heads
+            d_k = (self.local_head_dim if local else None) or self.d_k
+            eq = self.k_eq_v and not local
+            m = self.compress_ratios[i] if kind == "compressed" else None
+            out.append(
+                Layer(
+                    kind, (1 if eq else 2) * h_kv * d_k, kv_heads=h_kv, head_dim=d_k, k_eq_v=eq,
+                    window=None if kind == "full" else self.window, ratio=m,
+                    index_dim=index.dim if m is not None and index is not None and index.ratio == m else None,
+                    shares=j,
+                )
+            )  # fmt: skip
+        return tuple(out)
+
+    @property
+    def layer_windows(self) -> tuple[int | None, ...]:
+        """Per layer (0-based), the tokens it caches at most: ``window`` for a sliding or chunked layer,
+        ``None`` for one whose cache grows with the context (full, latent, compressed) and for a linear
+        layer's fixed state. :attr:`layers` tells more."""
+        return tuple(layer.window if layer.kind in ("sliding", "chunked") else None for layer in self.layers)
 
     @property
     def cache_width(self) -> int:
-        """Values cached per token and layer: a key and a value per key/value head, ``2 h_kv d_k``, or for
-        latent attention the latent and the rotary key, ``kv_latent + rope_dim``."""
+        """Values cached per token by a layer of the model's main kind: a key and a value per key/value
+        head, ``2 h_kv d_k`` (``h_kv d_k`` where keys are the values), or for latent attention the latent
+        and the rotary key, ``kv_latent + rope_dim``, plus the indexer's key where every latent layer has
+        one. Layers of other kinds or shapes: :attr:`layers`."""
         if self.kv_latent is not None:
-            return self.kv_latent + (self.rope_dim or 0)
-        return 2 * self.n_kv_heads * self.d_k
+            index = self.indexer.dim if self.indexer is not None and self.indexer.ratio is None else 0
+            return self.kv_latent + (self.rope_dim or 0) + index
+        return (1 if self.k_eq_v else 2) * self.n_kv_heads * self.d_k
 
     @property
     def pattern(self) -> str:
-        """The local/global layers in words, e.g. ``"52 local (window 1024) + 10 global"``."""
-        windows = self.layer_windows
-        local = sum(w is not None for w in windows)
-        if not local:
-            return f"{self.n_layers} global"
-        text = f"{local} local (window {self.window})"
-        return text if local == self.n_layers else f"{text} + {self.n_layers - local} global"
+        """The kinds of layer in words, in the order they first appear, e.g. ``"52 local (window 1024) +
+        10 global"``, ``"36 linear (gated delta) + 12 global"``, ``"2 local (window 128) + 21 compressed
+        (1 in 4) + 20 compressed (1 in 128)"``, and how many read another layer's cache."""
+        words = {"full": "global", "latent": "latent"}
+        names = []
+        for layer in self.layers:
+            if layer.kind == "sliding":
+                names.append(f"local (window {layer.window})")
+            elif layer.kind == "chunked":
+                names.append(f"local (chunk {layer.window})")
+            elif layer.kind == "compressed":
+                names.append(f"compressed (1 in {layer.ratio})")
+            elif layer.kind == "linear":
+                names.append(f"linear ({self.linear.rule})")
+            elif layer.kind == "latent" and layer.index_dim:
+                names.append("latent with an indexer")
+            else:
+                names.append(words[layer.kind])
+        counts = {name: names.count(name) for name in dict.fromkeys(names)}
+        text = " + ".join(f"{count} {name}" for name, count in counts.items())
+        shared = sum(layer.shares is not None for layer in self.layers)
+        return text + (f"; {shared} read an earlier layer's cache" if shared else "")
 
     def every_layer_global(self) -> ModelConfig:
-        """The same model with no local layers: what its cache would be if every layer saw every token."""
-        return replace(self, window=None, global_period=None, local_rope_theta=None)
+        """The same model with no local layers: what its cache would be if every layer saw every token.
+
+        Raises:
+            ValueError: a model whose layers are not all alike (kinds, shapes or sharing): count its layers
+                as global one by one (:meth:`mha.costs.layers.Layer.global_elements`).
+        """
+        mixed = ("layer_types", "local_kv_heads", "local_head_dim", "compress_ratios", "kv_shared_from")
+        if given := [name for name in mixed if getattr(self, name) is not None]:
+            raise ValueError(f"{self.name}: layers of several kinds or shapes ({', '.join(given)}): "
+                             "count them one by one, Layer.global_elements")  # fmt: skip
+        return replace(self, window=None, global_period=None, local_rope_theta=None, chunked=False)
 
     @property
     def n_attention_layers(self) -> int:
@@ -345,6 +534,22 @@ _QWEN3 = (
     "(https://huggingface.co/Qwen/{0}, 'Processing Long Texts') recommends YaRN, factor 4.0 from "
     "original_max_position_embeddings 32768, for texts longer than 32,768 tokens; "
     "max_position_embeddings 40960 is the config's limit"
+)
+
+_DEEPSEEK_V4 = (
+    "https://huggingface.co/deepseek-ai/DeepSeek-V4-{0}/blob/main/config.json ({1}; num_key_value_heads "
+    "1, head_dim 512: one key, which is also the value, per token; qk_rope_head_dim 64: rotary positions "
+    "on the last 64 of the 512; sliding_window 128 in every layer; compress_ratios {2}; index_n_heads 64, "
+    "index_head_dim 128; num_nextn_predict_layers 1; rope_theta 10000 on the window-only layers, "
+    "compress_rope_theta 160000 and rope_scaling: type yarn, factor 16, original_max_position_embeddings "
+    "65536, beta_fast 32, beta_slow 1 on the compressed ones; max_position_embeddings 1048576), {3}. "
+    "What a layer caches: DeepSeek's inference/model.py (in the Flash repository): a window of 128 "
+    "tokens x 512, then max_seq_len // m compressed entries x 512; an indexer (index_head_dim 128 per "
+    "entry) only where m = 4; learned sinks (attn_sink, one per head); the query normalised per head and "
+    "the key by kv_norm (QK-norm); the not-yet-compressed tail of under m tokens is kept in fp32 "
+    "buffers of the compressor, of fixed size, and is not counted here (its tokens are in the window){4}. "
+    "trained_context: UNVERIFIED (the card: 'a context length of one million tokens'; the report not "
+    "read)"
 )
 
 MODEL_CONFIGS: dict[str, ModelConfig] = {
@@ -521,7 +726,8 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "weightless "
             "L2 norm per head, on the RoPE layers only (modeling_llama4.py). A chunked layer is counted here "
             "as local with window 8192, the most it caches",
-            head_dim=128, window=8192, global_period=4, positions="rotary", rope_theta=500000.0,
+            head_dim=128, window=8192, global_period=4, chunked=True,
+            positions="rotary", rope_theta=500000.0,
             rope_scaling=RopeScaling("llama3", 8.0, 8192, low_freq_factor=1.0, high_freq_factor=4.0),
             nope_period=4, qk_norm="per head",
         ),
@@ -568,8 +774,267 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             head_dim=128, kv_latent=512, rope_dim=64, q_latent=1536, positions="rotary", rope_theta=10000.0,
             rope_scaling=RopeScaling("yarn", 40.0, 4096, beta_fast=32.0, beta_slow=1.0),
         ),
+        # 2025-2026: kinds of layer mixed in one model (mha.costs.layers), each field from the config.json
+        # and a second copy, the reference code or the report; "UNVERIFIED" marks a field that is not.
+        ModelConfig(
+            "Qwen3-Next-80B-A3B", 2048, 16, 2, 48, None, 262144, "decoder",
+            "https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/main/config.json (hidden_size "
+            "2048, num_attention_heads 16, num_key_value_heads 2, head_dim 256, num_hidden_layers 48, "
+            "full_attention_interval 4: layers 3, 7, ..., 47 full, the rest Gated DeltaNet; "
+            "linear_num_key_heads 16, linear_num_value_heads 32, linear_key_head_dim 128, "
+            "linear_value_head_dim 128, linear_conv_kernel_dim 4; rotary positions (RoPE) with rope_theta "
+            "10000000, partial_rotary_factor 0.25, rope_scaling null, max_position_embeddings 262144), as "
+            "copied in https://github.com/AI-Hypercomputer/maxtext (hf_model_configs.py, "
+            "qwen3_next_80b_a3b_dict); the same shapes in THUDM/slime scripts/models/qwen3-next-80B-A3B.sh "
+            "(Megatron arguments: --qk-layernorm, QK-norm per head; --attention-output-gate, the output "
+            "gate) and the model card's overview ('12 * (3 * (Gated DeltaNet -> MoE) -> 1 * (Gated "
+            "Attention -> MoE))'). trained_context: UNVERIFIED (the card: 'Context Length: 262,144 "
+            "natively'); multi-token prediction: the card names it, its layer count is UNVERIFIED",
+            head_dim=256, layer_types=("linear", "linear", "linear", "full") * 12,
+            linear=LinearAttention("gated delta", 16, 32, 128, 128, 4), positions="rotary",
+            rope_theta=10_000_000.0, rope_fraction=0.25, qk_norm="per head", gate=True,
+        ),
+        ModelConfig(
+            "Qwen3.5-397B-A17B", 4096, 32, 2, 60, None, 262144, "decoder",
+            "https://huggingface.co/Qwen/Qwen3.5-397B-A17B/blob/main/config.json, text_config (hidden_size "
+            "4096, num_attention_heads 32, num_key_value_heads 2, head_dim 256, num_hidden_layers 60, "
+            "layer_types: 45 linear_attention and 15 full_attention at layers 3, 7, ..., 59; "
+            "linear_num_key_heads 16, linear_num_value_heads 64, linear_key_head_dim 128, "
+            "linear_value_head_dim 128, linear_conv_kernel_dim 4; attn_output_gate true; rope_parameters: "
+            "rotary positions (M-RoPE, mrope_section [11, 11, 10]) with rope_theta 10000000, "
+            "partial_rotary_factor 0.25, no scaling; max_position_embeddings 262144; mtp_num_hidden_layers "
+            "1), agreeing with NVIDIA's derivative nvidia/Qwen3.5-397B-A17B-NVFP4 (both copied in "
+            "https://github.com/ai-dynamo/aiconfigurator, model_configs/) and MaxText's "
+            "qwen3.5-397b-a17b.yml; QK-norm per head: THUDM/slime's Qwen3.5 scripts (--qk-layernorm, other "
+            "sizes of the family). trained_context: UNVERIFIED",
+            head_dim=256, layer_types=("linear", "linear", "linear", "full") * 15,
+            linear=LinearAttention("gated delta", 16, 64, 128, 128, 4), positions="rotary",
+            rope_theta=10_000_000.0, rope_fraction=0.25, qk_norm="per head", gate=True, mtp_layers=1,
+        ),
+        ModelConfig(
+            "DeepSeek-V3.2", 7168, 128, None, 61, 131072, 163840, "decoder",
+            "https://huggingface.co/deepseek-ai/DeepSeek-V3.2/blob/main/config.json (hidden_size 7168, "
+            "num_attention_heads 128, num_hidden_layers 61, num_nextn_predict_layers 1, kv_lora_rank 512, "
+            "qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128, q_lora_rank 1536, index_n_heads 64, "
+            "index_head_dim 128, index_topk 2048, rotary positions with rope_theta 10000, "
+            "max_position_embeddings 163840, rope_scaling: type yarn, factor 40, "
+            "original_max_position_embeddings 4096, beta_fast 32, beta_slow 1), agreeing with NVIDIA's "
+            "derivative (both in https://github.com/ai-dynamo/aiconfigurator) and MaxText's "
+            "deepseek3.2-671b.yml; an indexer in every layer, caching one 128-wide key per token: "
+            "inference/model.py of https://github.com/deepseek-ai/DeepSeek-V3.2-Exp. trained_context "
+            "131,072: the V3.2-Exp report (DeepSeek_V3_2.pdf, section 2: both continued-training stages on "
+            "sequences of 128K tokens); for the final V3.2 checkpoint UNVERIFIED (its own report not read). "
+            "head_dim here is d_h, a head's key and value width apart from the rotary part",
+            head_dim=128, kv_latent=512, rope_dim=64, q_latent=1536, indexer=Indexer(64, 128, 2048),
+            positions="rotary", rope_theta=10000.0,
+            rope_scaling=RopeScaling("yarn", 40.0, 4096, beta_fast=32.0, beta_slow=1.0), mtp_layers=1,
+        ),
+        ModelConfig(
+            "DeepSeek-V4-Flash", 4096, 64, 1, 43, None, 1048576, "decoder",
+            _DEEPSEEK_V4.format(
+                "Flash", "hidden_size 4096, num_attention_heads 64, num_hidden_layers 43, q_lora_rank 1024, "
+                "o_lora_rank 1024, o_groups 8, index_topk 512",
+                "[0, 0, 4, 128, 4, 128, ..., 4, 0]: layers 0-1 the window only, then 4 on even and 128 on "
+                "odd layers, the 44th entry the MTP layer's",
+                "byte-for-byte the same in https://github.com/yafengge/DeepSeek-V4-Flash (a clone of the "
+                "Hugging Face repository with DeepSeek's commits) and in "
+                "https://github.com/ai-dynamo/aiconfigurator; DeepSeek's inference/config.json agrees",
+                "",
+            ),
+            head_dim=512, k_eq_v=True, window=128, layer_types=("sliding",) * 2 + ("compressed",) * 41,
+            compress_ratios=(0, 0) + (4, 128) * 20 + (4,), indexer=Indexer(64, 128, 512, ratio=4),
+            positions="rotary", rope_theta=160000.0, local_rope_theta=10000.0, rope_fraction=0.125,
+            rope_scaling=RopeScaling("yarn", 16.0, 65536, beta_fast=32.0, beta_slow=1.0),
+            qk_norm="per head", sinks=True, mtp_layers=1,
+        ),
+        ModelConfig(
+            "DeepSeek-V4-Pro", 7168, 128, 1, 61, None, 1048576, "decoder",
+            _DEEPSEEK_V4.format(
+                "Pro", "hidden_size 7168, num_attention_heads 128, num_hidden_layers 61, q_lora_rank 1536, "
+                "o_lora_rank 1024, o_groups 16, index_topk 1024",
+                "[128, 128, 4, 128, 4, 128, ..., 4, 0]: layers 0-1 ratio 128, then 4 on even and 128 on odd "
+                "layers, the 62nd entry the MTP layer's",
+                "the same in DeepSeek's file and NVIDIA's derivative nvidia/DeepSeek-V4-Pro-NVFP4, both "
+                "copied in https://github.com/ai-dynamo/aiconfigurator",
+                "; sinks, QK-norm and the cache layout from Flash's inference/model.py: UNVERIFIED for Pro "
+                "(its own code not read)",
+            ),
+            head_dim=512, k_eq_v=True, window=128, layer_types=("compressed",) * 61,
+            compress_ratios=(128, 128) + (4, 128) * 29 + (4,), indexer=Indexer(64, 128, 1024, ratio=4),
+            positions="rotary", rope_theta=160000.0, rope_fraction=0.125,
+            rope_scaling=RopeScaling("yarn", 16.0, 65536, beta_fast=32.0, beta_slow=1.0),
+            qk_norm="per head", sinks=True, mtp_layers=1,
+        ),
+        ModelConfig(
+            "GLM-4.5", 5120, 96, 8, 92, None, 131072, "decoder",
+            "No stored copy of https://huggingface.co/zai-org/GLM-4.5/blob/main/config.json was found; the "
+            "shapes from THUDM/slime scripts/models/glm4.5-355B-A32B.sh (Megatron arguments that load the "
+            "checkpoint: --hidden-size 5120, --num-attention-heads 96, --num-query-groups 8, --kv-channels "
+            "128 (head_dim), 3 dense + 89 MoE layers, --rotary-base 1000000, --rotary-percent 0.5, "
+            "--qk-layernorm, --add-qkv-bias), agreeing with NVIDIA Megatron-Bridge's GLM-4.5 page "
+            "(https://docs.nvidia.com/nemo/megatron-bridge/latest/models/llm/glm45.html: 5120 hidden size, "
+            "96 attention heads, 8 query groups, rotary positions (RoPE) with 1M base, QK LayerNorm, MTP "
+            "with 1 layer, context 131,072 tokens: max_context, as max_position_embeddings is not read) and "
+            "the README of https://github.com/zai-org/GLM-4.5 ('128K context length'). rope_fraction 0.5 and "
+            "head_dim 128: slime only, UNVERIFIED against the config; trained_context: UNVERIFIED",
+            head_dim=128, positions="rotary", rope_theta=1_000_000.0, rope_fraction=0.5, qk_norm="per head",
+            mtp_layers=1,
+        ),
+        ModelConfig(
+            "GLM-5", 6144, 64, None, 78, None, 202752, "decoder",
+            "https://huggingface.co/zai-org/GLM-5/blob/main/config.json (hidden_size 6144, "
+            "num_attention_heads 64, num_hidden_layers 78, num_nextn_predict_layers 1, q_lora_rank 2048, "
+            "kv_lora_rank 512, qk_nope_head_dim 192, qk_rope_head_dim 64, v_head_dim 256, index_n_heads 32, "
+            "index_head_dim 128, index_topk 2048 with no indexer_types: an indexer in every layer; "
+            "rope_parameters: rotary positions with rope_theta 1000000, rope_interleave true, no scaling; "
+            "max_position_embeddings 202752), agreeing with zai-org/GLM-5-FP8 and NVIDIA's derivative (all "
+            "copied in https://github.com/ai-dynamo/aiconfigurator) and with THUDM/slime "
+            "glm5-744B-A40B.sh; head_dim here is qk_nope_head_dim (the config's head_dim 64 is the rotary "
+            "width). trained_context: UNVERIFIED",
+            head_dim=192, kv_latent=512, rope_dim=64, q_latent=2048, v_head_dim=256,
+            indexer=Indexer(32, 128, 2048), positions="rotary", rope_theta=1_000_000.0,
+            rope_style="interleaved", mtp_layers=1,
+        ),
+        ModelConfig(
+            "Gemma 4 31B", 5376, 32, 4, 60, None, 262144, "decoder",
+            "https://huggingface.co/google/gemma-4-31B-it/blob/main/config.json, text_config (hidden_size "
+            "5376, num_attention_heads 32, num_hidden_layers 60; sliding layers: num_key_value_heads 16, "
+            "head_dim 256, sliding_window 1024; full layers 5, 11, ..., 59 (layer_types, 5 sliding to 1 "
+            "full): num_global_key_value_heads 4, global_head_dim 512, attention_k_eq_v true; "
+            "rope_parameters: full_attention rotary positions, rope_type proportional, partial_rotary_factor "
+            "0.25, rope_theta 1000000; sliding_attention rope_theta 10000; max_position_embeddings 262144; "
+            "num_kv_shared_layers 0), as copied from NVIDIA's derivative nvidia/Gemma-4-31B-IT-NVFP4 in "
+            "https://github.com/ai-dynamo/aiconfigurator; Google DeepMind's own definition agrees field by "
+            "field (https://github.com/google-deepmind/gemma, gemma/gm/nn/gemma4/_gemma4.py, Gemma4_31B: "
+            "num_global_kv_heads 4, global_key_size 512, k_eq_v_global, QK-norm per head with a scale and a "
+            "weightless value norm). Keys as values are counted once here, as mha's KVCache holds them (the "
+            "key projection before its norm and rotation); Google's JAX code and transformers cache the "
+            "normalised keys and values apart, twice as much. trained_context: UNVERIFIED",
+            head_dim=512, window=1024, global_period=6, local_kv_heads=16, local_head_dim=256, k_eq_v=True,
+            positions="rotary", rope_theta=1_000_000.0, local_rope_theta=10000.0, rope_fraction=0.25,
+            rope_style="proportional", qk_norm="per head",
+        ),
+        ModelConfig(
+            "Gemma 4 E2B", 1536, 8, 1, 35, None, 131072, "decoder",
+            "https://huggingface.co/google/gemma-4-E2B-it/blob/main/config.json, text_config (hidden_size "
+            "1536, num_attention_heads 8, num_key_value_heads 1, num_hidden_layers 35; sliding layers "
+            "head_dim 256, sliding_window 512; full layers 4, 9, ..., 34 (layer_types, 4 sliding to 1 full) "
+            "global_head_dim 512; attention_k_eq_v false; num_kv_shared_layers 20: layers 15-34 compute no "
+            "keys or values and read the cache of the last earlier layer of their kind, 13 (sliding) or 14 "
+            "(full); rope_parameters: full_attention rotary positions, rope_type proportional, "
+            "partial_rotary_factor 0.25, rope_theta 1000000; sliding_attention rope_theta 10000; "
+            "max_position_embeddings 131072), as copied in https://github.com/AI-Hypercomputer/maxtext "
+            "(hf_model_configs.py, gemma4_e2b_dict) and agreeing with Google DeepMind's Gemma4_E2B "
+            "(https://github.com/google-deepmind/gemma, _gemma4.py: frac_shared_layers 20/35, "
+            "create_kv_cache_sharing_patterns); transformers stores only the 15 producing layers' caches, "
+            "Google's JAX code allocates one per layer. trained_context: UNVERIFIED",
+            head_dim=512, window=512, global_period=5, local_head_dim=256,
+            kv_shared_from=(None,) * 15 + tuple(14 if (i + 1) % 5 == 0 else 13 for i in range(15, 35)),
+            positions="rotary", rope_theta=1_000_000.0, local_rope_theta=10000.0, rope_fraction=0.25,
+            rope_style="proportional", qk_norm="per head",
+        ),
+        ModelConfig(
+            "Kimi K2", 7168, 64, None, 61, None, 131072, "decoder",
+            "https://huggingface.co/moonshotai/Kimi-K2-Instruct/blob/main/config.json (hidden_size 7168, "
+            "num_attention_heads 64, num_hidden_layers 61, num_nextn_predict_layers 0, q_lora_rank 1536, "
+            "kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128, rotary positions "
+            "with rope_theta 50000, max_position_embeddings 131072, rope_scaling: type yarn, factor 32, "
+            "original_max_position_embeddings 4096, beta_fast 1, beta_slow 1, mscale 1, mscale_all_dim 1), "
+            "as copied in https://github.com/ai-dynamo/aiconfigurator; the same in THUDM/slime kimi-k2.sh "
+            "and MaxText's kimi-k2-1t.yml. head_dim here is d_h, as for DeepSeek-V3. trained_context: "
+            "UNVERIFIED (the K2 report not read)",
+            head_dim=128, kv_latent=512, rope_dim=64, q_latent=1536, positions="rotary", rope_theta=50000.0,
+            rope_scaling=RopeScaling("yarn", 32.0, 4096, beta_fast=1.0, beta_slow=1.0), mtp_layers=0,
+        ),
+        ModelConfig(
+            "Kimi-Linear-48B-A3B", 2304, 32, None, 27, None, 1048576, "decoder",
+            "https://huggingface.co/moonshotai/Kimi-Linear-48B-A3B-Instruct/blob/main/config.json, as in two "
+            "copies (the config.json of the re-quantisation Firworks/Kimi-Linear-48B-A3B-Instruct-nvfp4, and "
+            "a third-party test's copy of 'the official Kimi-Linear-48B-A3B architecture'): hidden_size "
+            "2304, num_attention_heads 32, num_hidden_layers 27, num_nextn_predict_layers 0; "
+            "linear_attn_config: full_attn_layers 4, 8, 12, 16, 20, 24, 27 (1-based: MLA layers 3, 7, ..., "
+            "23, 26 here), kda_layers the other 20, num_heads 32, head_dim 128, short_conv_kernel_size 4; "
+            "MLA: kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128, q_lora_rank "
+            "null; mla_use_nope true: positions none (NoPE) in every layer, Kimi Team 2025 (Kimi Linear "
+            "technical report, https://github.com/MoonshotAI/Kimi-Linear, section 3), which also gives "
+            "d_k = d_v = 128 and the KDA output gate; model_max_length 1048576 (transformers' "
+            "max_position_embeddings). The MLA layers still cache the 64-wide slot of kv_a_proj_with_mqa: "
+            "576 per token (transformers' KimiLinearMLAAttention). trained_context: UNVERIFIED (the report: "
+            "pre-trained at 4,096 tokens, then a long-context phase of unstated length)",
+            head_dim=128, kv_latent=512, rope_dim=64,
+            layer_types=tuple("latent" if i in (3, 7, 11, 15, 19, 23, 26) else "linear" for i in range(27)),
+            linear=LinearAttention("kimi delta", 32, 32, 128, 128, 4), positions="none", mtp_layers=0,
+        ),
+        ModelConfig(
+            "MiniMax-M2", 3072, 48, 8, 62, None, None, "decoder",
+            "No named copy of https://huggingface.co/MiniMaxAI/MiniMax-M2/blob/main/config.json; THUDM/slime "
+            "scripts/models/minimax-m2.sh (Megatron arguments that load the checkpoint: --hidden-size 3072, "
+            "--num-attention-heads 48, --num-query-groups 8, --kv-channels 128 (head_dim), --num-layers 62, "
+            "--rotary-base 5000000, --rotary-percent 0.5), agreeing with the successor's file "
+            "(MiniMaxAI/MiniMax-M2.5 config.json in https://github.com/ai-dynamo/aiconfigurator: the same "
+            "shapes, rotary positions with rotary_dim 64 of head_dim 128, full attention in all 62 layers, "
+            "qk_norm_type per_layer: QK-norm over the whole projection, num_mtp_modules 3) and with two "
+            "third-party copies of M2's file; max_position_embeddings UNVERIFIED (204,800 in the two copies, "
+            "196,608 in M2.5's), so no max_context; trained_context: UNVERIFIED",
+            head_dim=128, positions="rotary", rope_theta=5_000_000.0, rope_fraction=0.5,
+            qk_norm="whole projection", mtp_layers=3,
+        ),
+        ModelConfig(
+            "Llama 4 Maverick", 5120, 40, 8, 48, None, 1048576, "decoder",
+            "https://huggingface.co/meta-llama/Llama-4-Maverick-17B-128E-Instruct/blob/main/config.json "
+            "(the Instruct checkpoint; the base checkpoint's file not found), text_config (hidden_size 5120, "
+            "num_attention_heads 40, num_key_value_heads 8, head_dim 128, num_hidden_layers 48, "
+            "attention_chunk_size 8192, use_qk_norm false, rotary positions with rope_theta 500000.0, "
+            "rope_scaling null, max_position_embeddings 1048576), as copied in "
+            "https://github.com/ai-dynamo/aiconfigurator, agreeing with MaxText's llama4-17b-128e.yml "
+            "(chunk_attn_window_size 8192, nope_layer_interval 4, use_qk_norm false, no rope scaling). "
+            "Layers without positions: the file has no no_rope_layers, so transformers' Llama4TextConfig "
+            "builds them from its default no_rope_layer_interval=4 (layer i has no RoPE iff (i + 1) % 4 == "
+            "0), as Meta's reference code (https://github.com/meta-llama/llama-models, models/llama4/"
+            "model.py, nope_layer_interval) does: chunked attention on the RoPE layers, global on the "
+            "others. trained_context: UNVERIFIED (the model card advertises 1M)",
+            head_dim=128, window=8192, global_period=4, chunked=True, positions="rotary",
+            rope_theta=500000.0, nope_period=4,
+        ),
+        ModelConfig(
+            "OLMo 3 7B", 4096, 32, 32, 32, None, 65536, "decoder",
+            "No named copy of https://huggingface.co/allenai/Olmo-3-1025-7B/blob/main/config.json; AllenAI's "
+            "training code (https://github.com/allenai/OLMo-core, src/olmo_core/nn/transformer/config.py: "
+            "olmo3_7B = olmo2_7B with sliding windows [4096, 4096, 4096, -1], the last layer full; "
+            "olmo2_7B: d_model 4096, 32 heads, 32 layers, qk_norm over the whole projection, rotary "
+            "positions with rope_theta 500000), agreeing with MaxText's olmo3-7b.yml "
+            "(sliding_window_size 4096, inhomogeneous_layer_cycle_interval 4, max_position_embeddings 65536, "
+            "rope_scaling: yarn, rope_factor 8.0 from original_max_position_embeddings 8192) and a "
+            "third-party copy of the config (num_key_value_heads 32, layer_types 3 sliding + 1 full, "
+            "window 4096). Which checkpoint ships the YaRN scaling (MaxText: the post-trained ones; its "
+            "olmo3-7b-pt.yml has none and a limit of 8192) and trained_context: UNVERIFIED",
+            head_dim=128, window=4096, global_period=4, positions="rotary", rope_theta=500000.0,
+            rope_scaling=RopeScaling("yarn", 8.0, 8192, beta_fast=32.0, beta_slow=1.0),
+            qk_norm="whole projection",
+        ),
+        ModelConfig(
+            "SmolLM3-3B", 2048, 16, 4, 36, 65536, 65536, "decoder",
+            "https://huggingface.co/HuggingFaceTB/SmolLM3-3B/blob/main/config.json (hidden_size 2048, "
+            "num_attention_heads 16, num_key_value_heads 4, num_hidden_layers 36, rotary positions with "
+            "rope_theta 5000000.0, no_rope_layer_interval 4: layer i has no RoPE iff (i + 1) % 4 == 0, "
+            "rope_scaling null, use_sliding_window false, max_position_embeddings 65536), as a third-party "
+            "copy of the base checkpoint's file gives it, agreeing with Hugging Face's own training configs "
+            "(https://github.com/huggingface/smollm, text/pretraining/smollm3/: stage1_8T.yaml sequences of "
+            "4096 tokens, long_context_4k_to_32k.yaml 32,768, long_context_32k_to_64.yaml sequence_length "
+            "65536 with rope_theta 5000000.0 and no_rope_layer 4: trained_context 65,536 tokens)",
+            head_dim=128, positions="rotary", rope_theta=5_000_000.0, nope_period=4,
+        ),
     )
 }  # fmt: skip
+
+
+# The models of late 2025 and 2026 in MODEL_CONFIGS (issue 35): hybrids of linear and full attention,
+# sparse, compressed and shared layers; the chapter shows them apart from the models up to early 2025.
+MODELS_2025_2026: tuple[str, ...] = (
+    "Qwen3-Next-80B-A3B", "Qwen3.5-397B-A17B", "DeepSeek-V3.2", "DeepSeek-V4-Flash", "DeepSeek-V4-Pro",
+    "GLM-4.5", "GLM-5", "Gemma 4 31B", "Gemma 4 E2B", "Kimi K2", "Kimi-Linear-48B-A3B", "MiniMax-M2",
+    "Llama 4 Maverick", "OLMo 3 7B", "SmolLM3-3B",
+)  # fmt: skip
 
 
 def get_config(model: str | ModelConfig, *, decoder_only: bool = False) -> ModelConfig:

@@ -209,11 +209,20 @@ def saved_for_backward_bytes(fn: Callable[[], object]) -> int:
 def model_kv_cache_bytes(
     model: str | ModelConfig, context: int, *, batch: int = 1, dtype: torch.dtype = torch.bfloat16
 ) -> int:
-    """Bytes of a decoder's key/value cache after ``context`` tokens, counted layer by layer.
+    """Bytes a decoder keeps per batch of sequences after ``context`` tokens, counted layer by layer.
 
-    A global layer caches every token, a local layer with window ``w`` the last ``min(context, w)``; each
-    cached token takes :attr:`ModelConfig.cache_width` values (``2 h_kv d_k``, or ``d_c + d_r`` for latent
-    attention). Summed over layers: ``batch * bytes_per_element * cache_width * sum_i min(context, w_i)``.
+    Every layer of :attr:`ModelConfig.layers` counts by its kind
+    (:meth:`mha.costs.layers.Layer.cache_elements`), every element at ``dtype``'s size:
+
+    - full: ``2 h_kv d_k`` per token (``h_kv d_k`` where the keys are the values);
+    - sliding or chunked: the same per token, for ``min(context, w)`` tokens (a chunk counted as a window of
+      its length, its worst case);
+    - latent: ``d_c + d_r`` per token, plus the indexer's key ``d_i`` where the layer has one;
+    - compressed (DeepSeek-V4): the window's ``min(context, w)`` tokens, plus ``floor(context / m)``
+      entries of the same width and the indexer's ``d_i`` where the layer has one;
+    - linear: its state, ``h_v d_k d_v + (kernel - 1)(2 h_k d_k + h_v d_v)``, whatever the context;
+    - a layer that reads another layer's cache: nothing. Multi-token-prediction layers are not among
+      ``n_layers``, so not counted.
 
     Args:
         model: a decoder-only model, a name in :data:`mha.costs.MODEL_CONFIGS` or a ``ModelConfig``.
@@ -222,16 +231,17 @@ def model_kv_cache_bytes(
         dtype: the cache's element type.
 
     Returns:
-        The cache size in bytes. For a model without local layers or latents it equals
-        :func:`kv_cache_bytes` of its ``n_layers, n_kv_heads, d_k``.
+        The cache (and state) size in bytes. For a model of full layers it equals :func:`kv_cache_bytes` of
+        its ``n_layers, n_kv_heads, d_k``.
     """
     config = get_config(model, decoder_only=True)
     context, batch = check_positive_int("context", context), check_positive_int("batch", batch)
-    return batch * _element_size(dtype) * config.cache_width * _cached_tokens(config, context)
+    return batch * _element_size(dtype) * sum(layer.cache_elements(context) for layer in config.layers)
 
 
 def _cached_tokens(config: ModelConfig, context: int) -> int:
-    """Tokens cached over all layers: ``context`` in a global layer, ``min(context, w)`` in a local one."""
+    """Tokens a new token attends to, over all layers: ``context`` in a global layer, ``min(context, w)`` in
+    a local one (for models whose layers are all of one attention kind: :func:`layer_costs`)."""
     return sum(context if w is None else min(context, w) for w in config.layer_windows)
 
 
@@ -264,38 +274,65 @@ def layer_costs(config: ModelConfig) -> LayerCosts:
     ``W_O`` (h d_k x d); decoding costs ``h (2 d_c + d_r)`` per cached latent and ``2 h d_k d_c`` to absorb
     ``W_UK`` and apply ``W_UV``, while a forward pass costs ``h (2 d_k + d_r)`` per (query, key) pair.
     Decoding without absorbing would pay ``rebuild_macs = 2 h d_k d_c`` per cached latent to rebuild the
-    heads' keys and values, plus ``pair_macs``.
+    heads' keys and values, plus ``pair_macs``. Where a head's value width ``d_v`` differs from ``d_k``
+    (``v_head_dim``, GLM-5), ``2 d_k`` reads ``d_k + d_v``.
+
+    Raises:
+        ValueError: a model with layers of other kinds or shapes (:func:`uncounted_layers` says which).
     """
     if not isinstance(config, ModelConfig):
         raise TypeError(f"config must be a ModelConfig, got {type(config).__name__}")
+    if reason := uncounted_layers(config):
+        raise ValueError(f"{config.name}: layer_costs counts models of one kind of attention layer; {reason}")
     d, h, d_k = config.d_model, config.h, config.d_k
     if config.kv_latent is None:
         params = attention_params(d, h, config.n_kv_heads, bias=False, head_dim=d_k)
+        params -= d * config.n_kv_heads * d_k if config.k_eq_v else 0  # no W_v: the keys are the values
+        params += d * h * d_k if config.gate else 0  # the output gate's W_g
         return LayerCosts(params, params, 2 * h * d_k, 2 * h * d_k, config.cache_width)
     d_c, d_r, d_q = config.kv_latent, config.rope_dim or 0, config.q_latent
+    d_v = config.v_head_dim or d_k
     query = d * h * (d_k + d_r) if d_q is None else d * d_q + d_q * h * (d_k + d_r)
-    down, up, out = d * (d_c + d_r), d_c * h * 2 * d_k, h * d_k * d
+    down, up, out = d * (d_c + d_r), d_c * h * (d_k + d_v), h * d_v * d
     return LayerCosts(
         params=query + down + up + out,
-        token_macs=query + down + up + out,  # absorbing W_UK and applying W_UV: 2 h d_k d_c, the size of up
+        token_macs=query + down + up + out,  # absorbing W_UK and applying W_UV: d_c h (d_k + d_v), up's size
         key_macs=h * (2 * d_c + d_r),
-        pair_macs=h * (2 * d_k + d_r),
+        pair_macs=h * (d_k + d_r + d_v),
         cache_width=config.cache_width,
-        rebuild_macs=d_c * h * 2 * d_k,
+        rebuild_macs=d_c * h * (d_k + d_v),
     )
+
+
+def uncounted_layers(config: ModelConfig) -> str:
+    """Why :func:`layer_costs` cannot count ``config``'s weights and multiply-adds, or ``""`` if it can.
+
+    It counts models whose layers are all one kind of attention of one shape: full, sliding or chunked
+    (Q, K, V, O, and the gate's weights), or latent attention without an indexer. Linear, compressed and
+    indexed layers, and layers of two shapes (Gemma 4), have weights of their own (convolutions, gates,
+    compressors, indexers) that this book does not count.
+    """
+    kinds = set(config.layer_kinds)
+    reasons = [f"{kind} layers" for kind in ("linear", "compressed") if kind in kinds]
+    reasons += ["an indexer"] if config.indexer is not None else []
+    reasons += ["two shapes of layer"] if config.local_kv_heads or config.local_head_dim else []
+    reasons += ["latent and other layers"] if "latent" in kinds and len(kinds) > 1 else []
+    return f"not counted: {', '.join(reasons)}" if reasons else ""
 
 
 @dataclass(frozen=True)
 class ModelCosts:
     """Attention costs of a whole model (all its attention layers), weight matrices only (no biases, norms
-    or sinks): every number of the cost calculator (:func:`mha.costs.cost_rows`), computed once."""
+    or sinks): every number of the cost calculator (:func:`mha.costs.cost_rows`), computed once. The weights
+    and multiply-adds are ``None`` for a model whose layers :func:`layer_costs` does not count (linear,
+    compressed or indexed layers, two shapes of layer: :func:`uncounted_layers`)."""
 
-    params: int  # attention weights W_q, W_k, W_v, W_o over all attention layers
-    macs_per_token: int  # multiply-adds in attention layers to decode one token at the given context
-    macs_per_sequence: int  # multiply-adds in attention layers for a forward pass over context tokens
-    kv_cache_bytes: int  # key/value cache for batch sequences of context tokens, counted layer by layer
-    kv_cache_bytes_all_global: int  # the same if every layer were global (cached every token)
-    kv_cache_bytes_as_mha: int  # with a key and a value per query head (plain MHA), every layer global
+    params: int | None  # attention weights W_q, W_k, W_v, W_o over all attention layers
+    macs_per_token: int | None  # multiply-adds in attention layers to decode one token at the given context
+    macs_per_sequence: int | None  # multiply-adds in attention layers for a forward pass over context tokens
+    kv_cache_bytes: int  # key/value cache (and states) for batch sequences of context tokens, layer by layer
+    kv_cache_bytes_all_global: int  # the same with no window or compression (Layer.global_elements)
+    kv_cache_bytes_as_mha: int  # with a key and a value per query head (plain MHA), every layer full
 
 
 def model_costs(
@@ -315,21 +352,27 @@ def model_costs(
     Returns:
         A :class:`ModelCosts`; ``macs_per_token`` is for one token of one sequence, ``macs_per_sequence``
         for the whole batch. The caches: counted layer by layer (:func:`model_kv_cache_bytes`), the same
-        with every layer global, and plain MHA's (:func:`kv_cache_bytes` of ``n_layers, h, d_k``).
+        with no window and no compression, and plain MHA's (:func:`kv_cache_bytes` of ``n_layers, h, d_k``,
+        ``d_k`` the full layers' head width).
     """
     if not isinstance(config, ModelConfig):
         raise TypeError(f"config must be a ModelConfig, got {type(config).__name__}")
     if config.kind != "decoder":
         raise ValueError(f"{config.name} is an {config.kind} model; costs here are for decoder-only models")
     context, batch = check_positive_int("context", context), check_positive_int("batch", batch)
-    layer, L = layer_costs(config), config.n_layers
+    cache, L = batch * _element_size(dtype), config.n_layers  # bytes per cached value, over the batch
+    caches = {
+        "kv_cache_bytes": cache * sum(layer.cache_elements(context) for layer in config.layers),
+        "kv_cache_bytes_all_global": cache * sum(layer.global_elements(context) for layer in config.layers),
+        "kv_cache_bytes_as_mha": cache * 2 * config.h * config.d_k * L * context,
+    }
+    if uncounted_layers(config):
+        return ModelCosts(params=None, macs_per_token=None, macs_per_sequence=None, **caches)
+    layer = layer_costs(config)
     keys = _cached_tokens(config, context)  # what a new token attends to, over all layers
-    cache = batch * _element_size(dtype)  # bytes per cached value, over the batch
     return ModelCosts(
         params=L * layer.params,
         macs_per_token=L * layer.token_macs + layer.key_macs * keys,
         macs_per_sequence=batch * L * (layer.params * context + layer.pair_macs * context * context),
-        kv_cache_bytes=cache * config.cache_width * keys,
-        kv_cache_bytes_all_global=cache * config.cache_width * L * context,
-        kv_cache_bytes_as_mha=cache * 2 * config.h * config.d_k * L * context,
+        **caches,
     )

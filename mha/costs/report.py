@@ -10,13 +10,15 @@ compares the key/value caches of several models, one row each. The formatters (:
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from collections.abc import Iterable
 
 import torch
 
 from mha.costs.configs import MODEL_CONFIGS, ModelConfig, get_config
-from mha.costs.counts import ModelCosts, layer_costs, model_costs
+from mha.costs.counts import LayerCosts, ModelCosts, layer_costs, model_costs, uncounted_layers
+from mha.costs.layers import Layer
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32,
@@ -35,12 +37,15 @@ ROWS: dict[str, tuple[str, str]] = {
     "model": ("model", "{description}"),
     "context": ("context x batch", "{context} tokens x {batch} sequence{s}"),
     "layers": ("layers", "{pattern}: a local layer caches the last {window} tokens"),
+    "kinds": ("layers", "{pattern}"),
     "params": ("attention weight matrices, all layers", "{count} weights ({exact}; no biases or norms)"),
+    "uncounted": ("weights and multiply-adds", "{reason} (the caches below are)"),
     "macs_per_token": ("multiply-adds per new token", _MACS),
     "macs_per_sequence": ("multiply-adds, forward over the batch", _MACS),
     "kv_cache": ("KV cache", "{size} ({exact} bytes, {dtype})"),
+    "group": ("KV cache of {count} layer{s}: {layer}", "{size}"),
     "all_global": ("KV cache if every layer were global", _RATIO),
-    "as_mha": ("KV cache as MHA (K, V per head, all global)", _RATIO),
+    "as_mha": ("KV cache if every layer were full MHA (K, V per head)", _RATIO),
     "note": ("note", "{context} tokens is longer than the {trained} the model was trained on"),
 }
 
@@ -89,8 +94,21 @@ def _macs(key: str, n: int) -> tuple[str, str]:
     return _row(key, count=format_count(n), flops=format_count(2 * n))
 
 
-def _layers(c: ModelConfig) -> str:
-    return _row("layers", pattern=c.pattern, window=c.window)[1]
+def _layers(c: ModelConfig) -> str | None:
+    """The layers row's value: the kinds of layer and the window, where a model has local layers or
+    several kinds; ``None`` for a model of global layers of one kind."""
+    if c.window is not None:
+        return _row("layers", pattern=c.pattern, window=c.window)[1]
+    return _row("kinds", pattern=c.pattern)[1] if len(set(c.layer_kinds)) > 1 else None
+
+
+def cache_groups(c: ModelConfig) -> list[tuple[Layer, int]]:
+    """The layers of ``c`` whose caches grow alike (the same :attr:`mha.costs.layers.Layer.label`), each
+    once with how many there are, in the order they first appear."""
+    groups: dict[str, list] = {}
+    for layer in c.layers:
+        groups.setdefault(layer.label, [layer, 0])[1] += 1
+    return [(layer, count) for layer, count in groups.values()]
 
 
 def _description(c: ModelConfig) -> str:
@@ -121,13 +139,15 @@ def costs_and_rows(
 
     Returns:
         The :class:`mha.costs.ModelCosts`, and ``(label, value)`` rows: the model and its shapes; the context
-        and batch; its local and global layers, if it has local ones; the weights of the attention layers'
-        matrices (no biases, norms or sinks, as :func:`mha.costs.layer_costs` counts); the multiply-adds per
-        new token and for a forward pass; the KV cache counted layer by layer
-        (:func:`mha.costs.model_kv_cache_bytes`); for a model with local layers, the cache if every layer
-        were global; the cache of plain MHA (a key and a value per head in every layer, every token cached)
-        where it differs, each with how many times the counted cache it is (:func:`format_ratio`, one
-        decimal); and a note where ``context`` exceeds the model's
+        and batch; its kinds of layer, if it has local layers or several kinds; the weights of the attention
+        layers' matrices (no biases, norms or sinks, as :func:`mha.costs.layer_costs` counts) and the
+        multiply-adds per new token and for a forward pass, or why they are not counted
+        (:func:`mha.costs.uncounted_layers`); the KV cache counted layer by layer
+        (:func:`mha.costs.model_kv_cache_bytes`), and for a model with several kinds of layer the cache of
+        each kind (:func:`cache_groups`); for a model with local layers, the cache if every layer were
+        global; the cache if every layer were full MHA (a key and a value per head in every layer, every
+        token cached) where it differs, each with how many times the counted cache it is
+        (:func:`format_ratio`, one decimal); and a note where ``context`` exceeds the model's
         :attr:`~mha.costs.ModelConfig.trained_context`.
     """
     config = get_config(model, decoder_only=True)
@@ -139,14 +159,23 @@ def costs_and_rows(
         _row("model", description=_description(config)),
         _row("context", context=context, batch=batch, s="s" if batch != 1 else ""),
     ]
-    if config.window is not None:
-        rows.append(_row("layers", pattern=config.pattern, window=config.window))
-    rows += [
-        _row("params", count=format_count(costs.params), exact=f"{costs.params:,}"),
-        _macs("macs_per_token", costs.macs_per_token),
-        _macs("macs_per_sequence", costs.macs_per_sequence),
-        _row("kv_cache", size=format_bytes(kv), exact=f"{kv:,}", dtype=dtype),
-    ]
+    if (layers := _layers(config)) is not None:
+        rows.append(("layers", layers))
+    if costs.params is None:
+        rows.append(_row("uncounted", reason=uncounted_layers(config)))
+    else:
+        rows += [
+            _row("params", count=format_count(costs.params), exact=f"{costs.params:,}"),
+            _macs("macs_per_token", costs.macs_per_token),
+            _macs("macs_per_sequence", costs.macs_per_sequence),
+        ]
+    rows.append(_row("kv_cache", size=format_bytes(kv), exact=f"{kv:,}", dtype=dtype))
+    groups = cache_groups(config)
+    for layer, count in groups if len(groups) > 1 else ():
+        size = format_bytes(batch * DTYPES[dtype].itemsize * count * layer.cache_elements(context))
+        label, template = ROWS["group"]
+        label = label.format(count=count, s="s" if count != 1 else "", layer=layer.label)
+        rows.append((label, template.format(size=size)))
     if config.window is not None:
         rows.append(_row("all_global", size=format_bytes(every), ratio=format_ratio(every, kv)))
     if as_mha != kv:
@@ -171,35 +200,54 @@ def calculator_data() -> list[dict]:
     and products of these numbers (big integers as decimal strings), and their ratios (``formatRatio``):
     ``keys = sum(count * min(context, window or context) for count, window in windows)``;
     ``macs_per_token = token_macs + key_macs * keys``; ``macs_per_sequence = batch * (sequence_macs * n +
-    pair_macs * n * n)``; the cache ``batch * element * cache_width * keys``; every layer global
-    ``batch * element * cache_width * n_layers * context``; as MHA ``batch * element * mha_width * n_layers
-    * context``. The texts (``description``, ``layers``) are the rows of :func:`cost_rows`.
+    pair_macs * n * n)`` (``None`` where :func:`mha.costs.uncounted_layers` gives the reason, ``uncounted``);
+    the cache ``batch * element * sum(count * cache_elements(context))`` over ``groups``, each a
+    :class:`mha.costs.layers.Layer` as a dict with its ``count`` and ``label``
+    (:meth:`~mha.costs.layers.Layer.cache_elements`, ported); with no window or compression the same with
+    ``global_elements``; as MHA ``batch * element * mha_width * n_layers * context``. The texts
+    (``description``, ``layers``) are the rows of :func:`cost_rows`.
     """
     out = []
     for c in MODEL_CONFIGS.values():
         if c.kind != "decoder":
             continue
-        layer, L = layer_costs(c), c.n_layers
+        L, reason = c.n_layers, uncounted_layers(c)
+        layer = None if reason else layer_costs(c)
         windows = {w: c.layer_windows.count(w) for w in dict.fromkeys(c.layer_windows)}
+
         out.append(
             {
                 "name": c.name,
                 "kind": c.kind,
                 "trained_context": c.trained_context,
                 "description": _description(c),
-                "layers": None if c.window is None else _layers(c),
+                "layers": _layers(c),
+                "window": c.window,
                 "n_layers": L,
-                "params": str(L * layer.params),
-                "token_macs": str(L * layer.token_macs),
-                "key_macs": str(layer.key_macs),
-                "sequence_macs": str(L * layer.params),
-                "pair_macs": str(L * layer.pair_macs),
+                "uncounted": reason or None,
+                **_counts(layer, L),
                 "windows": [[count, w] for w, count in windows.items()],
-                "cache_width": c.cache_width,
+                "groups": [
+                    {**dataclasses.asdict(g), "count": count, "label": g.label}
+                    for g, count in cache_groups(c)
+                ],
                 "mha_width": 2 * c.h * c.d_k,
             }
         )
     return out
+
+
+def _counts(layer: LayerCosts | None, L: int) -> dict[str, str | None]:
+    """The page's counts of a model of ``L`` layers like ``layer``, as decimal strings; ``None`` each where
+    the layers are not counted."""
+    counts = {"params": 0, "token_macs": 0, "key_macs": 0, "sequence_macs": 0, "pair_macs": 0}
+    if layer is None:
+        return dict.fromkeys(counts)
+    counts.update(
+        params=L * layer.params, token_macs=L * layer.token_macs, key_macs=layer.key_macs,
+        sequence_macs=L * layer.params, pair_macs=L * layer.pair_macs,
+    )  # fmt: skip
+    return {name: str(n) for name, n in counts.items()}
 
 
 def kv_cache_rows(

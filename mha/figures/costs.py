@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from mha._checks import check_positive_int
-from mha.costs.configs import MODEL_CONFIGS, ModelConfig, get_config
+from mha.costs.configs import MODEL_CONFIGS, MODELS_2025_2026, ModelConfig, get_config
 from mha.costs.counts import attention_macs_parts, model_kv_cache_bytes
 from mha.costs.report import format_bytes
 from mha.figures._pyplot import subplots
@@ -92,7 +92,14 @@ def plot_head_widths(models: Iterable[str | ModelConfig] | None = None) -> Figur
     meet at one point (LLaMA 7B, MHA, and Llama 3.1 8B, GQA, both have 32 heads of 128), their markers are
     spread along the line of constant ``d_k``, MHA lowest, and each label, in its kind's colour, names the
     kind, so that no model seems to use another's attention.
+
+    Args:
+        models: names or configs; ``None``: every model of :data:`mha.costs.MODEL_CONFIGS` but those of
+            :data:`mha.costs.MODELS_2025_2026`, whose layers often have two head widths (Gemma 4's 256 and
+            512) or one key that is also the value (DeepSeek-V4), which one point per model cannot show.
     """
+    if models is None:  # one point per model: the models whose layers have one head width
+        models = [name for name in MODEL_CONFIGS if name not in MODELS_2025_2026]
     configs = _configs(models)
     fig, ax = subplots(figsize=(9.2, 5.4), layout="constrained")
     xs = [c.h * c.d_k for c in configs]

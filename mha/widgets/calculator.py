@@ -114,7 +114,9 @@ class CostCalculator(ComputedWidget):
             self.costs, self.rows = costs_and_rows(config, s["context"], batch=s["batch"], dtype=s["dtype"])
             drawn = {
                 "rows": [list(row) for row in self.rows],
-                "numbers": {k: str(v) for k, v in dataclasses.asdict(self.costs).items()},
+                "numbers": {  # None: weights and multiply-adds not counted for this model
+                    k: None if v is None else str(v) for k, v in dataclasses.asdict(self.costs).items()
+                },
                 "message": "",
             }
         except Exception as error:

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from mha.costs.configs import MODEL_CONFIGS
-from mha.costs.counts import kv_cache_bytes, model_costs
+from mha.costs.counts import kv_cache_bytes, model_costs, uncounted_layers
+from mha.costs.layers import Layer
 from mha.costs.report import DTYPES, calculator_data, cost_report, cost_rows, format_count, format_ratio
 from mha.widgets.calculator import cost_calculator
 from mha.widgets.frontend import PORTS, calculator_config, static_file
@@ -72,7 +73,9 @@ def test_rows_of_models_with_windows_and_latents():
     deepseek = dict(cost_rows("DeepSeek-V3", 131072))
     assert deepseek["model"].startswith("DeepSeek-V3 (MLA: d_model=7168, h=128, d_k=128, latent 512 + 64")
     assert "layers" not in deepseek and "KV cache if every layer were global" not in deepseek
-    assert deepseek["KV cache as MHA (K, V per head, all global)"] == "488.00 GiB (56.9x)"  # 32768 / 576
+    assert (
+        deepseek["KV cache if every layer were full MHA (K, V per head)"] == "488.00 GiB (56.9x)"
+    )  # 32768 / 576
     mistral = dict(cost_rows("Mistral 7B", 8192))
     assert mistral["KV cache"].startswith("512.00 MiB") and mistral[
         "KV cache if every layer were global"
@@ -86,12 +89,23 @@ def test_calculator_data_adds_up_to_model_costs():
         for n, batch in ((1, 1), (1000, 3), (2**20, 2)):
             keys = sum(count * (n if w is None else min(n, w)) for count, w in data["windows"])
             costs = model_costs(c, n, batch=batch, dtype=torch.float16)
-            assert int(data["params"]) == costs.params
-            assert int(data["token_macs"]) + int(data["key_macs"]) * keys == costs.macs_per_token
-            assert batch * (int(data["sequence_macs"]) * n + int(data["pair_macs"]) * n * n) == (
-                costs.macs_per_sequence
+            if data["params"] is None:  # linear, compressed, indexed layers or two shapes: not counted
+                assert data["uncounted"] == uncounted_layers(c) != ""
+                assert (costs.params, costs.macs_per_token, costs.macs_per_sequence) == (None, None, None)
+            else:
+                assert int(data["params"]) == costs.params
+                assert int(data["token_macs"]) + int(data["key_macs"]) * keys == costs.macs_per_token
+                assert batch * (int(data["sequence_macs"]) * n + int(data["pair_macs"]) * n * n) == (
+                    costs.macs_per_sequence
+                )
+            layers = [
+                Layer(**{k: v for k, v in g.items() if k not in ("count", "label")}) for g in data["groups"]
+            ]
+            assert sum(g["count"] for g in data["groups"]) == c.n_layers
+            cached = sum(
+                g["count"] * layer.cache_elements(n) for g, layer in zip(data["groups"], layers, strict=True)
             )
-            assert batch * 2 * data["cache_width"] * keys == costs.kv_cache_bytes
+            assert batch * 2 * cached == costs.kv_cache_bytes
         assert data["trained_context"] == c.trained_context
     assert [d["name"] for d in calculator_data()] == [
         c.name for c in MODEL_CONFIGS.values() if c.kind == "decoder"

@@ -47,6 +47,23 @@ KNOWN = {
     "gpt-oss-20b": (2880, 64, 8, 24, 131072, 131072),
     "gpt-oss-120b": (2880, 64, 8, 36, 131072, 131072),
     "DeepSeek-V3": (7168, 128, None, 61, 131072, 163840),  # 4K, 32K, 128K (report 4.3); 163840 = 40 x 4096
+    # 2025-2026 (configs_2026 in tests/unit/test_configs_2026.py checks their kinds of layer); None where
+    # the trained context could not be verified, or (MiniMax-M2) the two copies of the limit disagree
+    "Qwen3-Next-80B-A3B": (2048, 16, 2, 48, None, 262144),
+    "Qwen3.5-397B-A17B": (4096, 32, 2, 60, None, 262144),
+    "DeepSeek-V3.2": (7168, 128, None, 61, 131072, 163840),  # 128K: the V3.2-Exp report, section 2
+    "DeepSeek-V4-Flash": (4096, 64, 1, 43, None, 1048576),
+    "DeepSeek-V4-Pro": (7168, 128, 1, 61, None, 1048576),
+    "GLM-4.5": (5120, 96, 8, 92, None, 131072),
+    "GLM-5": (6144, 64, None, 78, None, 202752),
+    "Gemma 4 31B": (5376, 32, 4, 60, None, 262144),  # the full layers' 4 KV heads (sliding: 16)
+    "Gemma 4 E2B": (1536, 8, 1, 35, None, 131072),
+    "Kimi K2": (7168, 64, None, 61, None, 131072),
+    "Kimi-Linear-48B-A3B": (2304, 32, None, 27, None, 1048576),  # model_max_length
+    "MiniMax-M2": (3072, 48, 8, 62, None, None),
+    "Llama 4 Maverick": (5120, 40, 8, 48, None, 1048576),
+    "OLMo 3 7B": (4096, 32, 32, 32, None, 65536),
+    "SmolLM3-3B": (2048, 16, 4, 36, 65536, 65536),  # smollm's long_context_32k_to_64.yaml
 }
 
 # Positions and norms: (positions, rope_theta, rope scaling as (kind, factor, original, in config.json),
@@ -387,7 +404,10 @@ def test_rows_make_a_data_frame():
     assert frame.loc["GPT-3 175B", "d_k"] == 128
     decoupled = frame.d_model != frame.h * frame.d_k  # the models that set the head width apart
     assert sorted(frame.index[decoupled]) == [
-        "DeepSeek-V3", "Gemma 2 27B", "Gemma 3 27B", "Qwen3-235B-A22B", "gpt-oss-120b", "gpt-oss-20b"
+        "DeepSeek-V3", "DeepSeek-V3.2", "DeepSeek-V4-Flash", "DeepSeek-V4-Pro", "GLM-4.5", "GLM-5",
+        "Gemma 2 27B", "Gemma 3 27B", "Gemma 4 31B", "Gemma 4 E2B", "Kimi K2", "Kimi-Linear-48B-A3B",
+        "MiniMax-M2", "Qwen3-235B-A22B", "Qwen3-Next-80B-A3B", "Qwen3.5-397B-A17B", "gpt-oss-120b",
+        "gpt-oss-20b",
     ]  # fmt: skip
 
 

@@ -16,13 +16,16 @@
  *     "configs": [{"name": "Gemma 3 27B", "kind": "decoder", "context": 131072, "description": "...",
  *                  "layers": "52 local (window 1024) + 10 global: ..." or null, "n_layers": 62,
  *                  "params": "4095737856", "token_macs": "...", "key_macs": "...", "sequence_macs": "...",
- *                  "pair_macs": "...", "windows": [[52, 1024], [10, null]], "cache_width": 4096,
- *                  "mha_width": 8192}, ...],     mha.costs.calculator_data(); non-decoders are skipped
+ *                  "pair_macs": "...", "windows": [[52, 1024], [10, null]], "window": 1024, "uncounted": null,
+ *                  "groups": [{"kind": "sliding", "width": 4096, "window": 1024, "count": 52, "label": "...",
+ *                  ...}, ...], "mha_width": 8192}, ...],     mha.costs.calculator_data(); non-decoders are
+ *                  skipped; the counts are null where mha.costs.uncounted_layers gives a reason
  *     "settings": {"model": "Llama 3.1 8B", "context": 4096, "batch": 1, "dtype": "bfloat16"}
  *   }
  *
  * el.mha = {settings, update(settings) -> {params, macs_per_token, macs_per_sequence, kv_cache_bytes,
- * kv_cache_bytes_as_mha, kv_cache_bytes_all_global (BigInt each), rows: [[label, value], ...]}}.
+ * kv_cache_bytes_as_mha, kv_cache_bytes_all_global (BigInt each, the first three null where not counted),
+ * rows: [[label, value], ...]}}.
  *
  * Live mode (options.live, set by the anywidget adapter in core.js): Python computes (mha.costs.cost_rows)
  * and is in charge. A reader's change is drawn at once from the port (ports/costs.js), then sent with

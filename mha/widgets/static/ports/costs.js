@@ -1,7 +1,8 @@
 /* mha front end, PORT of the cost calculator's numbers: mha/costs for the calculator's context, batch, dtype.
  *
  * Python twins: mha.costs.counts.model_costs (params, macs_per_token, macs_per_sequence, kv_cache_bytes,
- * kv_cache_bytes_all_global, kv_cache_bytes_as_mha: one set of counts) -> costs;
+ * kv_cache_bytes_all_global, kv_cache_bytes_as_mha: one set of counts; null where not counted) -> costs;
+ * mha.costs.layers.Layer.cache_elements -> cacheElements, Layer.global_elements -> globalElements;
  * mha.costs.report.costs_and_rows (the report's rows, written from those counts with the labels and
  * templates of mha.costs.report.ROWS, in the spec) -> costs(...).rows; mha.costs.report.format_bytes ->
  * formatBytes, format_count -> formatCount, format_ratio -> formatRatio. What does not depend on the settings
@@ -71,18 +72,40 @@
    * The numbers and the rows of cost_report for a decoder, from the model's data (calculator_data) and the
    * spec (the dtypes' bytes, and each row's label and value template: mha.costs.report.ROWS).
    */
+  /** Port of mha.costs.layers.Layer.cache_elements: what one layer of a group keeps for n tokens. */
+  function cacheElements(g, n) {
+    if (g.shares != null) return 0n;
+    if (g.kind === "linear") return B(g.state);
+    const width = B(g.width), index = B(g.index_dim || 0);
+    if (g.kind === "full" || g.kind === "latent") return n * (width + index);
+    const tail = (B(g.window) < n ? B(g.window) : n) * width;
+    return g.kind === "compressed" ? tail + (n / B(g.ratio)) * (width + index) : tail;
+  }
+
+  /** Port of mha.costs.layers.Layer.global_elements: the same with no window and no compression. */
+  function globalElements(g, n) {
+    const local = g.kind === "sliding" || g.kind === "chunked" || g.kind === "compressed";
+    return g.shares == null && local ? n * B(g.width) : cacheElements(g, n);
+  }
+
+  /**
+   * The numbers and the rows of cost_report for a decoder, from the model's data (calculator_data) and the
+   * spec (the dtypes' bytes, and each row's label and value template: mha.costs.report.ROWS).
+   */
   function costs(config, context, batch, dtype, spec) {
     const n = B(context), element = B(spec.dtypes[dtype]), layers = B(config.n_layers);
-    let keys = 0n; // tokens cached over all layers: min(context, window) in a local layer
+    let keys = 0n; // tokens attended over all layers: min(context, window) in a local layer
     for (const [count, window] of config.windows) keys += B(count) * (window == null || window > context ? n : B(window));
-    const cache = (width, tokens) => B(batch) * element * B(width) * tokens;
+    const bytes = B(batch) * element; // per cached value, over the batch
+    const sum = (f) => config.groups.reduce((total, g) => total + B(g.count) * f(g, n), 0n);
+    const counted = config.params != null;
     const out = {
-      params: B(config.params),
-      macs_per_token: B(config.token_macs) + B(config.key_macs) * keys,
-      macs_per_sequence: B(batch) * (B(config.sequence_macs) * n + B(config.pair_macs) * n * n),
-      kv_cache_bytes: cache(config.cache_width, keys),
-      kv_cache_bytes_all_global: cache(config.cache_width, layers * n),
-      kv_cache_bytes_as_mha: cache(config.mha_width, layers * n),
+      params: counted ? B(config.params) : null,
+      macs_per_token: counted ? B(config.token_macs) + B(config.key_macs) * keys : null,
+      macs_per_sequence: counted ? B(batch) * (B(config.sequence_macs) * n + B(config.pair_macs) * n * n) : null,
+      kv_cache_bytes: bytes * sum(cacheElements),
+      kv_cache_bytes_all_global: bytes * sum(globalElements),
+      kv_cache_bytes_as_mha: bytes * B(config.mha_width) * layers * n,
     };
     const row = (key, fields) => [spec.rows[key][0], ns.format(spec.rows[key][1], fields)];
     const macs = (key, m) => row(key, { count: formatCount(m), flops: formatCount(2n * m) });
@@ -91,12 +114,23 @@
     out.rows = [row("model", { description: config.description }),
       row("context", { context, batch, s: batch !== 1 ? "s" : "" })];
     if (config.layers != null) out.rows.push([spec.rows.layers[0], config.layers]);
-    out.rows.push(
-      row("params", { count: formatCount(out.params), exact: comma(out.params) }),
-      macs("macs_per_token", out.macs_per_token),
-      macs("macs_per_sequence", out.macs_per_sequence),
-      row("kv_cache", { size: formatBytes(kv), exact: comma(kv), dtype }));
-    if (config.layers != null) out.rows.push(ratio("all_global", out.kv_cache_bytes_all_global));
+    if (counted) {
+      out.rows.push(
+        row("params", { count: formatCount(out.params), exact: comma(out.params) }),
+        macs("macs_per_token", out.macs_per_token),
+        macs("macs_per_sequence", out.macs_per_sequence));
+    } else {
+      out.rows.push(row("uncounted", { reason: config.uncounted }));
+    }
+    out.rows.push(row("kv_cache", { size: formatBytes(kv), exact: comma(kv), dtype }));
+    if (config.groups.length > 1) {
+      for (const g of config.groups) {
+        const fields = { count: g.count, s: g.count !== 1 ? "s" : "", layer: g.label };
+        out.rows.push([ns.format(spec.rows.group[0], fields),
+          ns.format(spec.rows.group[1], { size: formatBytes(bytes * B(g.count) * cacheElements(g, n)) })]);
+      }
+    }
+    if (config.window != null) out.rows.push(ratio("all_global", out.kv_cache_bytes_all_global));
     if (out.kv_cache_bytes_as_mha !== kv) out.rows.push(ratio("as_mha", out.kv_cache_bytes_as_mha));
     if (config.trained_context != null && context > config.trained_context) {
       out.rows.push(row("note", { context, trained: config.trained_context }));
