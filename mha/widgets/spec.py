@@ -403,6 +403,7 @@ def sparse_spec() -> dict:
             ),
             panel_scores="index scores",
             panel_kept="kept: top-{k} per query",
+            panel_kept_short="top-{k} kept",  # a narrow panel's title
             scale="score",
             masked="later / not kept",
             picture=(

@@ -41,7 +41,8 @@
       layout = ns.drawHeatmaps(canvas, {
         panels: [
           { title: m.panel_scores, values, mask: visible },
-          { title: ns.format(m.panel_kept, { k: result.k }), values, mask: result.selected },
+          { title: ns.format(m.panel_kept, { k: result.k }), shortTitles: [ns.format(m.panel_kept_short, { k: result.k })],
+            values, mask: result.selected },
         ],
         rowLabels: result.tokens, colLabels: result.tokens, rowName: m.rows, colName: m.cols,
         lo, hi: hi > lo ? hi : lo + 1, cell: [22, 22], maxWidth, format: null,
