@@ -143,6 +143,21 @@ WINDOW_SWEEP = [
     {"n": 7, "window": 32, "layers": 2, "global_period": 4},
 ]
 
+# -- the sparse-attention figure (ports/sparse.js) -----------------------------------------------------------
+
+SPARSE_SWEEP = [
+    {"sentence": "the cat sat on the mat because it was tired and warm", "top_k": 4, "seed": 0},
+    {"sentence": "the cat sat on the mat because it was tired and warm", "top_k": None, "seed": 0},
+    {"sentence": "a", "top_k": 1, "seed": 3},
+    {
+        "sentence": "one two three four five six seven eight nine ten eleven twelve 13 14 15 16",
+        "top_k": 1,
+        "seed": 7,
+    },
+    {"sentence": "多头 注意力 is   here\tnow  again and again", "top_k": 3, "seed": 2**31 - 1},
+    {"sentence": "x x x x x x", "top_k": 2, "seed": 5},
+]
+
 # -- MiniLM (ports/minilm.js) --------------------------------------------------------------------------------
 
 DEFAULT_SENTENCE = "The animal didn't cross the street because it was too tired."

@@ -77,6 +77,7 @@ SCRIPTS = (
     "calculator.js",
     "realheads.js",
     "windows.js",
+    "sparse.js",
     "minilm.js",
     "decoderbox.js",
 )  # load order
@@ -104,6 +105,7 @@ WIDGET_SCRIPTS = {
     "mountCalculator": (*PORTS, "core.js", "controller.js", "calculator.js"),
     "mountRealHeads": (*PORTS, "core.js", "controller.js", "heatmaps.js", "realheads.js"),
     "mountWindows": (*PORTS, "core.js", "controller.js", "heatmaps.js", "windows.js"),
+    "mountSparse": (*PORTS, "core.js", "controller.js", "heatmaps.js", "sparse.js"),
     "mountMiniLM": (
         *PORTS,
         "core.js",
@@ -123,6 +125,7 @@ ROOT_CLASSES = {
     "mountCalculator": "mha-calculator",
     "mountRealHeads": "mha-realheads",
     "mountWindows": "mha-windows",
+    "mountSparse": "mha-sparse",
     "mountMiniLM": "mha-minilm",
     "mountDecoder": "mha-decoder",
 }
@@ -134,7 +137,7 @@ def widget_esm(mount: str, *, export: str | None = None) -> str:
 
     Args:
         mount: ``"mountExplorer"``, ``"mountStepper"``, ``"mountCalculator"``, ``"mountRealHeads"``,
-            ``"mountWindows"``, ``"mountMiniLM"`` or ``"mountDecoder"``.
+            ``"mountWindows"``, ``"mountSparse"``, ``"mountMiniLM"`` or ``"mountDecoder"``.
         export: what the module exports instead of core.js's adapter for ``mount``: an expression, for a
             widget with an adapter of its own (``"globalThis.mhaMiniLM.anywidget"``).
     """

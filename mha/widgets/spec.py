@@ -25,6 +25,7 @@ import dataclasses
 import json
 from collections.abc import Sequence
 
+from mha.compute.attention_2026 import INDEX_SHAPE, INDEX_STREAM
 from mha.compute.explorer import (
     D_MODELS,
     MASKS,
@@ -368,6 +369,52 @@ def windows_spec() -> dict:
             cols="key / input token",
             scale="yes",
             picture="Layer {layer}, {kind}: its mask and what each of {n} tokens has seen",
+        ),
+    }
+
+
+# -- the sparse-attention figure -----------------------------------------------------------------------------
+
+SPARSE_DEFAULTS = {"sentence": "the cat sat on the mat because it was tired and warm", "top_k": 4, "seed": 0}
+
+
+def sparse_spec() -> dict:
+    """The sparse-attention figure's controls, defaults and messages (its numbers:
+    :func:`mha.compute.attention_2026.index_selection`, ported to ``ports/sparse.js``)."""
+    controls = [
+        Control("sentence", "text", "sentence"),
+        Control("top_k", "range", "top-k", lo=1, rule="tokens", of="sentence"),
+        Control("seed", "number", "indexer seed", lo=0, hi=MAX_SEED),
+    ]
+    return {
+        "figure": "sparse-attention figure",
+        "controls": [c.to_json() for c in controls],
+        "defaults": dict(SPARSE_DEFAULTS),
+        "max_tokens": MAX_TOKENS,
+        "index_shape": dict(INDEX_SHAPE),
+        "index_stream": INDEX_STREAM,
+        "messages": messages(
+            no_tokens="Type a sentence: the figure needs at least one word (words are split at spaces).",
+            too_long="That sentence has {n} words; the figure shows at most {limit}. Please shorten it.",
+            summary=(
+                "Each query keeps its {k} best keys by index score. {n} tokens: {kept} query\u2013key pairs "
+                "kept of {pairs} that dense causal attention scores ({share}%); the indexer scores all "
+                "{pairs}."
+            ),
+            panel_scores="index scores",
+            panel_kept="kept: top-{k} per query",
+            panel_kept_short="top-{k} kept",  # a narrow panel's title
+            scale="score",
+            masked="later / not kept",
+            picture=(
+                "Index scores of {n} tokens (queries on rows, keys on columns) and the {k} keys each query "
+                "keeps, for the tokens: {tokens}"
+            ),
+            cell=QUERY_KEY + ": index score {score}, {kept} (rank {rank} of {seen})",
+            cell_later=QUERY_KEY + ": a later key, never scored",
+            kept="kept",
+            dropped="not kept",
+            help="Focus the picture and use the arrow keys to read each score.",
         ),
     }
 

@@ -34,6 +34,7 @@ FIGURE_PAGES = {  # one page per kind of interactive figure, by its root class
     "mha-realheads": "chapters/trained_heads",
     "mha-calculator": "chapters/typical_configs",
     "mha-windows": "chapters/attention_since_2017",
+    "mha-sparse": "chapters/attention_2025_2026",
 }
 SAMPLE = ["intro", "glossary", "search", *FIGURE_PAGES.values()]
 

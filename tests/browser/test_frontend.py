@@ -40,7 +40,7 @@ from mha.widgets.frontend import (
     inline_json,
     stepper_config,
 )
-from mha.widgets.spec import windows_spec
+from mha.widgets.spec import sparse_spec, windows_spec
 from mha.widgets.windows import windows_config
 from scripts.chromium import CHROMIUM
 from tests.browser.widget_harness import RENDER_LIVE, live_payload
@@ -110,6 +110,7 @@ def site(tmp_path_factory):
             ("mha-stepper", "stepper", stepper_config(stages, tokens, "x")),
             ("mha-calculator", "calculator", calculator_config({"model": "Llama 3.1 8B", "context": 4096})),
             ("mha-windows", "windows", windows_config(n=12, window=3, layers=4, global_period=2)),
+            ("mha-sparse", "sparse", {"spec": sparse_spec(), "settings": {"sentence": SENTENCE, "top_k": 3}}),
         ],
     )
     handler = functools.partial(_QuietHandler, directory=str(directory))
@@ -492,6 +493,42 @@ def test_the_window_explorer_s_controls_follow_the_spec(page):
         "The tokens must be a whole number from 2 to 32." + spec["messages"]["still"]
     )
     assert settings_of(page, "windows")["n"] == 9
+
+
+def test_the_sparse_figure_keeps_python_s_keys_and_reads_out_by_keyboard(page):
+    """The kept keys are index_selection's (the port's numbers against Python's: tests/unit/test_ports.py);
+    the slider, the keyboard read-out and a sentence too long for the figure, as the spec says."""
+    from mha.compute.attention_2026 import index_selection
+
+    drawn = update(page, "sparse", {"sentence": SENTENCE, "top_k": 2, "seed": 0})
+    assert drawn["selected"] == index_selection(SENTENCE, 2, seed=0)[1].tolist()
+    root, n = page.locator("#sparse"), len(SENTENCE.split())
+    assert root.locator("input[name=top_k]").get_attribute("max") == str(n)
+    root.locator("input[name=top_k]").fill(str(n))
+    assert settings_of(page, "sparse")["top_k"] == n
+    assert (
+        f"{n * (n + 1) // 2} query\u2013key pairs kept of {n * (n + 1) // 2}"
+        in root.locator(".mha-status").text_content()
+    )
+    update(page, "sparse", {"top_k": 2})
+    page.locator("#sparse canvas").focus()
+    readout = root.locator(".mha-readout")
+    assert (
+        "query \u201cthe\u201d (row 1)" in readout.text_content()
+        and "kept (rank 1 of 1)" in readout.text_content()
+    )
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert "a later key, never scored" in readout.text_content()
+    before = picture(page, "sparse")
+    root.locator("input[name=sentence]").fill(" ".join(["w"] * 17))
+    spec = sparse_spec()
+    assert root.locator(".mha-status").text_content() == (
+        "That sentence has 17 words; the figure shows at most 16. Please shorten it."
+        + spec["messages"]["still"]
+    )
+    assert picture(page, "sparse") == before
 
 
 def test_the_parameter_counts_shown_are_python_s(page):

@@ -9,7 +9,7 @@ colours each head's largest weight at the top of the scale; text in a figure has
 import pytest
 
 from mha.widgets.frontend import explorer_config
-from mha.widgets.spec import windows_spec
+from mha.widgets.spec import sparse_spec, windows_spec
 from tests.browser.test_frontend import write_harness
 
 WIDTHS = (390, 1280)
@@ -51,6 +51,7 @@ def harness(tmp_path_factory):
     roots = [
         ("mha-explorer", "explorer", explorer_config(settings)),
         ("mha-windows", "windows", {"spec": windows_spec()}),
+        ("mha-sparse", "sparse", {"spec": sparse_spec()}),
     ]
     return write_harness(directory, roots)
 
@@ -95,6 +96,22 @@ def test_the_window_explorer_fits_and_its_labels_do_not_overlap(browser, harness
         bad = page.evaluate(_OVERLAPS, "windows")
         if bad:
             failures[n] = bad
+    context.close()
+    assert not failures, f"at {width} px: {failures}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_sparse_figure_fits_and_its_labels_do_not_overlap(browser, harness, width):
+    context, page = _open(browser, harness, width, "dark")
+    failures = {}
+    for n, k in [(1, 1), (5, 2), (11, 4), (16, 3), (16, 16)]:
+        page.evaluate(
+            "(s) => document.querySelector('#sparse').mha.update(s)",
+            {"sentence": " ".join(WORDS[:n]), "top_k": k},
+        )
+        bad = page.evaluate(_OVERLAPS, "sparse")
+        if bad:
+            failures[(n, k)] = bad
     context.close()
     assert not failures, f"at {width} px: {failures}"
 

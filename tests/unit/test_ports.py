@@ -23,8 +23,10 @@ import torch
 from py_mini_racer import MiniRacer
 
 from mha.compute import portable_random
+from mha.compute.attention_2026 import INDEX_SHAPE, INDEX_STREAM, index_selection, index_weights
 from mha.compute.explorer import build_mask, explorer_weights, head_weights, token_vectors
 from mha.compute.since_2017 import layer_masks, receptive_fields
+from mha.costs.sparse import causal_pairs
 from mha.widgets.frontend import PORTS, model_payload, static_file
 from mha.widgets.minilm_page import MAX_TOKENS, page_tokens, weights_payload, word_shard
 from mha.widgets.spec import choices, explorer_spec, merge_settings, next_valid
@@ -34,6 +36,7 @@ from tests.port_cases import (
     HEADS_OFF,
     ODD,
     SHIPPED_SENTENCES,
+    SPARSE_SWEEP,
     TRAINED_SENTENCES,
     WINDOW_SWEEP,
     explorer_sweep,
@@ -93,6 +96,7 @@ def test_the_ports_need_no_page(ports):
         "mergeSettings",
         "costs",
         "windowsCompute",
+        "sparseCompute",
         "miniLM",
     } <= ports.ns
 
@@ -356,6 +360,36 @@ def test_windows_equal_python(ports):
         assert result["cached"] == int(masks[:, -1].sum()) and result["full"] == s["n"] * s["layers"], s
         kept = [s["n"] if m[-1].all() else min(s["n"], s["window"]) for m in masks]  # a global row sees all
         assert result["cached"] == sum(kept), s
+
+
+# -- ports/sparse.js: mha.compute.attention_2026 and mha.costs.sparse ----------------------------------------
+
+
+def test_sparse_weights_are_python_s_exactly(ports):
+    got = ports.run(
+        "(shape, stream) => mhaFrontEnd.indexWeights(shape, stream, 11)", INDEX_SHAPE, INDEX_STREAM
+    )
+    for mine, theirs in zip(got, index_weights(11).values(), strict=True):
+        assert torch.equal(torch.tensor(mine, dtype=torch.float64), theirs)
+
+
+def test_sparse_equal_python(ports):
+    """The scores within float64 rounding, the kept keys exactly, the pair counts exactly."""
+    spec = {"index_shape": INDEX_SHAPE, "index_stream": INDEX_STREAM}
+    got = ports.run("(all, spec) => all.map(s => mhaFrontEnd.sparseCompute(s, spec))", SPARSE_SWEEP, spec)
+    for s, result in zip(SPARSE_SWEEP, got, strict=True):
+        n = len(result["tokens"])
+        k = n if s["top_k"] is None else min(s["top_k"], n)
+        scores, selected = index_selection(s["sentence"], k, seed=s["seed"])
+        js = torch.tensor(
+            [[-math.inf if v is None else v for v in row] for row in result["scores"]], dtype=torch.float64
+        )
+        visible = torch.isfinite(scores)
+        assert torch.equal(torch.isfinite(js), visible), s
+        torch.testing.assert_close(js[visible], scores[visible], rtol=0, atol=1e-12)
+        assert torch.equal(torch.tensor(result["selected"]), selected), s
+        assert result["kept"] == causal_pairs(n, k) == int(selected.sum()), s
+        assert result["pairs"] == causal_pairs(n) and result["k"] == k, s
 
 
 # -- ports/minilm.js: all-MiniLM-L6-v2's tokenizer and encoder (mha.pretrained) ------------------------------

@@ -566,12 +566,13 @@ def _all_specs() -> list[dict]:
     from mha.chapters.decoder_box import box_spec as decoder_box_spec
     from mha.costs.report import calculator_data
     from mha.widgets.minilm_page import box_spec
-    from mha.widgets.spec import calculator_spec, realheads_spec, windows_spec
+    from mha.widgets.spec import calculator_spec, realheads_spec, sparse_spec, windows_spec
 
     return [
         explorer_spec(),
         explorer_spec(trained=True),
         windows_spec(),
+        sparse_spec(),
         calculator_spec([c["name"] for c in calculator_data()]),
         stepper_spec(),
         realheads_spec(layers=6, heads=12, sentences=["a"]),
@@ -602,8 +603,16 @@ def test_no_script_declares_a_mask_name_or_a_message_of_python():
     from mha.widgets.frontend import SCRIPTS, static_file
 
     scripts = {name: static_file(name) for name in SCRIPTS}
-    figures = {"explorer.js", "windows.js", "calculator.js", "realheads.js", "minilm.js", "decoderbox.js"}
-    figures |= {"ports/explorer.js", "ports/decoder.js"}
+    figures = {
+        "explorer.js",
+        "windows.js",
+        "sparse.js",
+        "calculator.js",
+        "realheads.js",
+        "minilm.js",
+        "decoderbox.js",
+    }
+    figures |= {"ports/explorer.js", "ports/sparse.js", "ports/decoder.js"}
     assert {"core.js", "controller.js", *figures} <= set(scripts)
     pieces = set()
     for spec in _all_specs():
@@ -639,3 +648,32 @@ def test_explorer_and_page_share_one_message_per_case():
     explorer = HeadExplorer()
     explorer.update(sentence="")
     assert explorer.message == explorer.spec["messages"]["no_tokens"] + STILL
+
+
+# -- the sparse-attention figure ---------------------------------------------------------------------------
+
+
+def test_sparse_explorer_checks_its_settings_and_writes_its_root():
+    from mha.widgets.frontend import FIGURES
+    from mha.widgets.sparse import check_sparse_settings, sparse_explorer
+    from mha.widgets.spec import SPARSE_DEFAULTS, sparse_spec
+
+    assert ".mha-sparse" in FIGURES
+    figure = sparse_explorer(sentence="a b c", top_k=2)
+    assert figure.settings == {**SPARSE_DEFAULTS, "sentence": "a b c", "top_k": 2}
+    assert figure.config == {"spec": sparse_spec()}
+    page = figure.static_html()
+    assert page.startswith('<div class="mha-sparse">') and '"top_k":2' in page and "needs JavaScript" in page
+    assert check_sparse_settings({"top_k": None})["top_k"] is None  # every key: dense attention
+    with pytest.raises(ValueError, match=r"top_k must be an int in 1\.\.n=3"):
+        check_sparse_settings({"sentence": "a b c", "top_k": 4})
+    with pytest.raises(ValueError, match="seed must be an int"):
+        check_sparse_settings({"seed": -1})
+    with pytest.raises(ValueError, match="sentence must have 1 to 16 words"):
+        check_sparse_settings({"sentence": " "})
+    with pytest.raises(ValueError, match="sentence must have 1 to 16 words"):
+        check_sparse_settings({"sentence": " ".join(["w"] * 17), "top_k": 2})
+    with pytest.raises(KeyError, match="unknown settings"):
+        check_sparse_settings({"k": 2})
+    with pytest.raises(TypeError, match="sentence must be a str"):
+        check_sparse_settings({"sentence": 3})

@@ -1,0 +1,78 @@
+"""The sparse-attention figure on the built chapter "Attention in 2025–2026", as a reader meets it offline.
+
+Reads the built book (tests/built_site.py). From disk (file://), the page's kept keys equal
+mha.compute.attention_2026.index_selection's and its pair counts mha.costs.sparse.causal_pairs' for the
+port's cases (the figure's one browser check of its numbers: the port on the same cases runs in the unit
+lane, tests/unit/test_ports.py); the figure passes axe-core in both themes on a desktop and a phone, and
+prints its picture.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from axe_playwright_python.sync_playwright import Axe
+
+from mha.compute.attention_2026 import index_selection
+from mha.costs.sparse import causal_pairs
+from tests.built_site import SITE, is_local, open_page
+from tests.port_cases import SPARSE_SWEEP
+
+pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
+
+PAGE = "chapters/attention_2025_2026"
+ROOT = ".mha-sparse"
+WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+
+
+def test_the_sparse_figure_keeps_the_keys_python_keeps(browser):
+    tab, errors = open_page(browser, PAGE)
+    assert tab.locator(ROOT).count() == 1
+    got = tab.evaluate(f"all => all.map(s => document.querySelector('{ROOT}').mha.update(s))", SPARSE_SWEEP)
+    for s, drawn in zip(SPARSE_SWEEP, got, strict=True):
+        n = len(drawn["tokens"])
+        k = n if s["top_k"] is None else min(s["top_k"], n)
+        _, selected = index_selection(s["sentence"], k, seed=s["seed"])
+        assert torch.equal(torch.tensor(drawn["selected"]), selected), s
+        assert (drawn["kept"], drawn["pairs"]) == (causal_pairs(n, k), causal_pairs(n)), s
+    tab.close()
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_sparse_figure_passes_axe_core_in_both_themes_on_desktop_and_phone(browser, theme, width):
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=theme)
+    tab = context.new_page()
+    tab.route(lambda url: not is_local(url), lambda route: route.abort())
+    tab.goto((SITE / f"{PAGE}.html").as_uri(), wait_until="load")
+    tab.evaluate(f"() => {{ document.documentElement.dataset.theme = '{theme}'; }}")
+    tab.evaluate(
+        f"() => scrollTo(0, document.querySelector('{ROOT}').getBoundingClientRect().top + scrollY - 150)"
+    )
+    tab.locator(f"{ROOT} canvas").focus()  # a selected cell and its read-out, as a keyboard reader sees them
+    tab.keyboard.press("ArrowDown")
+    options = {"runOnly": [*WCAG, "experimental"], "preload": False}
+    result = Axe().run(tab, context={"include": [[ROOT]]}, options=options)
+    found = [
+        f"{v['id']}: {[n['html'][:80] for n in v['nodes'][:3]]}"
+        for v in result.response["violations"]
+        if v["impact"] in ("serious", "critical") and set(v["tags"]) & set(WCAG)
+    ]
+    fits = tab.evaluate(f"() => document.querySelector('{ROOT} canvas').getBoundingClientRect().right")
+    context.close()
+    assert not found, found
+    assert fits <= width, f"the canvas ends at {fits} px on a {width} px screen"
+
+
+def test_the_sparse_figure_prints_its_picture(browser):
+    tab, errors = open_page(browser, PAGE)
+    tab.emulate_media(media="print")
+    box = tab.evaluate(f"""() => {{
+        const c = document.querySelector('{ROOT} canvas'), r = c.getBoundingClientRect();
+        return {{visible: getComputedStyle(c).display !== 'none' && r.width > 0 && r.height > 0,
+                 drawn: c.width > 0 && c.height > 0}};
+    }}""")
+    tab.close()
+    assert box == {"visible": True, "drawn": True}
+    assert not errors, errors
