@@ -44,6 +44,7 @@ TRANSLATED = [
     "chapters/the_code_in_practice",
     "chapters/the_math",
     "chapters/trained_heads",
+    "chapters/typical_configs",
     "chapters/why_multiple_heads",
     "intro",
     "notation",
