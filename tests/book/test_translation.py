@@ -37,6 +37,7 @@ NOTEBOOKS = [d for d in DOCUMENTS if zh_sync.english_path(d).suffix == ".ipynb"]
 TRANSLATED = [
     "CHANGELOG",
     "chapters/appendix_toy_heads",
+    "chapters/attention_2025_2026",
     "chapters/attention_since_2017",
     "chapters/induction_heads",
     "chapters/step_by_step",
