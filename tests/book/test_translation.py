@@ -6,11 +6,11 @@ has the maintainer's side ("The Chinese edition").
 
 * Every document of _toc.yml has its Chinese counterpart, and zh/ is what scripts/zh_sync.py would write: the
   code cells (source, outputs, tags), the cells' order and ids are the English notebook's, cell by cell.
-* In the documents translated so far, every unit (a Markdown cell, a page's section) translates the current
+* In every document, every unit (a Markdown cell, a page's section) translates the current
   English text: a unit not translated, or translated from an older English, fails, naming the chapter and
   cell.
 * Every translated unit keeps its English's maths, numbers, code, links, references, labels, directives and
-  headings; uses the glossary's terms and none of its rejected variants; and each translated document gives
+  headings; uses the glossary's terms and none of its rejected variants; and each document gives
   the English of a glossary term at its first use.
 * The glossary page, and the short texts of zh/book.yml (configuration, table of contents, the build scripts'
   words) are complete, with no pair left over.
@@ -31,28 +31,6 @@ from tests import ROOT
 
 DOCUMENTS = zh_sync.documents()
 NOTEBOOKS = [d for d in DOCUMENTS if zh_sync.english_path(d).suffix == ".ipynb"]
-
-# The documents translated so far: the completeness tests run on these. Issue 38 translates the rest last;
-# then delete this list, and every document must be translated.
-TRANSLATED = [
-    "CHANGELOG",
-    "chapters/appendix_toy_heads",
-    "chapters/attention_2025_2026",
-    "chapters/attention_since_2017",
-    "chapters/induction_heads",
-    "chapters/step_by_step",
-    "chapters/the_code",
-    "chapters/the_code_in_practice",
-    "chapters/the_math",
-    "chapters/trained_heads",
-    "chapters/typical_configs",
-    "chapters/why_multiple_heads",
-    "intro",
-    "notation",
-    "references",
-    "teaching",
-]
-CHECKED = [d for d in DOCUMENTS if d in globals().get("TRANSLATED", DOCUMENTS)]
 
 
 def test_every_document_has_its_chinese_counterpart_in_step_with_the_english():
@@ -105,7 +83,7 @@ def _without_alt(metadata: dict) -> dict:
     return out
 
 
-@pytest.mark.parametrize("doc", CHECKED)
+@pytest.mark.parametrize("doc", DOCUMENTS)
 def test_every_unit_translates_the_current_english(doc):
     problems = [u.advice for u in zh_sync.units(doc) if u.state != "translated"]
     assert not problems, f"{doc}: {len(problems)} units\n" + "\n".join(problems)
@@ -113,7 +91,6 @@ def test_every_unit_translates_the_current_english(doc):
 
 @pytest.mark.parametrize("doc", DOCUMENTS)
 def test_translations_keep_maths_numbers_code_references_and_the_glossary(doc):
-    """Every translated unit of every document (a chapter not yet translated may have some)."""
     problems = []
     for unit in zh_sync.units(doc):
         if unit.state == "translated":
@@ -123,7 +100,7 @@ def test_translations_keep_maths_numbers_code_references_and_the_glossary(doc):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("doc", CHECKED)
+@pytest.mark.parametrize("doc", DOCUMENTS)
 def test_each_document_gives_a_terms_english_at_its_first_use(doc):
     problems = zh_checks.first_use_problems(zh_sync.units(doc))
     assert not problems, "\n".join(problems)
