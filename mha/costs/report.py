@@ -122,7 +122,7 @@ def cost_rows(
     if as_mha != kv:
         rows.append(_row("as_mha", size=format_bytes(as_mha), ratio=format_ratio(as_mha, kv)))
     if config.trained_context is not None and context > config.trained_context:
-        rows.append(_row("note", context=context, trained=config.trained_context))
+        rows.append(_row("note", context=f"{context:,}", trained=f"{config.trained_context:,}"))
     return rows
 
 
@@ -225,7 +225,7 @@ def cost_report(
 ) -> str:
     """:func:`cost_rows` as aligned text lines (``fmt="text"``) or an HTML table (``fmt="html"``)."""
     rows = cost_rows(model, context, batch=batch, dtype=dtype)
-    rows.insert(1, _row("context", context=context, batch=batch, s="s" if batch != 1 else ""))
+    rows.insert(1, _row("context", context=f"{context:,}", batch=f"{batch:,}", s="s" if batch != 1 else ""))
     if fmt == "html":
         body = "".join(
             f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"

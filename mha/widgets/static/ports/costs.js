@@ -4,7 +4,8 @@
  * mha.costs.counts.kv_cache_bytes (kv_cache_bytes_as_mha) and mha.costs.counts.model_kv_cache_bytes of
  * every_layer_global() (kv_cache_bytes_all_global) -> costs; mha.costs.report.cost_rows (the rows, from the
  * labels and templates of mha.costs.report.ROWS, in the spec) -> costs(...).rows; format_bytes ->
- * formatBytes, format_count -> formatCount, format_ratio -> formatRatio. What does not depend on the settings comes per model from
+ * formatBytes, format_count -> formatCount (their units, mha.costs.counts.BYTE_UNITS and COUNT_UNITS,
+ * come with the spec; digits grouped as f"{x:,.2f}"), format_ratio -> formatRatio. What does not depend on the settings comes per model from
  * mha.costs.report.calculator_data (texts, counts per layer, windows); this file only adds and multiplies
  * those numbers. Integer arithmetic is exact (BigInt: a forward pass of a large model over a long batch
  * exceeds 2**53 multiply-adds), and the formatters round exactly as Python's f"{x:.2f}" and f"{x:.1f}" do.
@@ -51,20 +52,20 @@
   const formatRatio = (a, b) => `${fixed1(divide(a, b))}x`;
 
   const comma = (n) => n.toString().replace(/\B(?=(\d{3})+(?!\d))/g, ","); // f"{n:,}"
+  const grouped = (text) => { const [whole, part] = text.split("."); return `${comma(whole)}.${part}`; }; // f"{x:,.2f}"
 
-  function formatBytes(n) {
+  /** n bytes (a BigInt) in binary units; units: the names of 1024 ** 1, 2, ... (the spec's units.bytes). */
+  function formatBytes(n, units) {
     if (n < 1024n) return `${n} B`;
-    for (const [power, unit] of [[4n, "TiB"], [3n, "GiB"], [2n, "MiB"], [1n, "KiB"]]) {
-      if (n >= 1024n ** power) return `${fixed2(divide(n, 1024n ** power))} ${unit}`;
-    }
-    throw new Error("unreachable");
+    const power = Math.min(units.length, Math.floor((n.toString(2).length - 1) / 10)); // 1024 ** power <= n
+    return `${grouped(fixed2(divide(n, 1024n ** B(power))))} ${units[power - 1]}`;
   }
 
-  function formatCount(n) {
-    for (const [power, suffix] of [[12n, "T"], [9n, "G"], [6n, "M"], [3n, "k"]]) {
-      if (n >= 10n ** power) return `${fixed2(divide(n, 10n ** power))} ${suffix}`;
-    }
-    return n.toString();
+  /** A count (a BigInt) with an SI prefix; units: the names of 1000 ** 1, 2, ... (the spec's units.counts). */
+  function formatCount(n, units) {
+    if (n < 1000n) return n.toString();
+    const power = Math.min(units.length, Math.floor((n.toString().length - 1) / 3)); // 1000 ** power <= n
+    return `${grouped(fixed2(divide(n, 1000n ** B(power))))} ${units[power - 1]}`;
   }
 
   /**
@@ -85,21 +86,22 @@
       kv_cache_bytes_as_mha: cache(config.mha_width, layers * n),
     };
     const row = (key, fields) => [spec.rows[key][0], ns.format(spec.rows[key][1], fields)];
-    const macs = (key, m) => row(key, { count: formatCount(m), flops: formatCount(2n * m) });
-    const ratio = (key, bytes) => row(key, { size: formatBytes(bytes), ratio: formatRatio(bytes, kv) });
+    const count = (m) => formatCount(m, spec.units.counts), size = (bytes) => formatBytes(bytes, spec.units.bytes);
+    const macs = (key, m) => row(key, { count: count(m), flops: count(2n * m) });
+    const ratio = (key, bytes) => row(key, { size: size(bytes), ratio: formatRatio(bytes, kv) });
     const kv = out.kv_cache_bytes;
     out.rows = [row("model", { description: config.description }),
-      row("context", { context, batch, s: batch !== 1 ? "s" : "" })];
+      row("context", { context: comma(context), batch: comma(batch), s: batch !== 1 ? "s" : "" })];
     if (config.layers != null) out.rows.push([spec.rows.layers[0], config.layers]);
     out.rows.push(
-      row("params", { count: formatCount(out.params), exact: comma(out.params) }),
+      row("params", { count: count(out.params), exact: comma(out.params) }),
       macs("macs_per_token", out.macs_per_token),
       macs("macs_per_sequence", out.macs_per_sequence),
-      row("kv_cache", { size: formatBytes(kv), exact: comma(kv), dtype }));
+      row("kv_cache", { size: size(kv), exact: comma(kv), dtype }));
     if (config.layers != null) out.rows.push(ratio("all_global", out.kv_cache_bytes_all_global));
     if (out.kv_cache_bytes_as_mha !== kv) out.rows.push(ratio("as_mha", out.kv_cache_bytes_as_mha));
     if (config.trained_context != null && context > config.trained_context) {
-      out.rows.push(row("note", { context, trained: config.trained_context }));
+      out.rows.push(row("note", { context: comma(context), trained: comma(config.trained_context) }));
     }
     return out;
   }
