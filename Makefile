@@ -1,9 +1,10 @@
 # Two commands do all the set-up on a fresh machine:
-#   make book   build the site into _build/html (creates .venv on first use)
+#   make book   build the site into _build/html, and the Chinese site into _build/html/zh (creates .venv on first use)
 #   make test   lint, build the book with warnings as errors, run every test and every notebook (nbval),
 #               then every notebook again on portable kernels and one thread
 # For everyday work:
-#   make check  lint, import contracts and the tests that need no browser, notebook, built site or minutes
+#   make check  lint, import contracts, tests/unit and the chapters' source checks of tests/book: no browser,
+#               no built book, no notebook run, no pretrained model (tests/conftest.py has the lanes)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -14,9 +15,9 @@ PYTEST := $(BIN)/python -m pytest
 # Kernels every x86 CPU has, one thread and MKL's reproducible mode: the stored outputs must read the same
 # here as with the machine's own fastest kernels (AVX-512, AMX) and several threads.
 PORTABLE := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 MKL_CBWR=COMPATIBLE
-FAST := not notebook and not browser and not site and not slow
+CHECK := not site and not slow and not pretrained
 
-.PHONY: book test check lint format notebooks weights minilm-heads lab bench clean slides book-students pdf
+.PHONY: book test check lint format notebooks weights decoder minilm-heads lab bench clean slides book-students pdf
 
 $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,9 +27,17 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
+# The English site and the Chinese one (zh/, scripts/zh_book.py) inside it, built at the same time on the two
+# cores: neither reads what the other writes (the Chinese pages load the English site's assets only in the
+# browser). The Chinese build's log goes to _build/zh/build.log; its warnings and errors to the terminal.
 book: $(STAMP)
-	$(BIN)/jupyter-book build . $(BOOK_FLAGS)
-	@echo "Open the book: $(CURDIR)/_build/html/index.html"
+	@mkdir -p _build/zh
+	@$(BIN)/python -m scripts.zh_book > _build/zh/build.log & zh=$$!; \
+	$(BIN)/jupyter-book build . $(BOOK_FLAGS); en=$$?; \
+	wait $$zh; zh=$$?; \
+	if [ $$zh -ne 0 ]; then tail -n 20 _build/zh/build.log; echo "the Chinese site failed (_build/zh/build.log)"; fi; \
+	[ $$en -eq 0 ] && [ $$zh -eq 0 ]
+	@echo "Open the book: $(CURDIR)/_build/html/index.html (中文版: $(CURDIR)/_build/html/zh/index.html)"
 
 # Two workers (the machines have 2 cores), each file on one worker, so that a notebook's cells run in order in
 # one kernel and a module's browser or JupyterLab is started once.
@@ -37,7 +46,7 @@ test: $(STAMP) lint book
 	$(PORTABLE) $(PYTEST) -n 2 --dist loadfile --nbval --nbval-current-env -m notebook chapters
 
 check: $(STAMP) lint
-	$(PYTEST) -n 2 --dist loadfile -m "$(FAST)" tests
+	$(PYTEST) -n 2 --dist loadfile -m "$(CHECK)" tests/unit tests/book
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -48,19 +57,27 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-# Re-run every chapter (or NB=chapters/x.ipynb) in place to refresh its stored outputs, then `make test`.
+# Re-run every chapter (or NB=chapters/x.ipynb) in place to refresh its stored outputs, carry them into the
+# Chinese notebooks (scripts/zh_sync.py), then `make test`.
 notebooks: $(STAMP)
-	$(PORTABLE) $(BIN)/python scripts/execute_notebooks.py $(NB)
+	$(PORTABLE) $(BIN)/python -m scripts.execute_notebooks $(NB)
+	$(BIN)/python -m scripts.zh_sync
 
-# Retrain the heads of "Why multiple heads?" into mha/data/ (about 7 minutes on 2 cores), then
-# `make notebooks NB=chapters/why_multiple_heads.ipynb`.
+# Retrain the toy models of the appendix (Heads in toy models) into mha/chapters/data/heads_weights.safetensors
+# and heads_runs.json, which records the wall time of its run (423 s on 2 cores when last made), then
+# `make notebooks NB=chapters/appendix_toy_heads.ipynb`.
 weights: $(STAMP)
 	$(BIN)/python -m mha.chapters.train_heads
 
-# Census, single-head ablations and greedy pruning of all-MiniLM-L6-v2's 72 heads for chapter 6 (What trained
-# heads do), into
-# mha/chapters/data/minilm_heads.json (about 7.5 minutes on 2 cores), and the 8-bit attention maps of the
-# corpus for the chapter's static viewer, into mha/chapters/data/minilm_attention.json (about 10 s).
+# Retrain the decoder of "Heads that work together" (2 layers of 4 heads, attention only) on the documentation
+# that CPython ships (pydoc_data.topics) into mha/chapters/data/decoder_weights.safetensors and decoder_log.json
+# (about 5 minutes of CPU on one core, 284-303 s here; the log records the wall and CPU time of its run).
+decoder: $(STAMP)
+	$(BIN)/python -m mha.chapters.train_decoder
+
+# Census, single-head ablations and greedy pruning of all-MiniLM-L6-v2's 72 heads for "What trained heads do",
+# into mha/chapters/data/minilm_heads.json, which records the wall and CPU time of each part of its run, and the
+# 8-bit attention maps of the corpus for the chapter's static viewer, into mha/chapters/data/minilm_attention.json.
 minilm-heads: $(STAMP)
 	$(BIN)/python -m mha.chapters.minilm_heads
 	$(BIN)/python -m mha.chapters.minilm_viewer
@@ -70,29 +87,37 @@ lab: $(STAMP)
 
 # The page benchmarks read the built book (the explorer's page, and chapter 1's MiniLM box with its weights).
 bench: book
-	$(BIN)/python benchmarks/bench_attention.py
-	$(BIN)/python benchmarks/bench_widgets.py
-	$(BIN)/python benchmarks/bench_static_explorer.py
-	$(BIN)/python benchmarks/bench_pretrained.py
-	$(BIN)/python benchmarks/bench_variants.py
-	$(BIN)/python benchmarks/bench_linear.py
-	$(BIN)/python benchmarks/bench_page_minilm.py
+	$(BIN)/python -m benchmarks.bench_attention
+	$(BIN)/python -m benchmarks.bench_widgets
+	$(BIN)/python -m benchmarks.bench_static_explorer
+	$(BIN)/python -m benchmarks.bench_pretrained
+	$(BIN)/python -m benchmarks.bench_variants
+	$(BIN)/python -m benchmarks.bench_linear
+	$(BIN)/python -m benchmarks.bench_page_minilm
+	$(BIN)/python -m benchmarks.bench_jupyterlab
 
 clean:
 	rm -rf _build .pytest_cache .ruff_cache .hypothesis
 
 # For lecturers and readers offline (teaching.md). A reveal.js deck per chapter, shaped from copies of the
 # notebooks (scripts/tag_slides.py; the chapters are not changed), into _build/slides/<chapter>.slides.html,
-# with everything they load copied beside them: open one from disk, no network needed.
+# with everything they load copied beside them: open one from disk, no network needed. The Chinese decks go to
+# _build/slides/zh/ and use the same _assets/.
 slides: $(STAMP)
-	$(BIN)/python scripts/build_slides.py --out _build/slides
+	$(BIN)/python -m scripts.build_slides --out _build/slides
+	$(BIN)/python -m scripts.build_slides --lang zh --out _build/slides/zh
 
 # The student edition: no solution in its pages, sources, notebooks or PDF, and no launch button. The site goes
-# to _build/students/html, the notebooks to _build/students/notebooks, the PDF to _build/students/*.pdf.
+# to _build/students/html, the notebooks to _build/students/notebooks, the PDF to _build/students/*.pdf; the
+# Chinese edition to _build/students/html/zh, _build/students/notebooks/zh and _build/students/zh/*.pdf.
 book-students: $(STAMP)
-	$(BIN)/python scripts/student_edition.py --out _build/students --pdf
+	$(BIN)/python -m scripts.student_edition --out _build/students --pdf
+	$(BIN)/python -m scripts.student_edition --out _build/students --pdf --lang zh
 
 # The book as one PDF, printed by headless Chromium from the built site: _build/pdf/multi-head-attention.pdf,
-# with a title page, one page numbering and the solutions gathered at the end of each chapter.
+# with a title page, one page numbering and the solutions gathered at the end of each chapter; the Chinese book
+# to _build/pdf/zh/multi-head-attention.pdf.
 pdf: book
-	$(BIN)/python scripts/build_pdf.py --site _build/html --out _build/pdf/multi-head-attention.pdf --edition full
+	$(BIN)/python -m scripts.build_pdf --site _build/html --out _build/pdf/multi-head-attention.pdf --edition full
+	$(BIN)/python -m scripts.build_pdf --site _build/html/zh --out _build/pdf/zh/multi-head-attention.pdf \
+		--edition full --lang zh

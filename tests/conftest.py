@@ -1,14 +1,58 @@
-"""Shared fixtures: tests run on the CPU in float64 unless they say otherwise, and share one browser."""
+"""The lanes of the tests, the markers that follow from them, and the fixtures every lane shares.
 
-import sys
+A test's lane is the folder it sits in, and its marker (the markers are declared in pyproject.toml):
+
+* ``tests/unit/`` (``unit``): the package, its JavaScript ports and the scripts' functions, in Python: no
+  browser, no built book, no notebook run. A unit test may not ask for the browser or be marked ``site``.
+* ``tests/book/`` (``book``): the chapters' sources, and (marked ``site``) the built site's files, the
+  student edition and the PDF.
+* ``tests/browser/`` (``browser``): headless Chromium: the figures on a page of their own, the built pages,
+  the decks, JupyterLab.
+
+Markers that follow from what a test uses are set here too, so that no test can forget one: a test that asks
+for the ``browser`` fixture is ``browser`` (the student PDF is printed in the book lane), one that asks for
+``minilm`` is ``pretrained``, and the root's conftest.py marks nbval's cells ``notebook``. ``site`` (needs the
+built book, or builds a deck or an edition) and ``slow`` (seconds for another reason: training, a
+subprocess, every setting of a figure) are set by hand.
+
+``make check`` runs ``tests/unit`` and ``tests/book`` without ``site``, ``slow`` and ``pretrained``; ``make
+test`` runs everything. Only the ``minilm`` fixture may load all-MiniLM-L6-v2: a test that loads it any other
+way fails (which ``make check``, where no ``pretrained`` test runs, always sees).
+"""
+
+from __future__ import annotations
+
+import contextlib
 from pathlib import Path
 
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # the book's build scripts
+from scripts import chromium
+from tests.built_site import SITE
 
-import chromium
+LANES = ("unit", "book", "browser")
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            continue
+        parts = item.path.relative_to(TESTS).parts if item.path.is_relative_to(TESTS) else ()
+        lane = parts[0] if len(parts) > 1 else None
+        if lane not in LANES:
+            raise pytest.UsageError(
+                f"{item.path}: a test file sits in its lane's folder, tests/{'|'.join(LANES)}/"
+            )
+        item.add_marker(lane)
+        names = getattr(item, "fixturenames", ())
+        if "browser" in names:
+            item.add_marker(pytest.mark.browser)
+        if "minilm" in names:
+            item.add_marker(pytest.mark.pretrained)
+        if lane == "unit" and ("browser" in names or item.get_closest_marker("site")):
+            raise pytest.UsageError(f"{item.nodeid}: a unit test needs no browser and no built book")
 
 
 @pytest.fixture(autouse=True)
@@ -28,3 +72,57 @@ def browser():
         launched = chromium.launch(p)
         yield launched
         launched.close()
+
+
+@pytest.fixture(scope="session")
+def built_site() -> Path:
+    """The built book (``make book``; ``MHA_SITE``: another build), or a failure that says to build it."""
+    if not (SITE / "index.html").exists():
+        pytest.fail(f"no built site in {SITE}: run `make book` (make test does it first)")
+    return SITE
+
+
+# -- all-MiniLM-L6-v2: through the `minilm` fixture only ---------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """all-MiniLM-L6-v2 (:func:`mha.pretrained.load_minilm`): asking for it marks a test ``pretrained``."""
+    from mha.pretrained import load_minilm
+
+    return load_minilm()
+
+
+def _refuse_the_model():
+    raise RuntimeError(
+        "this test loads all-MiniLM-L6-v2 without asking for the `minilm` fixture (tests/conftest.py), which "
+        "marks it `pretrained`: make check runs no pretrained model"
+    )
+
+
+@contextlib.contextmanager
+def _pretrained(item):
+    """Loading the model (which reads the installed package's version first) fails unless ``item`` is
+    ``pretrained``; around a test's set-up too, where a module's fixtures run."""
+    if item.get_closest_marker("pretrained") is not None:
+        yield
+        return
+    from mha.pretrained import minilm
+
+    real, minilm.model_version = minilm.model_version, _refuse_the_model
+    try:
+        yield
+    finally:
+        minilm.model_version = real
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    with _pretrained(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    with _pretrained(item):
+        return (yield)

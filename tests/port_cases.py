@@ -1,8 +1,8 @@
 """The cases on which each port of mha/widgets/static/ports/ is checked against its Python twin.
 
-tests/test_ports.py runs every port on them in mini-racer (the fast lane); the browser tests run the page's
-one end-to-end parity check per figure on some of them (tests/test_site*.py). One list per port, here, so
-the two lanes check the same inputs.
+tests/unit/test_ports.py runs every port on them in mini-racer (the fast lane); the browser tests run the
+page's one end-to-end parity check per figure on some of them (tests/browser/test_site*.py). One list per
+port, here, so the two lanes check the same inputs.
 """
 
 from __future__ import annotations

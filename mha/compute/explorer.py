@@ -1,10 +1,11 @@
 """What the head explorer draws: per-head attention weights of a fresh layer on a typed sentence.
 
 :func:`explorer_weights` is the one function behind the explorer's picture, in a live kernel (the widget calls
-it) and on the static site (``mha/widgets/static/ports/explorer.js`` ports it, and ``tests/test_ports.py``
-keeps the two equal). It splits the sentence into tokens, gives each token a fixed vector plus its sinusoidal
-positional encoding, builds a freshly initialised :class:`mha.MultiHeadAttention` from a seed, and returns the
-weights of its forward pass under the chosen mask.
+it) and on the static site (``mha/widgets/static/ports/explorer.js`` ports it, and
+``tests/unit/test_ports.py`` keeps the two equal). It splits the sentence into tokens, gives each token a
+fixed vector plus its sinusoidal positional encoding, builds a freshly initialised
+:class:`mha.MultiHeadAttention` from a seed, and returns the weights of its forward pass under the chosen
+mask.
 
 Token vectors and initial weights come from :mod:`mha.compute.portable_random`, so JavaScript draws the same
 numbers: a token's vector depends only on its text and ``d_model`` (a repeated word gives repeated rows

@@ -3,10 +3,10 @@
 - :mod:`mha.costs.configs`: ``MODEL_CONFIGS``, one sourced ``ModelConfig`` per published model;
 - :mod:`mha.costs.counts`: parameters, multiply-adds and key/value-cache bytes, exact for
   :class:`mha.MultiHeadAttention`; a model's cache counted layer by layer (``model_kv_cache_bytes``:
-  sliding windows, local/global layers, latents);
+  sliding windows, local/global layers, latents), and every number of a model at once (``model_costs``);
 - :mod:`mha.costs.hardware`: ``GPUS``, an accelerator's published peak arithmetic and memory rates;
-- :mod:`mha.costs.report`: the cost calculator's numbers for one model, as rows or a report, and the
-  key/value caches of several models as rows.
+- :mod:`mha.costs.report`: the cost calculator's rows for one model, written from ``model_costs``, as rows
+  or a report; the key/value caches of several models as rows; the formatters of sizes, counts and ratios.
 
 This layer imports only the core's input checks and PyTorch.
 """
@@ -26,9 +26,6 @@ from mha.costs.counts import (
     attention_macs_per_token,
     attention_params,
     attention_weights_bytes,
-    format_bytes,
-    format_count,
-    format_ratio,
     kv_cache_bytes,
     layer_costs,
     model_costs,
@@ -37,7 +34,18 @@ from mha.costs.counts import (
     saved_for_backward_bytes,
 )
 from mha.costs.hardware import GPUS, GpuSpec
-from mha.costs.report import DTYPES, calculator_data, cost_report, cost_rows, kv_cache_rows
+from mha.costs.report import (
+    DTYPES,
+    calculator_data,
+    cost_report,
+    cost_rows,
+    costs_and_rows,
+    format_bytes,
+    format_count,
+    format_ratio,
+    format_rows,
+    kv_cache_rows,
+)
 
 __all__ = [
     "DTYPES",
@@ -57,9 +65,11 @@ __all__ = [
     "configs_table",
     "cost_report",
     "cost_rows",
+    "costs_and_rows",
     "format_bytes",
     "format_count",
     "format_ratio",
+    "format_rows",
     "get_config",
     "kv_cache_bytes",
     "kv_cache_rows",

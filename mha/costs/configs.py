@@ -591,33 +591,14 @@ def get_config(model: str | ModelConfig, *, decoder_only: bool = False) -> Model
     return config
 
 
-COLUMNS = (
-    "model",
-    "kind",
-    "d_model",
-    "h",
-    "n_kv_heads",
-    "d_k",
-    "attention",
-    "layers",
-    "window",
-    "global layers",
-    "latent",
-    "trained context",
-    "max context",
-    "positions",
-    "rope base",
-    "rope scaling",
-    "QK-norm",
-    "soft-cap",
-    "sinks",
-)
-# The columns of COLUMNS by topic, so that a page shows three narrow tables instead of one wide one.
+# The columns of the configurations' table by topic, so that a page shows three narrow tables instead of one
+# wide one; each starts with the model's name.
 TOPICS: dict[str, tuple[str, ...]] = {
     "shapes": ("model", "kind", "d_model", "h", "n_kv_heads", "d_k", "attention", "layers"),
     "cache": ("model", "attention", "window", "global layers", "latent", "trained context", "max context"),
     "positions": ("model", "positions", "rope base", "rope scaling", "QK-norm", "soft-cap", "sinks"),
 }
+COLUMNS = tuple(dict.fromkeys(name for topic in TOPICS.values() for name in topic))  # every column, once
 
 
 def _global_layers(c: ModelConfig) -> str:

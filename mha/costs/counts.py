@@ -166,17 +166,21 @@ def kv_cache_bytes(
     ):
         check_positive_int(name, value)
     check_positive_int("batch", batch)
+    return 2 * n_layers * batch * context * n_kv_heads * d_k * _element_size(dtype)
+
+
+def _element_size(dtype: torch.dtype) -> int:
+    """Bytes per element of ``dtype``."""
     if not isinstance(dtype, torch.dtype):
         raise TypeError(f"dtype must be a torch.dtype, got {type(dtype).__name__}")
-    element = torch.empty((), dtype=dtype).element_size()
-    return 2 * n_layers * batch * context * n_kv_heads * d_k * element
+    return torch.empty((), dtype=dtype).element_size()
 
 
 def attention_weights_bytes(B: int, h: int, n_q: int, n_k: int, *, dtype: torch.dtype = torch.float32) -> int:
     """Bytes of the ``(B, h, n_q, n_k)`` attention-weight tensor that the explicit path materialises."""
     for name, value in (("B", B), ("h", h), ("n_q", n_q), ("n_k", n_k)):
         check_positive_int(name, value)
-    return B * h * n_q * n_k * torch.empty((), dtype=dtype).element_size()
+    return B * h * n_q * n_k * _element_size(dtype)
 
 
 def saved_for_backward_bytes(fn: Callable[[], object]) -> int:
@@ -202,12 +206,6 @@ def saved_for_backward_bytes(fn: Callable[[], object]) -> int:
     return sum(storages.values())
 
 
-def _element_size(dtype: torch.dtype) -> int:
-    if not isinstance(dtype, torch.dtype):
-        raise TypeError(f"dtype must be a torch.dtype, got {type(dtype).__name__}")
-    return torch.empty((), dtype=dtype).element_size()
-
-
 def model_kv_cache_bytes(
     model: str | ModelConfig, context: int, *, batch: int = 1, dtype: torch.dtype = torch.bfloat16
 ) -> int:
@@ -229,8 +227,12 @@ def model_kv_cache_bytes(
     """
     config = get_config(model, decoder_only=True)
     context, batch = check_positive_int("context", context), check_positive_int("batch", batch)
-    tokens = sum(context if w is None else min(context, w) for w in config.layer_windows)
-    return batch * _element_size(dtype) * config.cache_width * tokens
+    return batch * _element_size(dtype) * config.cache_width * _cached_tokens(config, context)
+
+
+def _cached_tokens(config: ModelConfig, context: int) -> int:
+    """Tokens cached over all layers: ``context`` in a global layer, ``min(context, w)`` in a local one."""
+    return sum(context if w is None else min(context, w) for w in config.layer_windows)
 
 
 @dataclass(frozen=True)
@@ -286,12 +288,14 @@ def layer_costs(config: ModelConfig) -> LayerCosts:
 @dataclass(frozen=True)
 class ModelCosts:
     """Attention costs of a whole model (all its attention layers), weight matrices only (no biases, norms
-    or sinks)."""
+    or sinks): every number of the cost calculator (:func:`mha.costs.cost_rows`), computed once."""
 
     params: int  # attention weights W_q, W_k, W_v, W_o over all attention layers
     macs_per_token: int  # multiply-adds in attention layers to decode one token at the given context
     macs_per_sequence: int  # multiply-adds in attention layers for a forward pass over context tokens
-    kv_cache_bytes: int  # key/value cache for batch sequences of context tokens
+    kv_cache_bytes: int  # key/value cache for batch sequences of context tokens, counted layer by layer
+    kv_cache_bytes_all_global: int  # the same if every layer were global (cached every token)
+    kv_cache_bytes_as_mha: int  # with a key and a value per query head (plain MHA), every layer global
 
 
 def model_costs(
@@ -310,7 +314,8 @@ def model_costs(
 
     Returns:
         A :class:`ModelCosts`; ``macs_per_token`` is for one token of one sequence, ``macs_per_sequence``
-        for the whole batch.
+        for the whole batch. The caches: counted layer by layer (:func:`model_kv_cache_bytes`), the same
+        with every layer global, and plain MHA's (:func:`kv_cache_bytes` of ``n_layers, h, d_k``).
     """
     if not isinstance(config, ModelConfig):
         raise TypeError(f"config must be a ModelConfig, got {type(config).__name__}")
@@ -318,49 +323,13 @@ def model_costs(
         raise ValueError(f"{config.name} is an {config.kind} model; costs here are for decoder-only models")
     context, batch = check_positive_int("context", context), check_positive_int("batch", batch)
     layer, L = layer_costs(config), config.n_layers
-    keys = sum(context if w is None else min(context, w) for w in config.layer_windows)
+    keys = _cached_tokens(config, context)  # what a new token attends to, over all layers
+    cache = batch * _element_size(dtype)  # bytes per cached value, over the batch
     return ModelCosts(
         params=L * layer.params,
         macs_per_token=L * layer.token_macs + layer.key_macs * keys,
         macs_per_sequence=batch * L * (layer.params * context + layer.pair_macs * context * context),
-        kv_cache_bytes=model_kv_cache_bytes(config, context, batch=batch, dtype=dtype),
+        kv_cache_bytes=cache * config.cache_width * keys,
+        kv_cache_bytes_all_global=cache * config.cache_width * L * context,
+        kv_cache_bytes_as_mha=cache * 2 * config.h * config.d_k * L * context,
     )
-
-
-BYTE_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB")  # 1024 ** 1 .. 1024 ** 8 bytes
-COUNT_UNITS = ("k", "M", "G", "T", "P", "E", "Z", "Y")  # 1000 ** 1 .. 1000 ** 8
-
-
-def format_bytes(n: int) -> str:
-    """``n`` bytes in binary units up to YiB, digits grouped: ``format_bytes(3 * 2**30) == "3.00 GiB"``,
-    ``format_bytes(576 * 2**50) == "576.00 PiB"``, ``format_bytes(2**90) == "1,024.00 YiB"``."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"n must be a non-negative int, got {n!r}")
-    if n < 1024:
-        return f"{n} B"
-    power = min(len(BYTE_UNITS), (n.bit_length() - 1) // 10)  # the largest with 1024 ** power <= n
-    return f"{n / 1024**power:,.2f} {BYTE_UNITS[power - 1]}"
-
-
-def format_count(n: int) -> str:
-    """A large count with an SI prefix up to Y (10**24), digits grouped: ``format_count(1_500_000_000) ==
-    "1.50 G"``, ``format_count(2_724_067_590_852_840 * 10**9) == "2.72 Y"``."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"n must be a non-negative int, got {n!r}")
-    if n < 1000:
-        return str(n)
-    power = min(len(COUNT_UNITS), (len(str(n)) - 1) // 3)  # the largest with 1000 ** power <= n
-    return f"{n / 1000**power:,.2f} {COUNT_UNITS[power - 1]}"
-
-
-def format_ratio(a: int, b: int) -> str:
-    """How many times ``b`` goes into ``a``, with one decimal and an ``x``: ``format_ratio(16, 3) == "5.3x"``,
-    ``format_ratio(8, 1) == "8.0x"``. The one rule for every ratio the book prints (the calculator's page
-    ports it: ``formatRatio`` in ``mha/widgets/static/calculator.js``); the quotient is Python's correctly
-    rounded ``a / b``, and ``:.1f`` rounds it half to even."""
-    for name, value in (("a", a), ("b", b)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{name} must be a non-negative int, got {value!r}")
-    if b == 0:
-        raise ValueError("b must be positive, got 0")
-    return f"{a / b:.1f}x"

@@ -1,9 +1,11 @@
 """The cost calculator's numbers for real models: a model, a context length, a batch and a dtype give the
 attention parameters, multiply-adds and key/value-cache memory.
 
-:func:`cost_report` computes them (text or HTML) and is what a chapter prints deterministically;
-:class:`mha.widgets.calculator.CostCalculator` puts the same report behind controls. :func:`kv_cache_rows`
-compares the key/value caches of several models, one row each.
+:func:`cost_rows` gives them as the report's rows, from one set of counts (:func:`mha.costs.model_costs`);
+:func:`cost_report` formats those rows (text or HTML), what a chapter prints deterministically, and
+:class:`mha.widgets.calculator.CostCalculator` shows the same rows behind controls. :func:`kv_cache_rows`
+compares the key/value caches of several models, one row each. The formatters (:func:`format_bytes`,
+:func:`format_count`, :func:`format_ratio`) are the one way the book writes these numbers.
 """
 
 from __future__ import annotations
@@ -14,15 +16,7 @@ from collections.abc import Iterable
 import torch
 
 from mha.costs.configs import MODEL_CONFIGS, ModelConfig, get_config
-from mha.costs.counts import (
-    format_bytes,
-    format_count,
-    format_ratio,
-    kv_cache_bytes,
-    layer_costs,
-    model_costs,
-    model_kv_cache_bytes,
-)
+from mha.costs.counts import ModelCosts, layer_costs, model_costs
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32,
@@ -51,6 +45,45 @@ ROWS: dict[str, tuple[str, str]] = {
 }
 
 
+BYTE_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB")  # 1024 ** 1 .. 1024 ** 8 bytes
+COUNT_UNITS = ("k", "M", "G", "T", "P", "E", "Z", "Y")  # 1000 ** 1 .. 1000 ** 8
+
+
+def format_bytes(n: int) -> str:
+    """``n`` bytes in binary units up to YiB, digits grouped: ``format_bytes(3 * 2**30) == "3.00 GiB"``,
+    ``format_bytes(576 * 2**50) == "576.00 PiB"``, ``format_bytes(2**90) == "1,024.00 YiB"``."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"n must be a non-negative int, got {n!r}")
+    if n < 1024:
+        return f"{n} B"
+    power = min(len(BYTE_UNITS), (n.bit_length() - 1) // 10)  # the largest with 1024 ** power <= n
+    return f"{n / 1024**power:,.2f} {BYTE_UNITS[power - 1]}"
+
+
+def format_count(n: int) -> str:
+    """A large count with an SI prefix up to Y (10**24), digits grouped: ``format_count(1_500_000_000) ==
+    "1.50 G"``, ``format_count(2_724_067_590_852_840 * 10**9) == "2.72 Y"``."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"n must be a non-negative int, got {n!r}")
+    if n < 1000:
+        return str(n)
+    power = min(len(COUNT_UNITS), (len(str(n)) - 1) // 3)  # the largest with 1000 ** power <= n
+    return f"{n / 1000**power:,.2f} {COUNT_UNITS[power - 1]}"
+
+
+def format_ratio(a: int, b: int) -> str:
+    """How many times ``b`` goes into ``a``, with one decimal and an ``x``: ``format_ratio(16, 3) == "5.3x"``,
+    ``format_ratio(8, 1) == "8.0x"``. The one rule for every ratio the book prints (the calculator's page
+    ports it: ``formatRatio`` in ``mha/widgets/static/ports/costs.js``); the quotient is Python's correctly
+    rounded ``a / b``, and ``:.1f`` rounds it half to even."""
+    for name, value in (("a", a), ("b", b)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+    if b == 0:
+        raise ValueError("b must be positive, got 0")
+    return f"{a / b:.1f}x"
+
+
 def _row(key: str, **fields: object) -> tuple[str, str]:
     label, template = ROWS[key]
     return label, template.format(**fields)
@@ -75,15 +108,14 @@ def _description(c: ModelConfig) -> str:
     return f"{c.name} ({c.attention}: {shape}, {c.n_layers} layers)"
 
 
-def _kv_as_mha(c: ModelConfig, context: int, batch: int, dtype: torch.dtype) -> int:
-    """The cache of plain multi-head attention: a key and a value per head, every layer global."""
-    return kv_cache_bytes(c.n_layers, c.h, c.d_k, context, batch=batch, dtype=dtype)
-
-
-def cost_rows(
+def costs_and_rows(
     model: str | ModelConfig, context: int, *, batch: int = 1, dtype: str = "bfloat16"
-) -> list[tuple[str, str]]:
-    """The calculator's numbers as ``(label, value)`` rows.
+) -> tuple[ModelCosts, list[tuple[str, str]]]:
+    """The calculator's numbers and the report's rows made from them: ``(costs, rows)``.
+
+    The model is looked up once, its costs counted once (:func:`mha.costs.model_costs`), and every row is
+    written from those numbers; :func:`cost_rows`, :func:`cost_report` and the calculator widget show these
+    rows, and the page's port (``mha/widgets/static/ports/costs.js``, ``costs()``) makes the same.
 
     Args:
         model: a name in :data:`mha.costs.MODEL_CONFIGS` (decoder-only) or a ``ModelConfig``.
@@ -92,21 +124,25 @@ def cost_rows(
         dtype: a key of :data:`DTYPES`, the element type of the key/value cache.
 
     Returns:
-        The model and its shapes; its local and global layers, if it has local ones; the weights of the
-        attention layers' matrices (no biases, norms or sinks, as :func:`mha.costs.layer_costs` counts); the
-        multiply-adds per new token and for a forward pass; the KV cache counted layer by layer
+        The :class:`mha.costs.ModelCosts`, and ``(label, value)`` rows: the model and its shapes; the context
+        and batch; its local and global layers, if it has local ones; the weights of the attention layers'
+        matrices (no biases, norms or sinks, as :func:`mha.costs.layer_costs` counts); the multiply-adds per
+        new token and for a forward pass; the KV cache counted layer by layer
         (:func:`mha.costs.model_kv_cache_bytes`); for a model with local layers, the cache if every layer
-        were global; the cache of plain MHA (a key and a value per head in every layer, every
-        token cached) where it differs, each with how many times the counted cache it is
-        (:func:`mha.costs.format_ratio`, one decimal); and a note where ``context`` exceeds the model's
+        were global; the cache of plain MHA (a key and a value per head in every layer, every token cached)
+        where it differs, each with how many times the counted cache it is (:func:`format_ratio`, one
+        decimal); and a note where ``context`` exceeds the model's
         :attr:`~mha.costs.ModelConfig.trained_context`.
     """
     config = get_config(model, decoder_only=True)
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {list(DTYPES)}, got {dtype!r}")
     costs = model_costs(config, context, batch=batch, dtype=DTYPES[dtype])
-    kv = costs.kv_cache_bytes
-    rows = [_row("model", description=_description(config))]
+    kv, every, as_mha = costs.kv_cache_bytes, costs.kv_cache_bytes_all_global, costs.kv_cache_bytes_as_mha
+    rows = [
+        _row("model", description=_description(config)),
+        _row("context", context=f"{context:,}", batch=f"{batch:,}", s="s" if batch != 1 else ""),
+    ]
     if config.window is not None:
         rows.append(_row("layers", pattern=config.pattern, window=config.window))
     rows += [
@@ -116,14 +152,19 @@ def cost_rows(
         _row("kv_cache", size=format_bytes(kv), exact=f"{kv:,}", dtype=dtype),
     ]
     if config.window is not None:
-        every = model_kv_cache_bytes(config.every_layer_global(), context, batch=batch, dtype=DTYPES[dtype])
         rows.append(_row("all_global", size=format_bytes(every), ratio=format_ratio(every, kv)))
-    as_mha = _kv_as_mha(config, context, batch, DTYPES[dtype])
     if as_mha != kv:
         rows.append(_row("as_mha", size=format_bytes(as_mha), ratio=format_ratio(as_mha, kv)))
     if config.trained_context is not None and context > config.trained_context:
         rows.append(_row("note", context=f"{context:,}", trained=f"{config.trained_context:,}"))
-    return rows
+    return costs, rows
+
+
+def cost_rows(
+    model: str | ModelConfig, context: int, *, batch: int = 1, dtype: str = "bfloat16"
+) -> list[tuple[str, str]]:
+    """The calculator's numbers as the report's ``(label, value)`` rows (:func:`costs_and_rows`)."""
+    return costs_and_rows(model, context, batch=batch, dtype=dtype)[1]
 
 
 def calculator_data() -> list[dict]:
@@ -182,10 +223,10 @@ def kv_cache_rows(
         dtype: a key of :data:`DTYPES`, the element type of the cache.
 
     Returns:
-        Rows with the keys ``model``, ``attention`` (MHA, GQA, MQA or MLA), ``n_kv_heads`` (``"—"`` for
-        latent attention), ``layers`` (:attr:`ModelConfig.pattern`), ``per token`` (the cache of one token
-        of one sequence, all layers), ``context``, ``KV cache`` (for ``batch`` sequences of ``context``
-        tokens, counted layer by layer: :func:`model_kv_cache_bytes`), ``all global`` (the same if every
+        Rows with the keys ``model``, ``attention`` (MHA, GQA, MQA or MLA), ``n_kv_heads`` (``"—"`` for latent
+        attention), ``layers`` (:attr:`ModelConfig.pattern`), ``per token`` (the cache of one token of one
+        sequence, all layers), ``context``, ``KV cache`` (for ``batch`` sequences of ``context`` tokens,
+        counted layer by layer: :func:`mha.costs.model_kv_cache_bytes`), ``all global`` (the same if every
         layer cached every token) and ``as MHA`` (how many times larger the cache would be with a key and a
         value per query head in every layer, every token cached: ``h / h_kv`` for a model of global layers,
         e.g. ``"4.0x"``, :func:`format_ratio`). Sizes are formatted with :func:`format_bytes`.
@@ -198,10 +239,9 @@ def kv_cache_rows(
         n, dt = c.trained_context if context is None else context, DTYPES[dtype]
         if n is None:
             raise ValueError(f"{c.name} states no trained context: give context")
-        per_token = model_kv_cache_bytes(c, 1, dtype=dt)
-        cache = model_kv_cache_bytes(c, n, batch=batch, dtype=dt)
-        every = model_kv_cache_bytes(c.every_layer_global(), n, batch=batch, dtype=dt)
-        as_mha = _kv_as_mha(c, n, batch, dt)
+        per_token = model_costs(c, 1, dtype=dt).kv_cache_bytes
+        costs = model_costs(c, n, batch=batch, dtype=dt)
+        cache, as_mha = costs.kv_cache_bytes, costs.kv_cache_bytes_as_mha
         rows.append(
             {
                 "model": c.name,
@@ -211,7 +251,7 @@ def kv_cache_rows(
                 "per token": format_bytes(per_token),
                 "context": n,
                 "KV cache": format_bytes(cache),
-                "all global": format_bytes(every),
+                "all global": format_bytes(costs.kv_cache_bytes_all_global),
                 "as MHA": format_ratio(as_mha, cache),
             }
         )
@@ -224,8 +264,12 @@ def cost_report(
     model: str | ModelConfig, context: int, *, batch: int = 1, dtype: str = "bfloat16", fmt: str = "text"
 ) -> str:
     """:func:`cost_rows` as aligned text lines (``fmt="text"``) or an HTML table (``fmt="html"``)."""
-    rows = cost_rows(model, context, batch=batch, dtype=dtype)
-    rows.insert(1, _row("context", context=f"{context:,}", batch=f"{batch:,}", s="s" if batch != 1 else ""))
+    return format_rows(cost_rows(model, context, batch=batch, dtype=dtype), fmt=fmt)
+
+
+def format_rows(rows: list[tuple[str, str]], *, fmt: str = "text") -> str:
+    """``(label, value)`` rows as :func:`cost_report` writes them: each label padded to the widest, then two
+    spaces and its value (``fmt="text"``), or an HTML table (``fmt="html"``)."""
     if fmt == "html":
         body = "".join(
             f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"

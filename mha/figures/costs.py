@@ -16,7 +16,8 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from mha._checks import check_positive_int
 from mha.costs.configs import MODEL_CONFIGS, ModelConfig, get_config
-from mha.costs.counts import attention_macs_parts, format_bytes, model_kv_cache_bytes
+from mha.costs.counts import attention_macs_parts, model_kv_cache_bytes
+from mha.costs.report import format_bytes
 from mha.figures._pyplot import subplots
 from mha.figures._style import TEXT_PT
 

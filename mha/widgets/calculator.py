@@ -2,14 +2,14 @@
 
 :class:`CostCalculator` is an anywidget whose front end is the book's ``calculator.js``
 (:func:`mha.widgets.frontend.widget_esm`). ``settings`` = ``{"model", "context", "batch", "dtype"}`` is
-synced both ways; on every change Python computes the rows of :func:`mha.costs.cost_report` (with
-:func:`mha.costs.cost_rows` and :func:`mha.costs.model_costs`) and sends them as ``drawn`` =
-``{"rows": [[label, value], ...], "numbers": {name: decimal string}, "message": ""}``, which the page
-draws. The static book has no kernel: there, the display bundle's ``text/html`` holds the front end with
-its settings and, per model, the numbers Python computed that do not depend on them
-(:func:`mha.widgets.frontend.calculator_config`, :func:`mha.costs.calculator_data`); the page only adds and
-multiplies them for the reader's context, batch and dtype. Every model's cache is counted layer by layer:
-sliding windows, local and global layers and latent attention included.
+synced both ways; on every change Python looks the model up once, computes its costs and the rows of
+:func:`mha.costs.cost_report` from them (:func:`mha.costs.costs_and_rows`, the function behind the report),
+and sends them as ``drawn`` = ``{"rows": [[label, value], ...], "numbers": {name: decimal string},
+"message": ""}``, which the page draws. The static book has no kernel: there, the display bundle's
+``text/html`` holds the front end with its settings and, per model, the numbers Python computed that do not
+depend on them (:func:`mha.widgets.frontend.calculator_config`, :func:`mha.costs.calculator_data`); the page
+only adds and multiplies them for the reader's context, batch and dtype. Every model's cache is counted
+layer by layer: sliding windows, local and global layers and latent attention included.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from __future__ import annotations
 import dataclasses
 import html
 
-from mha.costs.configs import MODEL_CONFIGS, get_config
-from mha.costs.counts import ModelCosts, model_costs
-from mha.costs.report import DTYPES, cost_report
+from mha.costs.configs import MODEL_CONFIGS, ModelConfig, get_config
+from mha.costs.counts import ModelCosts
+from mha.costs.report import costs_and_rows, format_rows
 from mha.widgets.frontend import (
     ROOT_CLASSES,
     ComputedWidget,
@@ -80,18 +80,19 @@ class CostCalculator(ComputedWidget):
         self.costs: ModelCosts | None = None
         self._state: dict = {}  # the last settings computed, to which a bad value from the page goes back
         self.config = {k: v for k, v in calculator_config(settings).items() if k != "settings"}
-        self._apply(settings)
+        self._apply(settings, self._check(settings))
 
     @staticmethod
-    def _check(settings: dict) -> None:
-        """Raise for settings no control offers: the spec's rules (:func:`mha.widgets.spec.merge_settings`,
-        which the page applies too); an encoder or unknown model is named by :func:`get_config`."""
+    def _check(settings: dict) -> ModelConfig:
+        """The model's configuration, looked up once; raise for settings no control offers: the spec's rules
+        (:func:`mha.widgets.spec.merge_settings`, which the page applies too), an encoder or unknown model
+        (named by :func:`get_config`)."""
         unknown = sorted(set(settings) - set(SETTINGS))
         if unknown:
             raise KeyError(f"unknown settings {unknown}; the settings are {list(SETTINGS)}")
-        if "model" in settings:
-            get_config(settings["model"], decoder_only=True)
+        config = get_config(settings["model"], decoder_only=True)
         merge_settings(_SPEC, _SPEC["defaults"], settings)
+        return config
 
     def update(self, **changes: object) -> None:
         """Change some settings (``model``, ``context``, ``batch``, ``dtype``) and recompute the rows."""
@@ -100,22 +101,17 @@ class CostCalculator(ComputedWidget):
     def _react(self, changes: dict) -> None:
         settings = {**self.settings, **changes}  # from the page, ``settings`` already holds the changes
         try:
-            self._check(settings)
+            config = self._check(settings)
         except (KeyError, ValueError):
             if self.settings != self._state:
-                self._apply(self._state)  # the page goes back to the last valid settings
+                self._apply(self._state, self._config)  # the page goes back to the last valid settings
             raise
-        self._apply(settings)
+        self._apply(settings, config)
 
-    def _apply(self, settings: dict) -> None:
+    def _apply(self, settings: dict, config: ModelConfig) -> None:
         try:
             s = {**settings}
-            config = MODEL_CONFIGS[s["model"]]
-            self.costs = model_costs(config, s["context"], batch=s["batch"], dtype=DTYPES[s["dtype"]])
-            text = cost_report(s["model"], s["context"], batch=s["batch"], dtype=s["dtype"])
-            lines = text.splitlines()  # each label padded to the widest one, then two spaces, then its value
-            width = max(len(line.split("  ")[0]) for line in lines)
-            self.rows = [(line[:width].rstrip(), line[width + 2 :]) for line in lines]
+            self.costs, self.rows = costs_and_rows(config, s["context"], batch=s["batch"], dtype=s["dtype"])
             drawn = {
                 "rows": [list(row) for row in self.rows],
                 "numbers": {k: str(v) for k, v in dataclasses.asdict(self.costs).items()},
@@ -126,13 +122,12 @@ class CostCalculator(ComputedWidget):
             message = fill(BUG, figure="calculator", error=f"{type(error).__name__}: {error}")
             self.drawn = {**self.drawn, "message": message}
             raise
-        self._state = s
+        self._state, self._config = s, config
         self._publish(s, drawn)
 
     def report(self) -> str:
-        """The current numbers as :func:`cost_report`'s aligned text."""
-        s = self.settings
-        return cost_report(s["model"], s["context"], batch=s["batch"], dtype=s["dtype"])
+        """The current rows as :func:`mha.costs.cost_report`'s aligned text."""
+        return format_rows(self.rows)
 
     def static_html(self) -> str:
         """The calculator for pages without a kernel: the front end with its settings inline."""

@@ -3,28 +3,41 @@
 The box of ``mha/widgets/static/minilm.js`` tokenizes the reader's sentence (WordPiece, as the model's
 ``tokenizers`` tokenizer does), runs the whole encoder in a Web Worker, draws all ``L * h`` heads at once and
 one of them large, and lets the reader switch heads off, as :func:`mha.pretrained.ablate_encoder_heads` does
-(the head's output zeroed before ``W_o``), to see what the sentence embedding loses. The tokenizer and the
-encoder are the port ``mha/widgets/static/ports/minilm.js``, tested against :mod:`mha.pretrained` by
-``tests/test_ports.py``. Nothing is computed in Python and nothing comes from the network: the page carries
-only the box's spec (this module's :func:`box_spec`); the weights are classic scripts that the book's build
-writes beside ``minilm.js`` (:func:`write_weights_script`, called by the Sphinx extension
-``_ext/minilm_weights.py``) and that the box inserts only when used: :data:`WEIGHTS_FILE` on first use, and
-a file of :data:`WORD_ROWS` rows of the word embeddings (in the folder :data:`WORDS_DIR`) when a sentence
-first needs one of its rows. So a first use loads about half of the weights (the word embeddings are half
-of them), and every weight keeps the precision of float16. Like every figure of the book, the box is
+(the head's output zeroed before ``W_o``), to see what the sentence embedding loses and, in its difference
+view, how every head's weights move. The tokenizer and the encoder are the port
+``mha/widgets/static/ports/minilm.js``, tested against :mod:`mha.pretrained` by ``tests/unit/test_ports.py``.
+Nothing is computed in Python and nothing comes from the network: the page carries only the box's spec (this
+module's :func:`box_spec`); the weights are classic scripts that the book's build writes beside
+``minilm.js`` (:func:`write_weights_script`, called by the Sphinx extension ``_ext/minilm_weights.py``) and
+that the box inserts only when used: on first use :data:`WEIGHTS_FILE` (the vocabulary and the embeddings'
+small tensors), then the layers' tensors in parts of at most :data:`PART_CHARACTERS` characters (in the
+folder :data:`LAYERS_DIR`), in order, so that the box draws layer 1's heads as soon as layer 1 is in, says how
+far the load has come, and never holds up the page long with one file; and a file of
+:data:`WORD_ROWS` rows of the word embeddings (in the folder :data:`WORDS_DIR`) when a sentence first needs
+one of its rows. So a first use loads about half of the weights (the word embeddings are half of them), and
+every weight keeps the precision of float16. The page reads each script on its main thread and hands its
+text to the worker, which decodes it (base64, float16, float32). Like every figure of the book, the box is
 mounted from its spec by the shared controller (``controller.js``): its controls
-(:class:`mha.widgets.spec.Control`), defaults and every text it shows (:data:`MESSAGES`) are defined here;
-``minilm.js`` keeps the loading and the drawing, and its look is ``mha.css``'s.
+(:class:`mha.widgets.spec.Control`), defaults, the head it opens on and every text it shows
+(:data:`MESSAGES`) are defined here; ``minilm.js`` keeps the loading and the drawing, and its look is
+``mha.css``'s.
 
 The weights scripts' format (:data:`FORMAT`), one call each::
 
     globalThis.mhaMiniLMWeights({"format": "float16-base64", "model", "version", "config": {...},
                                  "vocab": [token, ...], "tensors": {name: {"shape": [...], "data": b64}},
+                                 "layers": {"count", "folder", "callback",
+                                            "parts": [{"layer", "names": [...], "characters"}, ...]},
                                  "words": {"name", "count", "rows", "shards", "folder", "callback"}})
+    globalThis.mhaMiniLMLayer(part, {"layer": layer, "tensors": {name: {"shape": [...], "data": b64}}})
     globalThis.mhaMiniLMWords(index, {"first": WORD_ROWS * index, "shape": [rows, d_model], "data": b64})
 
 ``name`` is a parameter of :class:`mha.pretrained.MiniLMEncoder` (``layers.0.attn.W_q.weight``, ...), and
-``data`` its values as IEEE float16, little-endian, in row-major order, in base64. The word embeddings
+``data`` its values as IEEE float16, little-endian, in row-major order, in base64. :func:`weights_payload`
+is every tensor the page holds but the word embeddings; :data:`WEIGHTS_FILE` holds those outside the layers,
+and ``<layers.folder>/<part>.js`` (:func:`layer_shard`) the tensors ``layers.parts[part].names``, all of
+layer ``layers.parts[part].layer``, with ``characters`` base64 characters, so that the page can say how much
+is in; the parts hold the layers' tensors in order. The word embeddings
 (``word_embeddings.weight``, one row per token of ``vocab``) are not among the ``tensors``: ``words`` says
 where their rows are (``<folder>/<index>.js``, :func:`word_shard`). Position embeddings are cut to the
 :data:`MAX_TOKENS` positions the tokenizer can give, and the segment embeddings to segment A
@@ -39,7 +52,9 @@ The page's contract (tests and other checks rely on it): the root element ``.mha
 property ``mha`` with ``attend(sentence)``, resolving to ``{tokens, attention}`` (``attention[layer][head]
 [query][key]``, as :func:`mha.pretrained.attend`), ``embed(sentence, {off})``, resolving to the 384 values of
 the normalised sentence embedding with the ``[layer, head]`` pairs of ``off`` (0-based) switched off, as
-:func:`mha.pretrained.ablated_embeddings`, and ``tokenize(sentence)``.
+:func:`mha.pretrained.ablated_embeddings`, ``tokenize(sentence)``, ``load()``, ``refresh()`` (the Run
+button), ``cancel()`` (Escape or the Cancel button while the model loads), ``off`` and ``shown`` (the head
+shown large, ``[layer, head]``, 0-based; settable).
 
 Shape legend:
     L        number of layers, 6
@@ -79,8 +94,13 @@ from mha.widgets.spec import ENCODER, ENCODER_CELL, ENCODER_SENTENCE, LAYER_HEAD
 CLASS_NAME = ROOT_CLASSES["mountMiniLM"]  # the root element's class, which minilm.js mounts
 WEIGHTS_FILE = "minilm-weights.js"  # written beside minilm.js in the built site's _static/
 FORMAT = "float16-base64"  # how the weights scripts store every tensor
-FORMAT_VERSION = 2  # bump when the weights scripts change, so a cached copy is rebuilt
+FORMAT_VERSION = 3  # bump when the weights scripts change, so a cached copy is rebuilt
 CALLBACK = "mhaMiniLMWeights"  # the global function the weights script calls with its data
+LAYERS_DIR = "minilm-layers"  # beside WEIGHTS_FILE: <part>.js holds a part of one layer's tensors
+LAYER_CALLBACK = "mhaMiniLMLayer"  # the global function a part's script calls with its index and data
+# The most base64 characters a part holds, unless one tensor has more: the page reads a script and hands its
+# text to the worker in one task of its main thread, which this keeps short (3 parts of 1.6 MB per layer).
+PART_CHARACTERS = 2_000_000
 WORDS_DIR = "minilm-words"  # beside WEIGHTS_FILE: <index>.js holds rows WORD_ROWS * index onwards
 WORD_ROWS = 64  # rows of the word embeddings per file: small, so a sentence loads little beyond WEIGHTS_FILE
 WORDS_CALLBACK = "mhaMiniLMWords"  # the global function a word rows script calls with its index and data
@@ -89,6 +109,10 @@ MAX_CHARS = 10_000  # the box takes at most this many characters of a sentence (
 MODEL_NAME = ENCODER
 DEFAULT_SENTENCE = ENCODER_SENTENCE
 DEFAULT_OTHER = "The dog did not go over the road, as it was exhausted."
+# The head the box opens on: the first head (layers, then heads, in order) of the first of these census
+# labels that some head has. A previous-token head draws a line just below the diagonal on any sentence: a
+# pattern a newcomer recognises at once, which the chapter's first figure has already shown.
+TELLING = ("previous", "next", "self", "same_token", "sep", "cls", "mixed", "broad")
 # Head labels of classify_heads that the box offers to switch off together, and how it names them.
 PATTERN_NAMES = {
     "cls": "look at [CLS]",
@@ -100,10 +124,34 @@ PATTERN_NAMES = {
     "broad": "spread their weight broadly",
     "mixed": "are focused, but on no listed pattern",
 }
-# What the box says, in one place; {mb} is filled in by box_spec, the other {fields} by the page.
+# The same, for one head: how a thumbnail and the large head's title say what kind of head it is.
+KIND_NAMES = {
+    "cls": "looks at [CLS]",
+    "sep": "looks at [SEP]",
+    "previous": "looks at the previous token",
+    "next": "looks at the next token",
+    "self": "looks at itself",
+    "same_token": "looks at the same word elsewhere",
+    "broad": "spreads its weight broadly",
+    "mixed": "focused, but on no listed pattern",
+}
+# What the box says, in one place; {mb} and {kb} are filled in by box_spec, the other {fields} by the page.
 MESSAGES = {
-    "idle": "Type a sentence and press Run: the model loads in your browser the first time ({mb} MB).",
-    "loading": "Loading all-MiniLM-L6-v2 into this page ({mb} MB, once)…",
+    "idle": (
+        "Type a sentence and press Run. The first Run loads the model into this page: {mb} MB, and {kb} kB "
+        "more for each new block of the vocabulary that your words fall in."
+    ),
+    "loading": (
+        "Loading all-MiniLM-L6-v2 into this page: {done} of {mb} MB, {layers} of {total} layers in. "
+        "Escape or Cancel stops it."
+    ),
+    "partial": (
+        "Loading all-MiniLM-L6-v2 into this page: {done} of {mb} MB, {layers} of {total} layers drawn, the "
+        "others follow. Escape or Cancel stops it."
+    ),
+    "progress": "Loading all-MiniLM-L6-v2",
+    "cancelled": "Loading stopped. Press Run to load the model ({mb} MB).",
+    "cancel": "Cancel",
     "running": "Running the model on your sentence…",
     "empty": "Type a sentence first: there is nothing to run the model on.",
     "truncated": (
@@ -112,7 +160,7 @@ MESSAGES = {
     ),
     "too_long": "Only the first {chars} characters are used ({cut} cut off).",
     "unknown": "{k} word(s) are not in the vocabulary and became [UNK]: {words}.",
-    "shown": "{n} tokens. Click a head to see it large.",
+    "shown": "{n} tokens. Click a head, or reach it with the arrow keys and press Enter, to see it large.",
     "failed": "The model could not be loaded in this page: {error}",
     "no_worker": "This browser cannot run the model off the page's main thread (no Web Workers).",
     "no_weights": "could not load {file}",
@@ -124,17 +172,43 @@ MESSAGES = {
     "toggle_off": "Switch layer {layer}, head {head} off",
     "toggle_on": "Switch layer {layer}, head {head} back on",
     "grid": "All heads, layers down, heads across",
+    "grid_help": "The arrow keys move between the heads; Enter shows the head large.",
     "grid_layer": "layer {layer}",
+    "grid_head": "head {head}",
     "thumb": "layer {layer}, head {head}: {pattern}",
+    "thumb_off": ", switched off",
+    "thumb_waiting": ", its layer is still loading",
+    "menu_help": "Choose with the arrow keys, then press Enter (or leave the menu) to switch them off.",
     "big": "Layer {layer}, head {head} ({pattern}){switched}: row i shows where token i looks{others}.",
     "big_switched": ", switched off: its weights are computed but its output is zeroed",
     "big_others": ", in the model with {k} head(s) off (later layers' weights change too)",
+    "big_waiting": "Layer {layer}, head {head} ({pattern}): its layer is still loading.",
+    "big_diff": (
+        "Layer {layer}, head {head} ({pattern}): its weights with {k} head(s) off minus the intact model's. "
+        "Red: more weight than intact, blue: less; the largest change is {largest}."
+    ),
+    "big_diff_before": (
+        "Layer {layer}, head {head} ({pattern}): its weights are the intact model's, since every head "
+        "switched off is in layer {first} or later, and switching a head off changes only the layers after "
+        "its own."
+    ),
+    "big_diff_none": (
+        "Layer {layer}, head {head} ({pattern}): no head is off, so nothing differs from the intact model. "
+        "Switch heads off to see which weights change."
+    ),
     "panel": LAYER_HEAD,
+    "diff_scale": "change",
     "big_label": (
         "Attention of layer {layer}, head {head} over {n} tokens; the arrow keys move along its cells, Page "
-        "Up and Page Down to the layer's other heads"
+        "Up and Page Down to the previous and next head"
     ),
+    "big_label_diff": (
+        "Change of the attention of layer {layer}, head {head} over {n} tokens with {k} head(s) off; the "
+        "arrow keys move along its cells, Page Up and Page Down to the previous and next head"
+    ),
+    "big_empty": "The head shown large, drawn once the model has run",
     "cell": ENCODER_CELL,
+    "cell_diff": ENCODER_CELL + " (intact {intact}, change {change})",
     # the read-out of what switching heads off changes
     "all_on": "All {total} heads on.",
     "some_off": "{k} of {total} heads off. Your sentence's embedding vs. the intact model's: cosine {cos}.",
@@ -147,6 +221,7 @@ CONTROL_LABELS = {
     "other": "Compare with",
     "layer_off": "Switch off all heads of",
     "pattern_off": "Switch off the heads that",
+    "difference": "Show the difference from the intact model",
 }
 CHOOSE = "\u2026"
 FALLBACK = (
@@ -169,9 +244,12 @@ def box_spec(
 
     Returns:
         ``{"figure", "controls", "defaults": {"sentence", "other"}, "messages", "model", "layers", "heads",
-        "d_model", "max_tokens", "max_chars", "weights", "format", "callback", "labels"}``. The controls
-        (:class:`mha.widgets.spec.Control`) are the two sentences and two menus that switch heads off, a
-        layer's or a pattern's (named with its number of heads); ``controller.js`` mounts them.
+        "d_model", "max_tokens", "max_chars", "weights", "characters", "format", "callback", "labels",
+        "kinds", "shown"}``. The controls (:class:`mha.widgets.spec.Control`) are the two sentences, two
+        menus that switch heads off, a layer's or a pattern's (named with its number of heads), and the
+        difference view; ``controller.js`` mounts them. ``characters`` is the size of the first load
+        (:func:`weights_size`), ``kinds`` names each label for one head, and ``shown`` is the head the box
+        opens on (:func:`telling_head`).
     """
     L, h = MINILM.n_layers, MINILM.h
     if (
@@ -192,16 +270,30 @@ def box_spec(
     layers = tuple((layer, fill(MESSAGES["grid_layer"], layer=layer + 1)) for layer in range(L))
     patterns = tuple((p, f"{PATTERN_NAMES[p]} ({count[p]})") for p in present)
     menus = {"layer_off": layers, "pattern_off": patterns}  # actions, not settings; "" does nothing
-    controls = [Control(name, "text", CONTROL_LABELS[name]) for name in ("sentence", "other")] + [
-        Control(name, "select", CONTROL_LABELS[name], (("", CHOOSE), *choices), setting=False)
-        for name, choices in menus.items()
+    controls = [
+        *(Control(name, "text", CONTROL_LABELS[name]) for name in ("sentence", "other")),
+        *(
+            Control(name, "select", CONTROL_LABELS[name], (("", CHOOSE), *choices), setting=False)
+            for name, choices in menus.items()
+        ),
+        Control("difference", "checkbox", CONTROL_LABELS["difference"], setting=False),  # a view option
     ]
-    megabytes = f"{weights_size()[1] / 1e6:.0f}"
+    characters = weights_size()[1]
+    sizes = {
+        "{mb}": f"{characters / 1e6:.0f}",
+        "{kb}": f"{_base64_length(WORD_ROWS * MINILM.d_model) / 1e3:.0f}",
+    }
+
+    def sized(text: str) -> str:
+        for field, value in sizes.items():
+            text = text.replace(field, value)
+        return text
+
     return {
         "figure": "MiniLM box",
         "controls": [c.to_json() for c in controls],
         "defaults": {"sentence": sentence, "other": other},
-        "messages": messages(**{key: text.replace("{mb}", megabytes) for key, text in MESSAGES.items()}),
+        "messages": messages(**{key: sized(text) for key, text in MESSAGES.items()}),
         "model": MODEL_NAME,
         "layers": L,
         "heads": h,
@@ -209,10 +301,24 @@ def box_spec(
         "max_tokens": MAX_TOKENS,
         "max_chars": MAX_CHARS,
         "weights": WEIGHTS_FILE,
+        "characters": characters,
         "format": FORMAT,
         "callback": CALLBACK,
         "labels": [list(row) for row in labels],
+        "kinds": {label: KIND_NAMES[label] for label in present},
+        "shown": list(telling_head(labels)),
     }
+
+
+def telling_head(labels: Sequence[Sequence[str]]) -> tuple[int, int]:
+    """The head the box opens on, ``(layer, head)``, 0-based: the first head with the first label of
+    :data:`TELLING` that ``labels`` (``labels[layer][head]``, as for :func:`box_spec`) holds; for
+    all-MiniLM-L6-v2's census, its one previous-token head."""
+    for label in TELLING:
+        for layer, row in enumerate(labels):
+            if label in row:
+                return layer, list(row).index(label)
+    raise ValueError(f"labels must hold one of {list(TELLING)}")
 
 
 def box_html(
@@ -413,6 +519,11 @@ def _page_shapes(state: dict) -> dict:
     return shapes
 
 
+def _base64_length(count: int) -> int:
+    """The base64 characters of ``count`` float16 values."""
+    return 4 * math.ceil(2 * count / 3)
+
+
 def _float16_base64(values: np.ndarray | torch.Tensor) -> str:
     """Values as IEEE float16, little-endian, row-major, in base64 (:func:`decode_tensor` reads it back)."""
     array = values.detach().to("cpu").numpy() if isinstance(values, torch.Tensor) else values
@@ -422,8 +533,8 @@ def _float16_base64(values: np.ndarray | torch.Tensor) -> str:
 @functools.cache
 def weights_size() -> tuple[int, int]:
     """``(values, characters)``: how many weights the page holds (the word embeddings included), and how many
-    base64 characters of them its first use loads, :data:`WEIGHTS_FILE`'s (every tensor but the word
-    embeddings, whose rows come :data:`WORD_ROWS` at a time as a sentence needs them).
+    base64 characters of them its first use loads: every tensor but the word embeddings, whose rows come
+    :data:`WORD_ROWS` at a time as a sentence needs them (:data:`WEIGHTS_FILE`'s and the layers' files').
 
     Counted from :data:`mha.pretrained.MINILM`'s sizes, without loading the weights (a test checks it against
     :func:`weights_payload`).
@@ -433,13 +544,19 @@ def weights_size() -> tuple[int, int]:
     per_layer = [(d, d), (d,)] * 4 + [(d,), (d,), (d_ff, d), (d_ff,), (d, d_ff), (d,), (d,), (d,)]
     shapes = [(MAX_TOKENS, d), (1, d), (d,), (d,)] + per_layer * c.n_layers  # all but the word embeddings
     values = sum(math.prod(shape) for shape in shapes) + c.vocab_size * d
-    characters = sum(4 * math.ceil(2 * math.prod(shape) / 3) for shape in shapes)  # float16 in base64
+    characters = sum(_base64_length(math.prod(shape)) for shape in shapes)  # float16 in base64
     return values, characters
 
 
+def _layer_of(name: str) -> int | None:
+    """The layer a parameter belongs to (``layers.<layer>.``), or ``None`` for the embeddings'."""
+    return int(name.split(".")[1]) if name.startswith("layers.") else None
+
+
 def weights_payload(encoder: MiniLMEncoder) -> dict:
-    """What :data:`WEIGHTS_FILE` holds (see the module docstring): every tensor but the word embeddings, in
-    float16, the vocabulary, and where the word embeddings' rows are (:func:`word_shard`)."""
+    """Every tensor the page holds but the word embeddings, in float16, the vocabulary, where the layers'
+    tensors are (:func:`layer_shard`) and where the word embeddings' rows are (:func:`word_shard`); see the
+    module docstring. :data:`WEIGHTS_FILE` holds it without the layers' tensors (:func:`weights_script`)."""
     state = encoder.state_dict()
     shapes = _page_shapes(state)  # positions: (MAX_TOKENS, d_model), segments: (1, d_model), segment A
     tensors = {
@@ -461,6 +578,12 @@ def weights_payload(encoder: MiniLMEncoder) -> dict:
         "max_tokens": MAX_TOKENS,
         "vocab": by_id,
         "tensors": tensors,
+        "layers": {
+            "count": c.n_layers,
+            "folder": LAYERS_DIR,
+            "callback": LAYER_CALLBACK,
+            "parts": _parts(tensors, c.n_layers),
+        },
         "words": {
             "name": WORDS,
             "count": c.vocab_size,
@@ -470,6 +593,35 @@ def weights_payload(encoder: MiniLMEncoder) -> dict:
             "callback": WORDS_CALLBACK,
         },
     }
+
+
+def _parts(tensors: dict, layers: int) -> list[dict]:
+    """The layers' tensors in parts, in order: each part one layer's, at most :data:`PART_CHARACTERS` base64
+    characters unless one tensor has more, as ``{"layer", "names", "characters"}``."""
+    parts: list[dict] = []
+    for layer in range(layers):
+        start = len(parts)
+        for name, t in tensors.items():
+            if _layer_of(name) != layer:
+                continue
+            size = len(t["data"])
+            last = parts[-1] if len(parts) > start else None
+            if last is None or last["characters"] + size > PART_CHARACTERS:
+                last = {"layer": layer, "names": [], "characters": 0}
+                parts.append(last)
+            last["names"].append(name)
+            last["characters"] += size
+    return parts
+
+
+def layer_shard(payload: dict, part: int) -> dict:
+    """Part ``part`` of the layers' tensors of a :func:`weights_payload`, as ``{"layer", "tensors"}``:
+    ``minilm-layers/<part>.js`` holds it."""
+    parts = payload["layers"]["parts"]
+    if not 0 <= part < len(parts):
+        raise ValueError(f"part must lie in 0..{len(parts) - 1}, got {part}")
+    names = parts[part]["names"]
+    return {"layer": parts[part]["layer"], "tensors": {name: payload["tensors"][name] for name in names}}
 
 
 def word_shard(encoder: MiniLMEncoder, index: int) -> dict:
@@ -489,10 +641,19 @@ def decode_tensor(entry: dict) -> np.ndarray:
     return values.astype(np.float32).reshape(entry["shape"])
 
 
-def weights_script(encoder: MiniLMEncoder | None = None) -> str:
-    """The text of ``minilm-weights.js``: one call of :data:`CALLBACK` with :func:`weights_payload`."""
-    payload = weights_payload(encoder if encoder is not None else load_minilm())
-    return f"globalThis.{CALLBACK}({json.dumps(payload, separators=(',', ':'))});\n"
+def weights_script(encoder: MiniLMEncoder | None = None, payload: dict | None = None) -> str:
+    """The text of ``minilm-weights.js``: one call of :data:`CALLBACK` with :func:`weights_payload`, less the
+    layers' tensors (``payload``: that payload, if computed already)."""
+    payload = payload or weights_payload(encoder if encoder is not None else load_minilm())
+    tensors = {name: t for name, t in payload["tensors"].items() if _layer_of(name) is None}
+    return f"globalThis.{CALLBACK}({json.dumps({**payload, 'tensors': tensors}, separators=(',', ':'))});\n"
+
+
+def layer_script(payload: dict, part: int) -> str:
+    """The text of ``minilm-layers/<part>.js``: one call of :data:`LAYER_CALLBACK` with its
+    :func:`layer_shard`."""
+    shard = json.dumps(layer_shard(payload, part), separators=(",", ":"))
+    return f"globalThis.{LAYER_CALLBACK}({part},{shard});\n"
 
 
 def word_script(encoder: MiniLMEncoder, index: int) -> str:
@@ -503,17 +664,22 @@ def word_script(encoder: MiniLMEncoder, index: int) -> str:
 
 
 def _write_scripts(directory: Path) -> None:
-    """Write :data:`WEIGHTS_FILE` and the folder :data:`WORDS_DIR` of word rows into ``directory``."""
+    """Write :data:`WEIGHTS_FILE`, the folder :data:`LAYERS_DIR` of the layers' parts and the folder
+    :data:`WORDS_DIR` of word rows into ``directory``."""
     encoder = load_minilm()
-    (directory / WEIGHTS_FILE).write_text(weights_script(encoder), encoding="ascii")
+    payload = weights_payload(encoder)
+    (directory / WEIGHTS_FILE).write_text(weights_script(payload=payload), encoding="ascii")
+    (directory / LAYERS_DIR).mkdir()
+    for part in range(len(payload["layers"]["parts"])):
+        (directory / LAYERS_DIR / f"{part}.js").write_text(layer_script(payload, part), encoding="ascii")
     (directory / WORDS_DIR).mkdir()
     for index in range(math.ceil(encoder.config.vocab_size / WORD_ROWS)):
         (directory / WORDS_DIR / f"{index}.js").write_text(word_script(encoder, index), encoding="ascii")
 
 
 def write_weights_script(target: Path, *, cache: Path | None = None) -> Path:
-    """Write ``minilm-weights.js`` to ``target``, and the word rows into the folder :data:`WORDS_DIR` beside
-    it, building them once per model version into ``cache``.
+    """Write ``minilm-weights.js`` to ``target``, and the layers and the word rows into the folders
+    :data:`LAYERS_DIR` and :data:`WORDS_DIR` beside it, building them once per model version into ``cache``.
 
     Args:
         target: the file to write (the built site's ``_static/minilm-weights.js``).
@@ -538,13 +704,15 @@ def write_weights_script(target: Path, *, cache: Path | None = None) -> Path:
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(cached / WEIGHTS_FILE, target)
-    shutil.copytree(cached / WORDS_DIR, target.parent / WORDS_DIR, dirs_exist_ok=True)
+    for folder in (LAYERS_DIR, WORDS_DIR):
+        shutil.copytree(cached / folder, target.parent / folder, dirs_exist_ok=True)
     return target
 
 
 __all__ = [
     "CLASS_NAME",
     "FORMAT",
+    "LAYERS_DIR",
     "MAX_TOKENS",
     "MESSAGES",
     "WEIGHTS_FILE",
@@ -553,8 +721,11 @@ __all__ = [
     "box_html",
     "box_spec",
     "decode_tensor",
+    "layer_script",
+    "layer_shard",
     "minilm_box",
     "page_tokens",
+    "telling_head",
     "weights_payload",
     "weights_script",
     "weights_size",

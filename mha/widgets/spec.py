@@ -1,10 +1,10 @@
 """Each figure's spec, defined once: its controls (choices, bounds, defaults, labels), its rules and messages.
 
-The spec goes to the page with the figure's data (``"spec"`` in a static root's inline JSON, in the
-``config`` traitlet of a live widget), and ``mha/widgets/static/controller.js`` mounts the figure from it:
-the scripts declare no choice, bound, default or message of their own (``tests/test_widgets.py`` scans
-them). The same rules check a reader's input on both sides: :func:`merge_settings` here, ``mergeSettings``
-in the port ``mha/widgets/static/ports/settings.js``, which ``tests/test_ports.py`` keeps equal to this one.
+The spec goes to the page with the figure's data (``"spec"`` in a static root's inline JSON, in the ``config``
+traitlet of a live widget), and ``mha/widgets/static/controller.js`` mounts the figure from it: the scripts
+declare no choice, bound, default or message of their own (``tests/unit/test_widgets.py`` scans them). The
+same rules check a reader's input on both sides: :func:`merge_settings` here, ``mergeSettings`` in the port
+``mha/widgets/static/ports/settings.js``, which ``tests/unit/test_ports.py`` keeps equal to this one.
 
 A control is a :class:`Control`; a spec is a plain dict (JSON as it is)::
 
@@ -37,8 +37,8 @@ from mha.compute.explorer import (
     split_tokens,
 )
 from mha.compute.stages import AXIS_NAMES, STAGES
-from mha.costs.counts import BYTE_UNITS, COUNT_UNITS, projection_params
-from mha.costs.report import DTYPES, ROWS
+from mha.costs.counts import projection_params
+from mha.costs.report import BYTE_UNITS, COUNT_UNITS, DTYPES, ROWS
 
 # -- the messages of every figure ----------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@
  *   format: value -> string to print in each cell, or null, selected: {panel, row, col} or null,
  *   groups: null or {size, names}: vertical separators every `size` columns, names above (heads side by side),
  *   scaleLabel: "weight", maskKey: the key's text that explains the hatching (the spec's "masked"), or null,
- *   tickFormat: null or (value, step) -> string,
+ *   tickFormat: null or (value, step) -> string, palette: "diverging" for signed values (else viridis),
  *   swatches: null, or [{t, text}]: a key of single colours (t in [0, 1] on the scale) in place of the colour
  *             bar, for a picture of yes and no (the window explorer's masks), which no 0-1 scale describes,
  * }
@@ -35,14 +35,22 @@
   "use strict";
   const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
 
-  // matplotlib's viridis at 9 evenly spaced points; colours in between are interpolated linearly.
-  const VIRIDIS = ["#440154", "#472c7a", "#3b518b", "#2c718e", "#21908d", "#27ad81", "#5cc863", "#aadc32", "#fde725"]
-    .map((hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)));
-  const LUT = Array.from({ length: 256 }, (_, i) => {
-    const t = (i / 255) * (VIRIDIS.length - 1), k = Math.min(Math.floor(t), VIRIDIS.length - 2), f = t - k;
-    const rgb = VIRIDIS[k].map((c, j) => Math.round(c + f * (VIRIDIS[k + 1][j] - c)));
-    return { rgb, css: `rgb(${rgb.join(",")})`, dark: 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2] < 128 };
-  });
+  // A colour scale from evenly spaced colours, interpolated linearly: `size` entries {rgb, css, dark}.
+  function lut(stops, size) {
+    const points = stops.map((hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)));
+    return Array.from({ length: size }, (_, i) => {
+      const t = (i / (size - 1)) * (points.length - 1), k = Math.min(Math.floor(t), points.length - 2), f = t - k;
+      const rgb = points[k].map((c, j) => Math.round(c + f * (points[k + 1][j] - c)));
+      return { rgb, css: `rgb(${rgb.join(",")})`, dark: 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2] < 128 };
+    });
+  }
+  // matplotlib's viridis at 9 evenly spaced points
+  const LUT = lut(["#440154", "#472c7a", "#3b518b", "#2c718e", "#21908d", "#27ad81", "#5cc863", "#aadc32", "#fde725"], 256);
+  // ColorBrewer's RdBu at 11 points, reversed (matplotlib's RdBu_r): blue below the middle, near-white at it,
+  // red above; for signed values such as a difference (spec.palette "diverging", lo = -hi). An odd number of
+  // entries, so that 0 is the middle colour exactly.
+  const DIVERGING = lut(["#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7", "#f4a582",
+    "#d6604d", "#b2182b", "#67001f"], 255);
   let scratch = null; // a canvas of one pixel per cell, scaled up onto the picture: fast for many cells
   const MASK_FILL = "#dbdbdb", MASK_LINE = "#595959";
   const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Noto Sans CJK SC", sans-serif';
@@ -51,6 +59,10 @@
   /** A colour of the scale for t in [0, 1]. */
   function colour(t) {
     return LUT[Math.max(0, Math.min(255, Math.round(t * 255)))];
+  }
+  /** A colour of the diverging scale for t in [0, 1] (0.5: the middle, near-white). */
+  function divergingColour(t) {
+    return DIVERGING[Math.max(0, Math.min(254, Math.round(t * 254)))];
   }
 
   /** A token as a label: at most 10 characters (code points), the 10th an ellipsis if it is cut. */
@@ -78,6 +90,7 @@
 
   function drawHeatmaps(canvas, spec) {
     const ctx = canvas.getContext("2d");
+    const paint = spec.palette === "diverging" ? divergingColour : colour;
     const style = getComputedStyle(canvas);
     const ink = ns.printing ? "#000" : style.color || "#222"; // on paper, black whatever the screen's theme
     const k = parseFloat(style.getPropertyValue("--mha-text-scale")) || 1; // 1 on a page, larger on a slide
@@ -192,7 +205,7 @@
       for (let i = 0; i < rows; i++) {
         for (let j = 0; j < cols; j++) {
           if (panel.mask && !panel.mask[i][j]) continue;
-          image.data.set(colour((panel.values[i][j] - lo) / pspan).rgb, 4 * (i * cols + j));
+          image.data.set(paint((panel.values[i][j] - lo) / pspan).rgb, 4 * (i * cols + j));
           image.data[4 * (i * cols + j) + 3] = 255;
         }
       }
@@ -210,7 +223,7 @@
           for (let j = 0; j < cols; j++) {
             if (panel.mask && !panel.mask[i][j]) continue;
             const v = panel.values[i][j];
-            ctx.fillStyle = colour((v - lo) / pspan).dark ? "#fff" : "#111";
+            ctx.fillStyle = paint((v - lo) / pspan).dark ? "#fff" : "#111";
             ctx.fillText(spec.format(v), x0 + (j + 0.5) * cw, y0 + (i + 0.5) * ch);
           }
         }
@@ -324,7 +337,7 @@
       }
     }
     for (let k = 0; k < bh; k++) {
-      ctx.fillStyle = colour(1 - k / (bh - 1)).css;
+      ctx.fillStyle = paint(1 - k / (bh - 1)).css;
       ctx.fillRect(bx, by + k, bw, 1.5);
     }
     ctx.strokeStyle = "rgba(128,128,128,0.6)";
@@ -387,5 +400,5 @@
   /** A weight (0 to 1) as the figures print it in a cell: two decimals, no leading zero (".42", "1.00"). */
   const weightText = (v) => v.toFixed(2).replace(/^0/, "");
 
-  Object.assign(ns, { drawHeatmaps, colour, label, formatNumber, weightText, MAX_LABEL });
+  Object.assign(ns, { drawHeatmaps, colour, divergingColour, label, formatNumber, weightText, MAX_LABEL });
 })(globalThis);

@@ -7,7 +7,7 @@
  *   numpy "<f4" bytes      mha.widgets.frontend.tensor_json and the widgets' `drawn` arrays
  *                          (HeadExplorer.payload, EncoderExplorer.payload, MiniLMWidget.compute) -> float32s
  * (The float16 of the MiniLM weights is read by ports/minilm.js, whose worker cannot see this file.)
- * Tested by tests/test_ports.py (test_bytes_*), in mini-racer, against those Python functions.
+ * Tested by tests/unit/test_ports.py (test_bytes_*), in mini-racer, against those Python functions.
  *
  * A port is a classic script that adds to globalThis.mhaFrontEnd, in strict mode, with no top-level binding
  * (so it is also valid inside the ES module that mha/widgets/frontend.py concatenates for a live widget); it

@@ -1,16 +1,16 @@
 /* mha front end, PORT of the cost calculator's numbers: mha/costs for the calculator's context, batch, dtype.
  *
- * Python twins: mha.costs.counts.model_costs (params, macs_per_token, macs_per_sequence, kv_cache_bytes),
- * mha.costs.counts.kv_cache_bytes (kv_cache_bytes_as_mha) and mha.costs.counts.model_kv_cache_bytes of
- * every_layer_global() (kv_cache_bytes_all_global) -> costs; mha.costs.report.cost_rows (the rows, from the
- * labels and templates of mha.costs.report.ROWS, in the spec) -> costs(...).rows; format_bytes ->
- * formatBytes, format_count -> formatCount (their units, mha.costs.counts.BYTE_UNITS and COUNT_UNITS,
- * come with the spec; digits grouped as f"{x:,.2f}"), format_ratio -> formatRatio. What does not depend on the settings comes per model from
- * mha.costs.report.calculator_data (texts, counts per layer, windows); this file only adds and multiplies
- * those numbers. Integer arithmetic is exact (BigInt: a forward pass of a large model over a long batch
- * exceeds 2**53 multiply-adds), and the formatters round exactly as Python's f"{x:.2f}" and f"{x:.1f}" do.
- * Tested by tests/test_ports.py (test_costs_*), in mini-racer, against cost_report and model_costs for
- * every decoder of mha.costs.MODEL_CONFIGS; needs ports/settings.js (format) when called.
+ * Python twins: mha.costs.counts.model_costs (params, macs_per_token, macs_per_sequence, kv_cache_bytes,
+ * kv_cache_bytes_all_global, kv_cache_bytes_as_mha: one set of counts) -> costs;
+ * mha.costs.report.costs_and_rows (the report's rows, written from those counts with the labels and
+ * templates of mha.costs.report.ROWS, in the spec) -> costs(...).rows; mha.costs.report.format_bytes ->
+ * formatBytes, format_count -> formatCount (their units, mha.costs.report.BYTE_UNITS and COUNT_UNITS, come
+ * with the spec; digits grouped as f"{x:,.2f}"), format_ratio -> formatRatio. What does not depend on the
+ * settings comes per model from mha.costs.report.calculator_data (texts, counts per layer, windows); this file
+ * only adds and multiplies those numbers. Integer arithmetic is exact (BigInt: a forward pass of a large model
+ * over a long batch exceeds 2**53 multiply-adds), and the formatters round exactly as Python's f"{x:.2f}" and
+ * f"{x:.1f}" do. Tested by tests/unit/test_ports.py (test_costs_*), in mini-racer, against cost_report and
+ * model_costs for every decoder of mha.costs.MODEL_CONFIGS; needs ports/settings.js (format) when called.
  *
  * A port: a classic script adding to globalThis.mhaFrontEnd, strict, no top-level binding, no DOM.
  */

@@ -9,7 +9,7 @@
  *     (a head's output zeroed before W_o; ablated_embeddings) -> forward;
  *   the weights as mha.widgets.minilm_page.weights_payload and word_shard store them (numpy "<f2"; read back
  *     by decode_tensor) -> float16s.
- * Tested by tests/test_ports.py (test_minilm_*), in mini-racer, against those functions: on a small encoder
+ * Tested by tests/unit/test_ports.py (test_minilm_*), in mini-racer, against those functions: on a small encoder
  * with a small vocabulary in the fast lane, on all-MiniLM-L6-v2 itself (the book's corpus, odd input, a
  * sample of Unicode) in the slow one.
  *

@@ -2,7 +2,7 @@
  *
  * Python twins (mha.compute.portable_random): mix32 -> mix32, text_word -> textWord, stream_key -> streamKey,
  * uniform -> uniform. Only 32-bit integer arithmetic (Math.imul is multiplication mod 2**32), so the two
- * languages agree bit for bit. Tested by tests/test_ports.py (test_random_*), in mini-racer, against those
+ * languages agree bit for bit. Tested by tests/unit/test_ports.py (test_random_*), in mini-racer, against those
  * functions. Needs ports/bytes.js (utf8Bytes) when called.
  *
  * A port: a classic script adding to globalThis.mhaFrontEnd, strict, no top-level binding, no DOM.

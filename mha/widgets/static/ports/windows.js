@@ -2,7 +2,7 @@
  *
  * Python twins (mha.compute.since_2017): layer_masks -> layerMasks (global_period 0 for None), receptive_fields
  * -> receptiveFields; windowsCompute adds the entries the stack caches, layer_masks(...)[:, -1].sum(). Every
- * number is a small integer or a boolean, the same in both languages. Tested by tests/test_ports.py
+ * number is a small integer or a boolean, the same in both languages. Tested by tests/unit/test_ports.py
  * (test_windows_*), in mini-racer, against those functions on the cases of the browser tests.
  *
  * Layer i (1-based) is global iff global_period > 0 and i % global_period == 0; a local layer lets query i

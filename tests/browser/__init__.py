@@ -1,0 +1,1 @@
+"""The browser lane: the figures, the built pages, the decks and JupyterLab in headless Chromium."""

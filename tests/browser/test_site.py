@@ -1,0 +1,382 @@
+"""The built site in headless Chromium, as a reader meets it (its files: tests/book/test_site.py).
+
+Every page is loaded twice, as a reader offline would meet it: from a local server (http://) and opened from
+disk (file://, where Chromium runs no ES modules and allows no fetch), with every request to another host
+blocked. A page requests nothing from another host, raises no error and logs none, decodes every image, and
+MathJax (vendored in _vendor/mathjax) typesets every equation: no TeX delimiters left in the text outside
+code, no TeX errors, no missing fonts. Then each interactive figure's numbers are checked once, end to end,
+over file:// (the stricter scheme): the ports on many more cases run in tests/unit/test_ports.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+import torch
+
+from tests.built_site import CHAPTER_PAGES, PAGES, SITE, is_local, open_page
+from tests.port_cases import SHIPPED_SENTENCES, site_explorer_sweep
+
+pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
+
+
+# Reads a loaded page once MathJax has typeset it (pages without equations do not load MathJax) and the fonts
+# it asked for have loaded or failed. TeX delimiters are looked for in every text node, shown or folded away
+# (solutions), except in code, where they are the point, and in MathJax's own output.
+_READ_PAGE = r"""async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  await document.fonts.ready;
+  const skip = "pre, code, script, style, noscript, template, textarea, mjx-container";
+  const rawTex = new Set();
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (node.parentElement.closest(skip)) continue;
+    if (["\\(", "\\[", "$$", "\\begin{"].some(d => node.data.includes(d))) rawTex.add(node.data.trim());
+  }
+  return {
+    title: document.title,
+    brokenImages: [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src),
+    equations: document.querySelectorAll("mjx-container").length,
+    rawTex: [...rawTex].map(text => text.slice(0, 80)),
+    texErrors: [...document.querySelectorAll("mjx-container merror, mjx-container mtext[mathcolor=red]")]
+      .map(e => e.getAttribute("data-mjx-error") || e.textContent),
+    fontsFailed: [...document.fonts].filter(f => f.status === "error").map(f => f.family),
+  };
+}"""
+
+
+@dataclass
+class Visit:
+    """What the browser met on one page, with every request to another host blocked."""
+
+    title: str
+    errors: list[str]  # uncaught exceptions and console errors
+    other_hosts: list[str]  # requests to other hosts (all blocked)
+    failed_local: list[str]  # the site's own files that failed to load
+    broken_images: list[str]
+    equations: int  # typeset by MathJax (mjx-container elements)
+    raw_tex: list[str]  # text outside code that still shows TeX delimiters
+    tex_errors: list[str]  # MathJax's errors and undefined macros
+    fonts_failed: list[str]
+
+
+def _visit(browser, url: str, origin: str) -> Visit:
+    tab = browser.new_page()
+    errors, other_hosts, failed_local = [], [], []
+
+    def on_console(message):
+        source = message.location.get("url", "")
+        # A blocked request to another host logs "Failed to load resource"; `other_hosts` reports it.
+        if message.type == "error" and not (
+            message.text.startswith("Failed to load resource") and not is_local(source, origin)
+        ):
+            errors.append(f"console error: {message.text} ({source})")
+
+    tab.on("pageerror", lambda error: errors.append(f"page error: {error}"))
+    tab.on("console", on_console)
+    tab.on("requestfailed", lambda r: is_local(r.url, origin) and failed_local.append(r.url))
+    tab.on("request", lambda r: is_local(r.url, origin) or other_hosts.append(r.url))
+    tab.route(lambda url: not is_local(url, origin), lambda route: route.abort())
+    tab.goto(url, wait_until="load")
+    seen = tab.evaluate(_READ_PAGE)
+    tab.close()
+    return Visit(
+        seen["title"],
+        errors,
+        other_hosts,
+        failed_local,
+        seen["brokenImages"],
+        seen["equations"],
+        seen["rawTex"],
+        seen["texErrors"],
+        seen["fontsFailed"],
+    )
+
+
+@pytest.fixture(scope="module")
+def visit(server, browser):
+    """visit(scheme, page): the page over http:// from the local server, or from disk (file://); each once."""
+    visits: dict[tuple[str, str], Visit] = {}
+
+    def load(scheme: str, page: str) -> Visit:
+        if (scheme, page) not in visits:
+            if scheme == "http":
+                visits[scheme, page] = _visit(browser, f"{server}/{page}.html", server)
+            else:
+                visits[scheme, page] = _visit(browser, (SITE / f"{page}.html").as_uri(), "file://")
+        return visits[scheme, page]
+
+    return load
+
+
+SCHEMES = ["http", "file"]
+
+
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_pages_render_in_a_browser_with_every_image_decoded(scheme, page, visit):
+    seen = visit(scheme, page)
+    failed, broken = seen.failed_local, seen.broken_images
+    assert not failed, f"{page} ({scheme}): the site's own files failed to load: {failed}"
+    assert not broken, f"{page} ({scheme}): images not decoded: {broken}"
+    assert seen.title, f"{page} has no title"
+
+
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_pages_raise_no_errors_and_need_no_other_host(scheme, page, visit):
+    """A reader offline gets the whole page: nothing comes from a CDN, and no script fails."""
+    seen = visit(scheme, page)
+    other_hosts, errors = sorted(set(seen.other_hosts)), seen.errors
+    assert not other_hosts, f"{page} ({scheme}) requests other hosts: {other_hosts}"
+    assert not errors, f"{page} ({scheme}): " + "\n".join(errors)
+
+
+@pytest.mark.parametrize("page", CHAPTER_PAGES)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_chapters_show_typeset_equations_not_tex(scheme, page, visit):
+    seen = visit(scheme, page)
+    raw_tex, tex_errors, fonts_failed = seen.raw_tex, seen.tex_errors, seen.fonts_failed
+    assert seen.equations > 0, f"{page} ({scheme}): MathJax typeset no equation"
+    assert not raw_tex, f"{page} ({scheme}) shows raw TeX: {raw_tex}"
+    assert not tex_errors, f"{page} ({scheme}): TeX errors or undefined macros: {tex_errors}"
+    assert not fonts_failed, f"{page} ({scheme}): fonts failed to load: {fonts_failed}"
+
+
+def test_mathjax_loads_its_extensions_and_fonts_from_disk(browser):
+    """The vendored copy is complete: a package that MathJax's autoload fetches on first use (`\\boldsymbol`,
+    `\\cancel`) loads from disk, and the fonts of the CommonHTML output load there too."""
+    tab = browser.new_page()
+    requested = []
+    tab.on("request", lambda r: requested.append(r.url))
+    tab.route(lambda url: not url.startswith("file://"), lambda route: route.abort())
+    tab.goto((SITE / f"{CHAPTER_PAGES[0]}.html").as_uri(), wait_until="load")
+    html = tab.evaluate(
+        "tex => MathJax.startup.promise.then(() => MathJax.tex2chtmlPromise(tex)).then(n => n.outerHTML)",
+        r"\boldsymbol{W}_i \cancel{x}",
+    )
+    fonts = tab.evaluate(
+        "document.fonts.ready.then(fs => [...fs].filter(f => f.status === 'loaded').map(f => f.family))"
+    )
+    tab.close()
+    assert "merror" not in html and "mathcolor" not in html, html
+    loaded = {url.rsplit("/", 1)[-1] for url in requested}
+    assert {"boldsymbol.js", "cancel.js"} <= loaded, sorted(loaded)
+    assert "MJXTEX" in fonts and "MJXTEX-I" in fonts, fonts
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The interactive figures on the static site (mha/widgets/static/, data inline in the page)
+# ---------------------------------------------------------------------------------------------------------
+
+EXPLORER_PAGE = "chapters/the_math"
+TRAINED_PAGE = "chapters/appendix_toy_heads"  # the toy experiment moved there from chapter 1
+
+
+def test_the_static_explorers_compute_what_python_computes(browser):
+    """The book's one browser check of the explorer's numbers, from disk (file://) and offline: on the maths
+    chapter a fresh layer's weights equal mha.compute.explorer_weights (1e-5), on the appendix's page the
+    shipped trained model's equal Python's. (The port on many more cases: tests/unit/test_ports.py.)"""
+    from mha.chapters.training import load_models
+    from mha.compute.explorer import build_mask, explorer_weights, head_weights
+
+    tab, errors = open_page(browser, EXPLORER_PAGE)
+    assert tab.locator(".mha-explorer").count() == 1
+    names = tab.evaluate(
+        "() => [...document.querySelector('.mha-explorer').querySelectorAll('[name]')].map(e => e.name)"
+    )
+    assert {"d_model", "h", "mask", "valid_length", "sentence", "seed"} <= set(names)
+    sweep = site_explorer_sweep()
+    drawn = tab.evaluate("all => all.map(s => document.querySelector('.mha-explorer').mha.update(s))", sweep)
+    for settings, weights in zip(sweep, drawn, strict=True):
+        expected = explorer_weights(**settings)
+        got = torch.tensor(weights, dtype=torch.float64)
+        assert got.shape == expected.shape, settings
+        torch.testing.assert_close(got, expected.double(), atol=1e-5, rtol=0, msg=str(settings))
+    # h from 4 to 8 redraws eight panels at once, and the controls agree with the picture
+    tab.evaluate(
+        "() => document.querySelector('.mha-explorer').mha.update({d_model: 32, h: 4, mask: 'causal'})"
+    )
+    tab.locator('.mha-explorer select[name="h"]').select_option("8")
+    state = tab.evaluate(
+        "() => { const m = document.querySelector('.mha-explorer').mha; "
+        "return {h: m.settings.h, heads: m.weights.length}; }"
+    )
+    assert state == {"h": 8, "heads": 8}
+    tab.close()
+    assert not errors, errors
+
+    tab, errors = open_page(browser, TRAINED_PAGE)  # the appendix: the trained copy-3 model
+    settings = tab.evaluate("() => document.querySelector('.mha-explorer').mha.settings")
+    assert settings["source"] == "trained"
+    model = load_models()["copy-3/h4/seed0"]
+    for sentence in (settings["sentence"], *SHIPPED_SENTENCES[:2]):
+        for mask in ("causal", "none"):
+            drawn = tab.evaluate(
+                "s => document.querySelector('.mha-explorer').mha.update(s)",
+                {"sentence": sentence, "mask": mask},
+            )
+            tokens = sentence.split()
+            expected = head_weights(model.attn, model.embed_names(tokens), build_mask(mask, len(tokens)))
+            torch.testing.assert_close(torch.tensor(drawn, dtype=torch.float32), expected, atol=1e-5, rtol=0)
+    tab.close()
+    assert not errors, errors
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Chapter 1's real heads: all-MiniLM-L6-v2's precomputed attention, drawn by realheads.js
+# ---------------------------------------------------------------------------------------------------------
+
+REALHEADS_PAGE = "chapters/trained_heads"
+
+
+def test_the_real_heads_viewer_draws_the_model_weights_within_8_bit_rounding(browser, minilm):
+    """Switching sentence, layer and head redraws; what is drawn is the inline data, and that data is the
+    model's attention (mha.pretrained.attend) to within half a step of 1/255. From disk (file://)."""
+    import numpy as np
+
+    from mha.pretrained import attend
+    from mha.widgets.realheads import SCALE, dequantise
+
+    tab, errors = open_page(browser, REALHEADS_PAGE)
+    assert tab.locator(".mha-realheads").count() == 1
+    tab.evaluate("() => document.querySelector('.mha-realheads').mha.ready")
+    config = _inline_config(REALHEADS_PAGE)  # the front end replaces the root's children when it mounts
+    stored = dequantise(config)
+    first = tab.evaluate("() => document.querySelector('.mha-realheads').mha.canvas.toDataURL()")
+    seen = {first}
+    choices = [("sentence", 1), ("layer", 3), ("head", 7), ("sentence", len(stored) - 1), ("layer", 0)]
+    for name, value in choices:
+        before = tab.evaluate("() => document.querySelector('.mha-realheads').mha.draws")
+        tab.locator(f'.mha-realheads select[name="{name}"]').select_option(index=value)  # in order
+        root = tab.evaluate(
+            "() => { const m = document.querySelector('.mha-realheads').mha; "
+            "return {settings: m.settings, weights: m.weights, tokens: m.tokens, draws: m.draws, "
+            "picture: m.canvas.toDataURL()}; }"
+        )
+        assert root["settings"][name] == value
+        assert root["draws"] > before, f"choosing {name} {value} did not redraw"
+        seen.add(root["picture"])
+        s, layer, head = (root["settings"][k] for k in ("sentence", "layer", "head"))
+        drawn = np.array(root["weights"])
+        np.testing.assert_array_equal(drawn, stored[s][layer, head])
+        tokens, live = attend(minilm, config["sentences"][s]["text"])
+        assert root["tokens"] == tokens == config["sentences"][s]["tokens"]
+        assert np.abs(drawn - live[layer, head].numpy()).max() <= 0.5 / SCALE + 1e-6
+    assert len(seen) == len(choices) + 1, "every choice should change the picture"
+    # the read-out names the cell under the pointer, with its stored weight
+    box = tab.evaluate("() => document.querySelector('.mha-realheads').mha.layout.rects[0]")
+    cell = tab.evaluate("() => document.querySelector('.mha-realheads').mha.layout.cw")
+    tab.locator(".mha-realheads canvas").hover(
+        position={"x": box["x"] + 1.5 * cell, "y": box["y"] + 0.5 * cell}
+    )
+    readout = tab.locator(".mha-realheads .mha-readout").text_content()
+    assert "layer 1, head" in readout and "(row 1)" in readout and "(column 2)" in readout, readout
+    tab.close()
+    assert not errors, errors
+
+
+def _inline_config(page: str) -> dict:
+    """The JSON of the page's .mha-realheads root, read from the HTML file."""
+    import json
+    import re
+
+    text = (SITE / f"{page}.html").read_text()
+    match = re.search(
+        r'<div class="mha-realheads"><script type="application/json">(.*?)</script>', text, re.S
+    )
+    assert match, f"{page} has no .mha-realheads root with inline data"
+    return json.loads(match.group(1))  # JSON reads the escaped "<\\/" as "</"
+
+
+CALCULATOR_PAGE = "chapters/typical_configs"
+STEPPER_PAGE = "chapters/step_by_step"
+
+
+def test_the_static_calculator_equals_mha_costs_for_every_model(browser):
+    """On the built page, from disk and offline: every decoder-only configuration's numbers equal mha.costs'.
+    (The port on more cases: tests/unit/test_ports.py.)"""
+    from mha.costs import DTYPES, MODEL_CONFIGS, cost_report, model_costs
+
+    tab, errors = open_page(browser, CALCULATOR_PAGE)
+    assert tab.locator(".mha-calculator").count() == 1
+    settings = [
+        {"model": c.name, "context": c.trained_context or 4096, "batch": 2, "dtype": "bfloat16"}
+        for c in MODEL_CONFIGS.values()
+        if c.kind == "decoder"
+    ]
+    results = tab.evaluate(
+        """all => all.map(s => { const r = document.querySelector('.mha-calculator').mha.update(s);
+                                 return {rows: r.rows, params: String(r.params),
+                                         kv: String(r.kv_cache_bytes)}; })""",
+        settings,
+    )
+    for s, got in zip(settings, results, strict=True):
+        costs = model_costs(MODEL_CONFIGS[s["model"]], s["context"], batch=2, dtype=DTYPES["bfloat16"])
+        assert (int(got["params"]), int(got["kv"])) == (costs.params, costs.kv_cache_bytes), s["model"]
+        width = max(len(k) for k, _ in got["rows"])
+        lines = "\n".join(f"{k.ljust(width)}  {v}" for k, v in got["rows"])
+        assert lines == cost_report(s["model"], s["context"], batch=2, dtype="bfloat16"), s["model"]
+    root = tab.locator(".mha-calculator")
+    before = root.locator("table").text_content()
+    root.locator("select[name=model]").focus()
+    tab.keyboard.press("ArrowUp")  # keyboard operation: the model before the last one set
+    assert root.locator("table").text_content() != before
+    tab.close()
+    assert not errors, errors
+
+
+def test_the_static_stepper_shows_the_stages_python_computed(browser):
+    """On the built page, from disk and offline: each stage the stepper draws is attention_stages of the
+    example."""
+    from mha.chapters.worked_example import small_example
+    from mha.compute import STAGES, attention_stages
+
+    example = small_example()
+    stages = attention_stages(example.module(), example.x)
+    tab, errors = open_page(browser, STEPPER_PAGE)
+    root = tab.locator(".mha-stepper").first
+    for stage in STAGES:
+        got = tab.evaluate(
+            "key => document.querySelector('.mha-stepper').mha.update({stage: key})", stage.key
+        )
+        torch.testing.assert_close(
+            torch.tensor(got, dtype=torch.float64), stages[stage.key], atol=1e-12, rtol=0
+        )
+    picture = root.locator("canvas").first.screenshot()
+    root.get_by_text("previous", exact=False).first.click()
+    assert root.locator("canvas").first.screenshot() != picture
+    tab.close()
+    assert not errors, errors
+
+
+def test_the_static_explorer_answers_the_keyboard_and_every_control(browser):
+    """Tab to a control and press an arrow key, or change any control: the drawing and settings follow."""
+    tab, errors = open_page(browser, EXPLORER_PAGE)
+    root = tab.locator(".mha-explorer")
+    canvas = root.locator("canvas").first
+
+    def settings():
+        return tab.evaluate("() => document.querySelector('.mha-explorer').mha.settings")
+
+    start = settings()
+    root.locator("select[name=h]").focus()
+    tab.keyboard.press("ArrowDown")
+    assert settings()["h"] != start["h"]
+    for name, value in (("d_model", "48"), ("mask", "padding"), ("seed", "7"), ("sentence", "a b c d e")):
+        before = canvas.screenshot()
+        control = root.locator(f"[name={name}]")
+        if name in ("d_model", "mask"):
+            control.select_option(value)
+        else:
+            control.fill(value)
+            control.dispatch_event("change")
+        assert canvas.screenshot() != before, name
+        assert str(settings()[name]) == value, name
+    before = canvas.screenshot()
+    root.locator("[name=valid_length]").fill("2")
+    root.locator("[name=valid_length]").dispatch_event("change")
+    assert canvas.screenshot() != before and settings()["valid_length"] == 2
+    tab.close()
+    assert not errors, errors

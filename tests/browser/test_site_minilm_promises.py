@@ -1,0 +1,354 @@
+"""Chapter 1's MiniLM box keeps its promises on the built site (issue 32): print, keyboard, first load, the
+difference view, axe-core.
+
+Reads the built book (run `make book` first, as for tests/browser/test_site.py). Each test reproduces one
+defect the issue found:
+- the box printed as an empty frame: its static picture was hidden by a rule that outranked the print rule;
+- its 72 thumbnails could not be reached by keyboard and had no name; only layer 1's heads could be shown
+  large from the keyboard;
+- the arrow keys in a "switch off" menu switched heads off at every key press;
+- the first Run said nothing of its size until Run, showed no progress, could not be stopped, and decoded the
+  weights on the page's main thread (the benchmark, benchmarks/bench_page_minilm.py, times it);
+- switching a head off changed the large picture faintly or not at all;
+- the large head's canvas had the role img and no name before Run (axe-core: role-img-alt).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+import struct
+
+import pytest
+import torch
+from axe_playwright_python.sync_playwright import Axe
+from pypdf import PdfReader
+
+from mha.chapters.minilm_heads import load_head_results
+from mha.pretrained import ablate_encoder_heads, attend
+from mha.widgets.minilm_page import box_spec
+from tests.built_site import SITE, is_local
+
+pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
+
+PAGE = "chapters/why_multiple_heads"
+BOX = ".mha-minilm"
+API = f"document.querySelector('{BOX}').mha"
+SPEC = box_spec(load_head_results()["labels"])
+M = SPEC["messages"]
+WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+
+
+def _open(browser, url: str | None = None, **context):
+    """The chapter in a fresh context (from disk unless `url`), every other host blocked; its errors."""
+    page = browser.new_context(**context).new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    url = url or (SITE / f"{PAGE}.html").as_uri()
+    origin = "file://" if url.startswith("file:") else url.split("/chapters/", 1)[0]
+    page.route(lambda u: not is_local(u, origin), lambda route: route.abort())
+    page.goto(url, wait_until="load")
+    return page, errors
+
+
+def _run(page) -> None:
+    """Run the box on its sentences, as the Run button does, until it has drawn the whole model."""
+    page.evaluate(f"() => {API}.refresh()")
+    page.locator(f"{BOX} .mm-readout").filter(has_text="heads").wait_for()
+
+
+def _close(page, errors) -> None:
+    page.context.close()
+    assert not errors, errors
+
+
+def _png_size(data_uri: str) -> tuple[int, int]:
+    png = base64.b64decode(data_uri.split(",", 1)[1])
+    assert png[12:16] == b"IHDR"
+    return struct.unpack(">II", png[16:24])
+
+
+# -- print --------------------------------------------------------------------------------------------------
+
+
+def test_the_box_prints_its_static_picture(browser):
+    page, errors = _open(browser)
+    picture = page.locator(f"{BOX} > img.mm-print")
+    size = _png_size(picture.get_attribute("src"))
+    assert not picture.is_visible()  # on screen, the live box
+    pdf = PdfReader(io.BytesIO(page.pdf(format="A4")))
+    printed = [(image.image.width, image.image.height) for p in pdf.pages for image in p.images]
+    assert size in printed, f"the box's {size} picture is not among the PDF's images {printed}"
+    page.emulate_media(media="print")
+    assert picture.is_visible() and not page.locator(f"{BOX} .mm-grid").is_visible()
+    assert not page.locator(f"{BOX} button[name=run]").is_visible()
+    _close(page, errors)
+
+
+# -- keyboard ---------------------------------------------------------------------------------------------
+
+
+def _focused(page) -> dict:
+    return page.evaluate(
+        """() => { const e = document.activeElement;
+        return {tag: e.tagName, name: e.getAttribute('aria-label') || e.textContent,
+                layer: e.dataset.layer, head: e.dataset.head}; }"""
+    )
+
+
+def test_the_grid_is_one_tab_stop_and_any_head_is_shown_large_from_the_keyboard(browser):
+    page, errors = _open(browser)
+    box = page.locator(BOX)
+    grid = box.get_by_role("grid", name=M["grid"])
+    cells = grid.get_by_role("gridcell")
+    assert cells.count() == SPEC["layers"] * SPEC["heads"]
+    names = cells.evaluate_all("cells => cells.map((c) => c.getAttribute('aria-label'))")
+    heads = {tuple(map(int, re.match(r"layer (\d+), head (\d+): ", n).groups())) for n in names}
+    assert len(heads) == len(names) == 72  # every thumbnail named after its head, and its kind
+    layer, head = SPEC["shown"]
+    label = SPEC["kinds"][SPEC["labels"][layer][head]]
+    assert grid.get_by_role("gridcell", name=f"layer {layer + 1}, head {head + 1}: {label}").count() == 1
+    assert cells.evaluate_all("cells => cells.filter((c) => c.tabIndex === 0).length") == 1  # one Tab stop
+    _run(page)
+    box.locator("button[name=run]").focus()
+    page.keyboard.press("Tab")
+    assert _focused(page)["layer"] == str(layer) and _focused(page)["head"] == str(head)
+    for key in ["ArrowDown"] * 9 + [
+        "ArrowRight"
+    ] * 15:  # to the last layer's last head, and against the edges
+        page.keyboard.press(key)
+    assert (_focused(page)["layer"], _focused(page)["head"]) == ("5", "11")
+    page.keyboard.press("Home")
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("Enter")
+    assert page.evaluate(f"() => {API}.shown") == [4, 0]
+    assert box.locator(".mm-big-title").text_content().startswith("Layer 5, head 1 (")
+    assert grid.get_by_role("gridcell", selected=True).get_attribute("data-layer") == "4"
+    page.keyboard.press("Control+End")
+    page.keyboard.press(" ")
+    assert page.evaluate(f"() => {API}.shown") == [5, 11]
+    page.keyboard.press("Tab")  # out of the grid at once: the next control
+    assert _focused(page)["name"] == "Switch layer 6, head 12 off"
+    page.keyboard.press("Shift+Tab")  # and back to the head it left
+    assert (_focused(page)["layer"], _focused(page)["head"]) == ("5", "11")
+    # the large head: a name, and Page Up / Page Down through all 72 heads
+    big = box.locator(".mha-figure canvas")
+    assert big.get_attribute("role") == "img" and "layer 6, head 12" in big.get_attribute("aria-label")
+    big.focus()
+    page.keyboard.press("ArrowRight")
+    assert box.locator(".mha-readout").text_content().startswith("layer 6, head 12: query")
+    page.keyboard.press("PageDown")
+    assert page.evaluate(f"() => {API}.shown") == [0, 0]
+    page.keyboard.press("PageUp")
+    page.keyboard.press("PageUp")
+    assert page.evaluate(f"() => {API}.shown") == [5, 10]
+    _close(page, errors)
+
+
+def test_a_menus_arrow_keys_choose_and_only_enter_or_leaving_it_switches_heads_off(browser):
+    page, errors = _open(browser)
+    box = page.locator(BOX)
+    off = lambda: page.evaluate(f"() => {API}.off")  # noqa: E731
+    layers = box.locator("select[name=layer_off]")
+    layers.focus()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    assert layers.input_value() == "1" and off() == []  # chosen, not yet switched off
+    page.keyboard.press("Enter")
+    assert off() == [[1, h] for h in range(12)] and layers.input_value() == ""
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Escape")  # changed its mind
+    page.keyboard.press("Tab")
+    assert len(off()) == 12
+    patterns = box.locator("select[name=pattern_off]")
+    patterns.focus()
+    page.keyboard.press("ArrowDown")
+    first = patterns.input_value()
+    assert len(off()) == 12
+    page.keyboard.press("Tab")  # leaving the menu switches its choice off
+    labels = SPEC["labels"]
+    expected = {(1, h) for h in range(12)} | {
+        (layer, h) for layer in range(6) for h in range(12) if labels[layer][h] == first
+    }
+    assert {tuple(p) for p in off()} == expected
+    box.locator("button[name=reset]").click()
+    layers.select_option("5")  # a pick from the list (what a mouse does, and other checks) acts at once
+    assert off() == [[5, h] for h in range(12)]
+    _close(page, errors)
+
+
+# -- the first load ----------------------------------------------------------------------------------------
+
+
+def _throttle(page, mbit: float | None) -> None:
+    """Chromium's network emulation (http only): `mbit` megabits per second, or none."""
+    cdp = page.context.new_cdp_session(page)
+    rate = -1 if mbit is None else mbit * 1e6 / 8
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {
+            "offline": False,
+            "latency": 0 if mbit is None else 20,
+            "downloadThroughput": rate,
+            "uploadThroughput": rate,
+        },
+    )
+
+
+def test_the_first_run_says_its_size_shows_progress_draws_layers_as_they_come_and_can_be_stopped(
+    browser, server
+):
+    page, errors = _open(browser, f"{server}/{PAGE}.html")
+    box = page.locator(BOX)
+    status, progress = box.locator(".mha-status"), box.locator("progress")
+    assert status.text_content() == M["idle"] and f"{SPEC['characters'] / 1e6:.0f} MB" in M["idle"]
+    assert status.get_attribute("aria-live") == "polite" and not progress.is_visible()
+    _throttle(page, 20)
+    for stop in ("Escape", "Cancel"):
+        box.locator("button[name=run]").click()
+        progress.wait_for()
+        assert box.locator("button[name=cancel]").is_visible()
+        assert re.search(r"[0-9.]+ of 29 MB", status.text_content())
+        box.locator(".mha-figure canvas[data-mha-font-px]").wait_for()  # layer 1 is in: its heads, drawn
+        waiting = box.locator(f"[role=gridcell][data-layer='5'][aria-label$='{M['thumb_waiting']}']")
+        assert waiting.count() == 12 and progress.is_visible()  # the last layer is still loading
+        assert 0 < float(progress.get_attribute("value")) < SPEC["characters"]
+        assert status.text_content().startswith("Loading") and "of 6 layers drawn" in status.text_content()
+        if stop == "Escape":
+            page.keyboard.press("Escape")
+        else:
+            box.locator("button[name=cancel]").click()
+        status.filter(has_text=M["cancelled"]).wait_for()
+        assert not progress.is_visible() and not box.locator("button[name=cancel]").is_visible()
+        assert not box.locator(".mha-figure").is_visible() and box.locator(".mm-readout").text_content() == ""
+        assert (
+            box.locator(f"[role=gridcell][aria-label$='{M['thumb_waiting']}']").count() == 0
+        )  # as before Run
+        assert _focused(page)["name"] == M["run"]  # not lost with the Cancel button
+    _throttle(page, None)
+    box.locator("button[name=run]").click()
+    box.locator(".mm-readout").filter(has_text="All 72 heads on").wait_for()
+    assert not progress.is_visible()
+    _close(page, errors)
+
+
+# The page's own float16 and base64 decoders, counted on the main thread: ns.miniLM() keeps its source (the
+# worker is built from it) and hands the page a port whose float16s counts its calls.
+COUNT_DECODING = """(() => {
+  const ns = (globalThis.mhaFrontEnd = {}), counts = (globalThis.mhaDecoded = {float16s: 0, base64Bytes: 0});
+  let miniLM = null, base64Bytes = null;
+  Object.defineProperty(ns, "base64Bytes", {
+    get: () => base64Bytes && ((...a) => { counts.base64Bytes++; return base64Bytes(...a); }),
+    set: (f) => { base64Bytes = f; },
+  });
+  Object.defineProperty(ns, "miniLM", {
+    get: () => {
+      if (!miniLM) return miniLM;
+      const counted = () => { const port = miniLM(); const f = port.float16s;
+        return {...port, float16s: (...a) => { counts.float16s++; return f(...a); }}; };
+      counted.toString = () => miniLM.toString();
+      return counted;
+    },
+    set: (f) => { miniLM = f; },
+  });
+})();"""
+
+
+def test_the_page_decodes_no_weight_on_its_main_thread(browser, minilm):
+    context = browser.new_context()
+    context.add_init_script(COUNT_DECODING)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto((SITE / f"{PAGE}.html").as_uri(), wait_until="load")
+    _run(page)
+    assert page.evaluate("() => mhaDecoded") == {"float16s": 0, "base64Bytes": 0}
+    got = page.evaluate(f"s => {API}.attend(s)", "The cat sat on the mat.")
+    tokens, expected = attend(minilm, "The cat sat on the mat.")  # (L, h, n, n)
+    assert got["tokens"] == tokens
+    torch.testing.assert_close(torch.tensor(got["attention"]), expected, atol=0.005, rtol=0)
+    _close(page, errors)
+
+
+# -- the difference view -----------------------------------------------------------------------------------
+
+# A thumbnail's pixels away from the cross drawn over a head switched off; and the diverging scale's middle.
+PIXELS = """([layer, head]) => {
+  const canvas = document.querySelector(`.mha-minilm canvas[data-layer='${layer}'][data-head='${head}']`);
+  const w = canvas.width, data = canvas.getContext('2d').getImageData(0, 0, w, canvas.height).data, out = [];
+  for (let y = 2; y < canvas.height - 2; y += 3) for (let x = 2; x < w - 2; x += 3) {
+    const i = 4 * (y * w + x);
+    if (Math.abs(x - y) > 8 && Math.abs(x + y - w) > 8) out.push(Array.from(data.slice(i, i + 3)));
+  }
+  return out;
+}"""
+MIDDLE = [247, 247, 247]  # ColorBrewer RdBu's centre, the colour of "no change"
+
+
+def test_the_difference_view_shows_what_switching_heads_off_changes(browser, minilm):
+    page, errors = _open(browser)
+    box = page.locator(BOX)
+    _run(page)
+    title = box.locator(".mm-big-title")
+    box.locator("select[name=layer_off]").select_option("0")
+    box.locator(".mm-readout").filter(has_text="12 of 72 heads off").wait_for()
+    box.locator("input[name=difference]").check()
+    layer, head = SPEC["shown"]  # in layer 1: its weights cannot change
+    pattern = SPEC["kinds"]["previous"]
+    assert title.text_content() == M["big_diff_before"].format(
+        layer=layer + 1, head=head + 1, pattern=pattern, first=1
+    )
+    assert all(p == MIDDLE for h in range(12) for p in page.evaluate(PIXELS, [0, h]))
+    changed = sum(p != MIDDLE for p in page.evaluate(PIXELS, [1, 9]))
+    assert changed > 20, "layer 2, head 10 looks unchanged in the difference view"
+    page.evaluate(f"() => {{ {API}.shown = [1, 9]; }}")
+    largest = float(re.search(r"the largest change is (\d+\.\d+)", title.text_content()).group(1))
+    encoder, sentence = minilm, SPEC["defaults"]["sentence"]
+    _, intact = attend(encoder, sentence)
+    with ablate_encoder_heads(encoder, [(0, h) for h in range(12)]):
+        _, off = attend(encoder, sentence)  # (L, h, n, n)
+    expected = (off[1, 9] - intact[1, 9]).abs().max().item()
+    assert largest > 0.1 and abs(largest - expected) < 0.01
+    layout = page.evaluate(f"() => {API}.layout")
+    ticks = [float(b["text"]) for b in layout["boxes"] if b["kind"] == "tick"]
+    assert {b["text"] for b in layout["boxes"] if b["kind"] == "scale"} == {M["diff_scale"]}
+    assert min(ticks) < 0 < max(ticks)  # a legend for both signs
+    box.locator(".mha-figure canvas").focus()
+    page.keyboard.press("ArrowRight")
+    assert re.search(
+        r"weight [0-9.]+ \(intact [0-9.]+, change [-+][0-9.]+\)", box.locator(".mha-readout").text_content()
+    )
+    box.locator("input[name=difference]").uncheck()
+    assert "row i shows where token i looks" in title.text_content()
+    _close(page, errors)
+
+
+# -- axe-core ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_box_passes_axe_core_in_both_themes_on_desktop_and_phone(browser, theme, width):
+    page, errors = _open(browser, viewport={"width": width, "height": 900}, color_scheme=theme)
+    page.evaluate(f"() => {{ document.documentElement.dataset.theme = '{theme}'; }}")
+    axe, found = Axe(), []
+    for when in ("before Run", "after Run, a head off, the difference view"):
+        if when != "before Run":
+            _run(page)
+            page.locator(f"{BOX} button[name=toggle]").click()
+            page.locator(f"{BOX} .mm-readout").filter(has_text="1 of 72 heads off").wait_for()
+            page.locator(f"{BOX} input[name=difference]").check()
+        # the box's top below the theme's sticky header, which would cover a control (target-size)
+        page.evaluate(
+            f"() => scrollTo(0, document.querySelector('{BOX}').getBoundingClientRect().top + scrollY - 150)"
+        )
+        # (preload: false, or axe-core reads every stylesheet itself, which fails from disk and says so)
+        options = {"runOnly": [*WCAG, "experimental"], "preload": False}
+        result = axe.run(page, context={"include": [[BOX]]}, options=options)
+        for v in result.response["violations"]:
+            if v["impact"] in ("serious", "critical") and set(v["tags"]) & set(WCAG):
+                found.append(f"{when}: {v['id']}: {[n['html'][:80] for n in v['nodes'][:3]]}")
+    assert not found, found
+    _close(page, errors)

@@ -1,0 +1,93 @@
+"""The Chinese site in Chromium (its files: tests/book/test_site_zh.py).
+
+From disk (file://), other hosts blocked, on a sample of pages (the Chinese home page, the glossary, the
+search page, and one page per kind of interactive figure): no error, nothing from another host, every image
+decoded, the equations typeset, every figure mounted; the pages keep to a 390 px phone (dark theme) and a 1280
+px screen (light theme), where the figures fit their boxes and their text keeps a 4.5:1 contrast; a search for
+a Chinese word finds the translated chapter; and chapter 1's MiniLM box runs the model from the English site's
+weights.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mha.pretrained import attend
+from mha.widgets.frontend import FIGURES, ROOT_CLASSES
+from mha.widgets.minilm_page import CLASS_NAME, WEIGHTS_FILE
+from tests.book.test_site_zh import FIGURE_PAGES, SAMPLE, ZH
+from tests.browser.test_site import _visit
+from tests.browser.test_site_layout import _FIGURES, _SIDEWAYS, READY
+from tests.built_site import SITE
+
+pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
+
+
+@pytest.mark.parametrize("page", SAMPLE)
+def test_sampled_chinese_pages_work_offline_from_disk(page, browser):
+    seen = _visit(browser, (ZH / f"{page}.html").as_uri(), "file://")
+    assert not seen.errors, "\n".join(seen.errors)
+    assert not seen.other_hosts and not seen.failed_local and not seen.broken_images, seen
+    assert not seen.raw_tex and not seen.tex_errors and not seen.fonts_failed, seen
+    if page.startswith("chapters/"):
+        assert seen.equations > 0, f"zh/{page}: MathJax typeset nothing"
+    tab = browser.new_page()
+    tab.goto((ZH / f"{page}.html").as_uri(), wait_until="load")
+    roots = tab.evaluate(
+        f"() => [...document.querySelectorAll('{FIGURES}')].map(r => [r.className, !!r.mha])"
+    )
+    tab.close()
+    expected = [name for name, where in FIGURE_PAGES.items() if where == page]
+    assert {c.split()[0] for c, _ in roots} >= set(expected), f"zh/{page}: figures {roots}"
+    assert all(mounted for _, mounted in roots), f"zh/{page}: a figure did not mount: {roots}"
+    assert set(ROOT_CLASSES.values()) == set(FIGURE_PAGES), "a kind of figure has no sampled page"
+
+
+@pytest.mark.parametrize(("width", "scheme"), [(390, "dark"), (1280, "light")])
+def test_sampled_chinese_pages_fit_a_phone_and_their_figures_read_in_both_themes(browser, width, scheme):
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    tab = context.new_page()
+    found = {}
+    for page in SAMPLE:
+        tab.goto((ZH / f"{page}.html").as_uri(), wait_until="load")
+        tab.evaluate(READY)  # the real heads inflate their weights
+        wide = tab.evaluate(_SIDEWAYS)
+        if wide["scrollWidth"] > wide["width"] or wide["out"]:
+            found[page] = wide
+        if bad := tab.evaluate(_FIGURES):
+            found[page] = bad
+    context.close()
+    assert not found, f"at {width} px, {scheme}: {found}"
+
+
+def test_a_search_for_a_chinese_word_finds_the_translated_chapter(browser):
+    tab = browser.new_page()
+    tab.route(lambda url: not url.startswith("file:"), lambda route: route.abort())
+    tab.goto(
+        (ZH / "search.html").as_uri() + "?q=%E5%A4%9A%E5%A4%B4%E6%B3%A8%E6%84%8F%E5%8A%9B", wait_until="load"
+    )
+    tab.wait_for_selector("#search-results ul.search li", timeout=20_000)
+    hits = tab.evaluate(
+        "() => [...document.querySelectorAll('#search-results ul.search li a')].map(a => a.href)"
+    )
+    tab.close()
+    assert any(h.endswith("chapters/step_by_step.html") for h in hits), hits
+    assert all("/zh/" in h for h in hits), "the Chinese search leads to Chinese pages"
+
+
+def test_the_chinese_minilm_box_runs_the_model_from_the_english_sites_weights(browser, minilm):
+    tab = browser.new_page()
+    errors, requests = [], []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    tab.on("request", lambda r: requests.append(r.url))
+    tab.route(lambda url: not url.startswith(("file:", "data:", "blob:")), lambda route: route.abort())
+    tab.goto((ZH / f"{FIGURE_PAGES['mha-minilm']}.html").as_uri(), wait_until="load")
+    root = f"document.querySelector('.{CLASS_NAME}').mha"
+    tab.evaluate(f"() => {root}.load()")
+    loaded = [r for r in requests if r.endswith(WEIGHTS_FILE)]
+    assert loaded == [(SITE / "_static" / WEIGHTS_FILE).resolve().as_uri()], loaded
+    sentence = "The animal didn't cross the street because it was too tired."
+    got = tab.evaluate(f"s => {root}.attend(s)", sentence)
+    tab.close()
+    tokens, _ = attend(minilm, sentence)
+    assert got["tokens"] == tokens and not errors, errors

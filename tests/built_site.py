@@ -1,0 +1,38 @@
+"""The built book that the book and browser lanes read: where it is, its pages, and a page opened offline.
+
+`make test` builds the book (with warnings as errors) before it runs the tests, so they read a fresh build;
+run `make book` first when running them by hand, or point ``MHA_SITE`` at another build (``jupyter-book build
+. --path-output DIR`` gives ``DIR/_build/html``). A test that reads it asks for the ``built_site`` fixture
+(tests/conftest.py), which fails early when there is none.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import yaml
+
+from tests import ROOT
+
+SITE = Path(os.environ.get("MHA_SITE") or ROOT / "_build" / "html")
+TOC = yaml.safe_load((ROOT / "_toc.yml").read_text())
+PAGES = [TOC["root"]] + [c["file"] for part in TOC.get("parts", []) for c in part["chapters"]]
+CHAPTER_PAGES = [p for p in PAGES if p.startswith("chapters/")]
+
+
+def is_local(url: str, origin: str = "file://") -> bool:
+    """Whether the page may load ``url``: the site's own files (under ``origin``), data and blobs."""
+    return url.startswith((origin, "data:", "blob:"))
+
+
+def open_page(browser, page: str):
+    """``page`` of the built site from disk (file://), every other host blocked: ``(tab, errors)``, where
+    ``errors`` collects the page's uncaught exceptions and console errors."""
+    tab = browser.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    tab.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    tab.route(lambda url: not is_local(url), lambda route: route.abort())
+    tab.goto((SITE / f"{page}.html").as_uri(), wait_until="load")
+    return tab, errors
