@@ -1,12 +1,12 @@
 """The axe-core scan of the built site that tests/browser/test_site_axe_light.py and ``_dark.py`` run.
 
-Accessibility is measured, not assumed (STYLE.md 34): every page of the book (``_toc.yml``'s, in the built site
-of tests/built_site.py) is scanned with axe-core
-(the copy that ``axe-playwright-python`` bundles, driving the house's Chromium) against the rules tagged
-WCAG 2.0, 2.1 and 2.2 A and AA, experimental rules with those tags included (``label-content-name-mismatch``,
-``td-has-header`` ...), at a desktop's width, and the pages with a figure at a phone's width too; a violation
-of impact serious or critical fails. One file per theme, so that ``make test``'s two workers (``--dist
-loadfile``) scan the themes side by side; each file opens one browser context and one tab, and reuses it.
+Accessibility is measured, not assumed (STYLE.md 34): every page of the book (``_toc.yml``'s, in the built
+site of tests/built_site.py) is scanned with axe-core (the copy that ``axe-playwright-python`` bundles,
+driving the house's Chromium) against the rules tagged WCAG 2.0, 2.1 and 2.2 A and AA, experimental rules with
+those tags included (``label-content-name-mismatch``, ``td-has-header`` ...), at a desktop's width, and the
+pages with a figure at a phone's width too; a violation of impact serious or critical fails. One file per
+theme, so that ``make test``'s two workers (``--dist loadfile``) scan the themes side by side; each file opens
+one browser context and one tab, and reuses it.
 
 Chapter 1's MiniLM box is scanned here as the page opens; tests/browser/test_site_minilm_promises.py scans it
 after a Run too (its weights load for seconds).
@@ -32,7 +32,8 @@ from tests.built_site import PAGES
 TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa")
 IMPACTS = ("serious", "critical")
 DESKTOP, PHONE = 1280, 390
-FIGURE_ROOT = re.compile(r"""class=\\?["'](""" + "|".join(ROOT_CLASSES.values()) + r")\b")  # in a notebook's JSON too
+# a figure's root in a page's source (in a notebook's JSON, its quotes escaped)
+FIGURE_ROOT = re.compile(r"""class=\\?["'](""" + "|".join(ROOT_CLASSES.values()) + r")\b")
 
 # The page is scanned once it is as a reader sees it: MathJax has typeset it, its fonts are in, and its
 # figures have drawn (a figure root is mounted when it has el.mha; the real-heads viewer inflates its data).
@@ -96,7 +97,7 @@ CODE_CONTRAST = """() => {
 }"""
 
 
-# axe-core's own call, once the script is in the page (axe-playwright-python's Axe.run injects it at every call)
+# axe-core's own call, once its script is in the page (axe-playwright-python's Axe.run injects it every call)
 RUN = "([context, options]) => axe.run(context, options)"
 CODE = "div.highlight pre"  # a code block: its syntax colouring is thousands of spans
 
@@ -116,7 +117,11 @@ def scan(tab, url: str, theme: str, width: int, rules: list[str]) -> list[str]:
 
     def run(context: dict, ids: list[str]) -> list[dict]:
         # (preload: false, or axe-core reads every stylesheet itself, which fails from disk and says so)
-        options = {"runOnly": {"type": "rule", "values": ids}, "resultTypes": ["violations"], "preload": False}
+        options = {
+            "runOnly": {"type": "rule", "values": ids},
+            "resultTypes": ["violations"],
+            "preload": False,
+        }
         return tab.evaluate(RUN, [context, options])["violations"]
 
     # every rule on the page but its code blocks; every rule but the contrast on the code blocks, whose

@@ -1,12 +1,12 @@
 """Each figure keeps its promise (issue 32): the defects a reader met, each reproduced on the harness page.
 
-In Chromium, on the harness page of tests/browser/test_frontend.py (the figures' own files over ``file://``, no book
-theme), driven as a reader drives them, with the keyboard where a reader would: a number box never commits
-a number half typed, a setting that depends on another follows it and says so, "show numbers" writes in
-the cells, the stepper reads out its weights and keeps the focus, the window explorer shows the reach the
+In Chromium, on the harness page of tests/browser/test_frontend.py (the figures' own files over ``file://``,
+no book theme), driven as a reader drives them, with the keyboard where a reader would: a number box never
+commits a number half typed, a setting that depends on another follows it and says so, "show numbers" writes
+in the cells, the stepper reads out its weights and keeps the focus, the window explorer shows the reach the
 chapter describes and redraws at a new width, a long word wraps inside its figure, the toy model names the
 tokens it reads, and every picture has a name, a keyboard and a read-out. The same checks on the built book,
-with the theme around the figures, are in tests/browser/test_site_keyboard.py and tests/browser/test_site_axe_*.py.
+with the theme around the figures: tests/browser/test_site_keyboard.py, test_site_axe_*.py.
 """
 
 from __future__ import annotations
