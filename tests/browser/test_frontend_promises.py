@@ -363,6 +363,7 @@ def test_every_picture_has_a_name_a_keyboard_and_a_read_out(page):
         canvas = page.locator(f"#{root} canvas")
         assert canvas.get_attribute("role") == "img" and canvas.get_attribute("tabindex") == "0", root
         assert len(canvas.get_attribute("aria-label")) > 30, root
+        assert not re.search(r"\ban [0-9]", canvas.get_attribute("aria-label")), root  # not "an 9 by 9"
         help_ = page.locator(f"#{canvas.get_attribute('aria-describedby')}")
         assert "arrow keys" in help_.text_content(), root
         readout = page.locator(f"#{root} .mha-readout")
@@ -371,3 +372,4 @@ def test_every_picture_has_a_name_a_keyboard_and_a_read_out(page):
         assert readout.text_content(), root
         page.keyboard.press("Escape")
         assert readout.text_content() == "", root
+    assert " a grid of 9 by 9 weights " in page.locator("#real canvas").get_attribute("aria-label")
