@@ -105,6 +105,8 @@ def site_config(lang: str = "zh", *, missing: list[str] | None = None) -> dict:
     options["language"] = LANGUAGES[lang]
     options["extensions"] = [e for e in options["extensions"] if e not in NOT_SHARED]
     options["html_static_path"] = []
+    # the book's copies of the theme's components (_theme/templates), from the root: the build runs in zh/
+    options["templates_path"] = [str(ROOT / path) for path in options.get("templates_path", [])]
     options["html_js_files"] = [SHARED + f for f in options.get("html_js_files", [])]
     options["mha_scripts_prefix"] = SHARED  # the figures' scripts (_ext/page_assets.py): the English copies
     options["html_css_files"] = [SHARED + f for f in options.get("html_css_files", [])]

@@ -50,26 +50,30 @@ ROWS: dict[str, tuple[str, str]] = {
 }
 
 
+BYTE_UNITS = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB")  # 1024 ** 1 .. 1024 ** 8 bytes
+COUNT_UNITS = ("k", "M", "G", "T", "P", "E", "Z", "Y")  # 1000 ** 1 .. 1000 ** 8
+
+
 def format_bytes(n: int) -> str:
-    """``n`` bytes in binary units, e.g. ``format_bytes(3 * 2**30) == "3.00 GiB"``."""
+    """``n`` bytes in binary units up to YiB, digits grouped: ``format_bytes(3 * 2**30) == "3.00 GiB"``,
+    ``format_bytes(576 * 2**50) == "576.00 PiB"``, ``format_bytes(2**90) == "1,024.00 YiB"``."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"n must be a non-negative int, got {n!r}")
     if n < 1024:
         return f"{n} B"
-    for power, unit in ((4, "TiB"), (3, "GiB"), (2, "MiB"), (1, "KiB")):
-        if n >= 1024**power:
-            return f"{n / 1024**power:.2f} {unit}"
-    raise AssertionError("unreachable")
+    power = min(len(BYTE_UNITS), (n.bit_length() - 1) // 10)  # the largest with 1024 ** power <= n
+    return f"{n / 1024**power:,.2f} {BYTE_UNITS[power - 1]}"
 
 
 def format_count(n: int) -> str:
-    """A large count in engineering words, e.g. ``format_count(1_500_000_000) == "1.50 G"``."""
+    """A large count with an SI prefix up to Y (10**24), digits grouped: ``format_count(1_500_000_000) ==
+    "1.50 G"``, ``format_count(2_724_067_590_852_840 * 10**9) == "2.72 Y"``."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"n must be a non-negative int, got {n!r}")
-    for power, suffix in ((12, "T"), (9, "G"), (6, "M"), (3, "k")):
-        if n >= 10**power:
-            return f"{n / 10**power:.2f} {suffix}"
-    return str(n)
+    if n < 1000:
+        return str(n)
+    power = min(len(COUNT_UNITS), (len(str(n)) - 1) // 3)  # the largest with 1000 ** power <= n
+    return f"{n / 1000**power:,.2f} {COUNT_UNITS[power - 1]}"
 
 
 def format_ratio(a: int, b: int) -> str:
@@ -159,7 +163,7 @@ def costs_and_rows(
     kv, every, as_mha = costs.kv_cache_bytes, costs.kv_cache_bytes_all_global, costs.kv_cache_bytes_as_mha
     rows = [
         _row("model", description=_description(config)),
-        _row("context", context=context, batch=batch, s="s" if batch != 1 else ""),
+        _row("context", context=f"{context:,}", batch=f"{batch:,}", s="s" if batch != 1 else ""),
     ]
     if (layers := _layers(config)) is not None:
         rows.append(("layers", layers))
@@ -183,7 +187,7 @@ def costs_and_rows(
     if as_mha != kv:
         rows.append(_row("as_mha", size=format_bytes(as_mha), ratio=format_ratio(as_mha, kv)))
     if config.trained_context is not None and context > config.trained_context:
-        rows.append(_row("note", context=context, trained=config.trained_context))
+        rows.append(_row("note", context=f"{context:,}", trained=f"{config.trained_context:,}"))
     return costs, rows
 
 

@@ -78,14 +78,15 @@ from mha.widgets.spec import (
     EXPLORER_DEFAULTS,
     PROJECTIONS,
     SHAPE_ROWS,
-    TRAINED_NAME,
     explorer_choices,
     explorer_spec,
     fill,
+    follow_notes,
     is_int,
     merge_settings,
     parameter_counts,
     setting_names,
+    token_ranges,
 )
 
 DEFAULT_SENTENCE = EXPLORER_DEFAULTS["sentence"]
@@ -128,6 +129,7 @@ class HeadExplorer(ComputedWidget):
             the model (its projections and embeddings, :func:`mha.widgets.frontend.model_payload`) and runs
             it in the reader's browser. ``embed`` must then add a token vector and a position vector.
         max_tokens: with a trained model, the longest sentence ``embed`` accepts (at most ``MAX_TOKENS``).
+        name: with a trained model, what the explorer calls it (its note reads "Trained model (name): ...").
 
     Attributes:
         settings: the controls' values (a traitlet, synced with the page both ways).
@@ -163,6 +165,7 @@ class HeadExplorer(ComputedWidget):
         seed: int = _D["seed"],
         vocabulary: Sequence[str] | None = None,
         max_tokens: int = MAX_TOKENS,
+        name: str = "",
     ) -> None:
         if model is not None and not isinstance(model, MultiHeadAttention):
             raise TypeError(f"model must be an mha.MultiHeadAttention or None, got {type(model).__name__}")
@@ -172,6 +175,8 @@ class HeadExplorer(ComputedWidget):
             )
         if not is_int(max_tokens) or not 1 <= max_tokens <= MAX_TOKENS:
             raise ValueError(f"max_tokens must be an int in 1..{MAX_TOKENS}, got {max_tokens!r}")
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {type(name).__name__}")
         spec = explorer_spec(trained=model is not None)
         first = {"d_model": d_model, "h": h, "mask": mask, "sentence": sentence, "seed": seed}
         if valid_length is None and isinstance(sentence, str):  # all but the last two tokens
@@ -185,6 +190,7 @@ class HeadExplorer(ComputedWidget):
         self._embed = embed
         self._vocabulary = None if vocabulary is None else list(vocabulary)
         self._max_tokens = max_tokens
+        self._name = name
         # The state: a fresh layer's d_model, h and seed are kept while a trained model is shown.
         self._state = {**state, "source": "fresh" if model is None else "trained"}
         self.tokens: list[str] = []
@@ -193,7 +199,11 @@ class HeadExplorer(ComputedWidget):
         self.shown: tuple[int, int] | None = None  # (d_model, h) of the picture
         self.message = ""
         self._level = ""  # of the message: "", "warning" or "error"
-        trained = None if model is None else {"name": TRAINED_NAME, "d_model": model.d_model, "h": model.h}
+        self._notes: dict[str, str] = {}  # what followed the last change (follow_notes)
+        trained = None
+        if model is not None:
+            known = None if self._vocabulary is None else token_ranges(self._vocabulary)
+            trained = {"name": name, "d_model": model.d_model, "h": model.h, "known": known}
         self.spec = spec  # the page's controls, rules and messages
         self.config = {"trained": trained, "spec": self.spec}
         self._react({})
@@ -250,15 +260,26 @@ class HeadExplorer(ComputedWidget):
 
     def _merge(self, s: dict) -> None:
         """Merge settings into the state, checked against the spec as the page's controls check them
-        (:func:`mha.widgets.spec.merge_settings`, ported to the page); a bad value raises."""
+        (:func:`mha.widgets.spec.merge_settings`, ported to the page); a bad value raises. What had to follow
+        the change is kept for the message (:func:`mha.widgets.spec.follow_notes`)."""
         fixed = self._fixed(s.get("source", self._state["source"]))
-        self._state = merge_settings(self.spec, self._state, s, fixed=fixed)
+        before = self._state
+        self._state = merge_settings(self.spec, before, s, fixed=fixed)
+        self._notes = follow_notes(self.spec, before, self._state, s)
+
+    def _notes_text(self) -> str:
+        """The notes the page shows for the state (the valid length's only while a padding mask uses it)."""
+        cut = "padding" in self._state["mask"]
+        return " ".join(text for name, text in self._notes.items() if cut or name != "valid_length")
 
     # -- computing ---------------------------------------------------------------------------------------
 
     def _refresh(self) -> None:
-        """Recompute for the state; a reader's bad input keeps the last picture and says why."""
+        """Recompute for the state; a reader's bad input keeps the last picture and says why, and a picture
+        drawn says what followed the change, as the page does."""
         self._compute_or_explain(self._compute, self.current_settings())
+        if not self._level:
+            self.message = self._notes_text()
 
     def _compute(self) -> None:
         s = self.current_settings()
@@ -276,6 +297,15 @@ class HeadExplorer(ComputedWidget):
         if trained:
             model = self.trained
             embed = self._embed if self._embed is not None else self._default_embed(model.d_model)
+            unknown = [] if self._vocabulary is None else [t for t in tokens if t not in self._vocabulary]
+            if unknown:  # as the page says it: the unknown tokens, and those the model reads
+                unknown = list(dict.fromkeys(unknown))
+                reason = fill(
+                    messages["unknown_tokens"],
+                    plural="s" if len(unknown) > 1 else "",
+                    tokens=", ".join(f"'{t}'" for t in unknown),
+                ) + fill(messages["known_tokens"], known=token_ranges(self._vocabulary))
+                raise ReaderInputError(fill(messages["cannot_embed"], reason=reason))
             try:
                 x = embed(tokens)  # (n, d_model)
             except (KeyError, ValueError) as error:  # a word the model does not know: the reader's input
@@ -420,7 +450,7 @@ class HeadExplorer(ComputedWidget):
         model = None
         if self.trained is not None:
             embed = self._embed if self._embed is not None else self._default_embed(self.trained.d_model)
-            model = model_payload(self.trained, self._vocabulary, embed, self._max_tokens)
+            model = model_payload(self.trained, self._vocabulary, embed, self._max_tokens, name=self._name)
         return root_html(
             ROOT_CLASSES["mountExplorer"], explorer_config(self.current_settings(), model), fallback=fallback
         )

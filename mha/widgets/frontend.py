@@ -54,12 +54,12 @@ from mha.widgets.spec import (
     BUG,
     PROJECTIONS,
     STILL,
-    TRAINED_NAME,
     calculator_spec,
     explorer_spec,
     fill,
     parameter_counts,
     stepper_spec,
+    token_ranges,
 )
 
 STATIC = resources.files("mha.widgets").joinpath("static")
@@ -179,7 +179,7 @@ def model_payload(
     embed: Callable[[Sequence[str]], torch.Tensor],
     max_tokens: int,
     *,
-    name: str = TRAINED_NAME,
+    name: str = "",
 ) -> dict:
     """The explorer's ``model``: a trained layer's projections by name, a vector per token and per position.
 
@@ -193,7 +193,7 @@ def model_payload(
         vocabulary: every token the model can embed.
         embed: tokens to the layer's input ``(n, d_model)``.
         max_tokens: the longest sentence the page may embed.
-        name: what the page calls the model.
+        name: what the page calls the model ("" for no name).
     """
     with torch.no_grad():
         tokens = torch.stack([embed([t])[0] for t in vocabulary])  # (len(vocabulary), d_model)
@@ -205,6 +205,7 @@ def model_payload(
         "d_model": attn.d_model,
         "h": attn.h,
         "vocab": list(vocabulary),
+        "known": token_ranges(vocabulary),  # the tokens, as the page names them to a reader
         "embeddings": tensor_json(tokens),
         "positions": tensor_json(positions),
         "params": {key: tensor_json(state[key]) if key in state else None for key in PARAMETERS},

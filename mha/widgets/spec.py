@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Sequence
 
 from mha.compute.attention_2026 import INDEX_SHAPE, INDEX_STREAM
@@ -38,7 +39,7 @@ from mha.compute.explorer import (
 )
 from mha.compute.stages import AXIS_NAMES, STAGES
 from mha.costs.counts import projection_params
-from mha.costs.report import DTYPES, ROWS
+from mha.costs.report import BYTE_UNITS, COUNT_UNITS, DTYPES, ROWS
 
 # -- the messages of every figure ----------------------------------------------------------------------------
 
@@ -48,7 +49,7 @@ BUG = "Something went wrong inside the {figure}: {error}. Please report it."
 WHOLE = "The {label} must be a whole number from {lo} to {hi}."
 HELP = (
     "Hover over, tap or focus the picture, then use the arrow keys to read each weight "
-    "(Page Up/Down: other head)."
+    "(Page Up/Down: other head; Escape: none)."
 )  # under a picture of attention weights
 # What a value no control offers raises (ValueError in Python, RangeError in the page), by kind of control.
 INVALID = {
@@ -61,6 +62,25 @@ INVALID = {
 }
 
 
+# What the page says when a setting that depends on another one changes with it (mha.widgets.spec's
+# follow_notes, the port's followNotes), by the rule that ties them: a setting never falls silently.
+FOLLOWS = {
+    "divisors": "The {label} changed from {old} to {value}: {old} does not divide {of} = {limit}.",
+    "upto": "The {label} changed from {old} to {value}: {of} is now {limit}.",
+    "tokens": (
+        "The {label} is {value} while the sentence has {value} token{s}; it goes back to {chosen} when the "
+        "sentence has {chosen} tokens or more."
+    ),
+}
+# A slider over a figure's choices: what it shows beside it, and what it announces (aria-valuetext).
+SLIDER = {"slider_output": "{index} / {count}", "slider_value": "{index} of {count}: {text}"}
+NUMBERS_MIN = 26  # px: the narrowest cell a figure prints a weight in (".42", two decimals)
+# Why "show numbers" prints none: the cells are too narrow on this screen.
+NUMBERS_TOO_SMALL = (
+    "Numbers are printed in the cells only when a cell is at least {min} px wide; with {n} tokens on this "
+    "screen a cell is {cell} px. Point at or tap a cell to read its weight, or choose a shorter sentence."
+)
+
 # The texts of a picture of attention weights (heatmaps.js draws them), and of the read-out of one cell.
 PICTURE = {"rows": "query", "cols": "key", "scale": "weight", "masked": "masked"}
 LAYER_HEAD = "layer {layer}, head {head}"  # a head of a pretrained encoder, numbered from 1
@@ -69,9 +89,11 @@ ENCODER_CELL = LAYER_HEAD + ": " + QUERY_KEY + ": weight {weight}"  # the real h
 
 
 def messages(**own: object) -> dict:
-    """A spec's messages: those every figure shares (``still``, ``bug``, ``whole``, ``invalid`` and the
-    :data:`PICTURE` texts), then the figure's own, which may replace a shared one."""
-    return {"still": STILL, "bug": BUG, "whole": WHOLE, "invalid": dict(INVALID), **PICTURE, **own}
+    """A spec's messages: those every figure shares (``still``, ``bug``, ``whole``, ``invalid``,
+    ``follows``, the :data:`SLIDER` and :data:`PICTURE` texts), then the figure's own, which may replace a
+    shared one."""
+    shared = {"still": STILL, "bug": BUG, "whole": WHOLE, "invalid": dict(INVALID), "follows": dict(FOLLOWS)}
+    return {**shared, **SLIDER, **PICTURE, **own}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +120,29 @@ class Control:
 
 def _pairs(values, texts: dict | None = None) -> tuple:
     return tuple((v, (texts or {}).get(v, str(v))) for v in values)
+
+
+def token_ranges(tokens: Sequence[str]) -> str:
+    """Tokens as a message names them: three or more consecutive numbers with one prefix as a range,
+    ``["0", ..., "7", "A0", ..., "A7", "?"]`` as ``"0–7, A0–A7, ?"``."""
+    out: list[str] = []
+    run: list[tuple[str, int, str]] = []  # (prefix, number, token) of consecutive numbers
+
+    def close() -> None:
+        out.extend([f"{run[0][2]}\u2013{run[-1][2]}"] if len(run) > 2 else [t for *_, t in run])
+        run.clear()
+
+    for token in tokens:
+        match = re.fullmatch(r"(\D*)(\d+)", token)
+        key = (match.group(1), int(match.group(2))) if match else None
+        if not (run and key and key[0] == run[-1][0] and key[1] == run[-1][1] + 1):
+            close()
+        if key:
+            run.append((*key, token))
+        else:
+            out.append(token)
+    close()
+    return ", ".join(out)
 
 
 def fill(template: str, **values: object) -> str:
@@ -144,7 +189,6 @@ def parameter_counts(counts: dict[str, int]) -> dict[str, int]:
 ENCODER = "all-MiniLM-L6-v2"  # what the figures call the pretrained encoder of mha.pretrained
 ENCODER_SENTENCE = "The animal didn't cross the street because it was too tired."  # its figures' first
 
-TRAINED_NAME = "trained model"  # what the explorer calls a trained model given without a name
 EXPLORER_DEFAULTS = {
     "d_model": 32,
     "h": 4,
@@ -191,6 +235,7 @@ def explorer_spec(*, trained: bool = False) -> dict:
         # what each mask hides: no_later (a query sees no later key), cut (no key at or after valid_length)
         "masks": [{"name": m, "no_later": "causal" in m, "cut": "padding" in m} for m in MASKS],
         "max_tokens": MAX_TOKENS,
+        "numbers_min": NUMBERS_MIN,
         "parameters": list(PARAMETERS),
         # a fresh layer's parameters by d_model (the same for every h: heads split d_model)
         "fresh_parameters": {str(d): parameter_counts(projection_params(d, 1)) for d in D_MODELS},
@@ -202,11 +247,18 @@ def explorer_spec(*, trained: bool = False) -> dict:
             too_long="That sentence has {n} words; the explorer shows at most {limit}. Please shorten it.",
             cannot_embed="This model cannot embed that sentence: {reason}",
             unknown_tokens="unknown token{plural} {tokens}",
+            known_tokens="; it reads only the tokens {known}",  # after unknown_tokens, where they are known
             positions="it has learned {positions} positions, the sentence has {n} words",
+            # a trained model with a name, and without one
             trained_note=(
                 "Trained model ({name}): d_model = {d_model} and h = {h} are fixed by its weights, "
                 "and the seed plays no part."
             ),
+            trained_note_plain=(
+                "Trained model: d_model = {d_model} and h = {h} are fixed by its weights, "
+                "and the seed plays no part."
+            ),
+            trained_reads=" It reads the tokens {known}, separated by spaces.",  # where they are known
             fresh_note="Fresh layer: random weights, PyTorch's default initialisation, drawn from the seed.",
             help=HELP,
             # the panels' titles, longest first (a narrow panel takes the first that fits), on the shared
@@ -225,8 +277,7 @@ def explorer_spec(*, trained: bool = False) -> dict:
             cell_weight="weight {weight}",
             cell_masked="masked (weight 0)",
             cell_largest=" (the head's largest: {largest})",
-            numbers_caption="head {head}",
-            numbers_corner="query \\ key",
+            numbers_too_small=NUMBERS_TOO_SMALL,
             # the table of shapes (SHAPE_ROWS) and of parameters
             shapes="Shapes",
             shapes_for=" for n = {n} token{s}, d_model = {d_model}, h = {h}",
@@ -260,8 +311,18 @@ def stepper_spec() -> dict:
             panel="head {head}",
             caption="{index}. {title}",
             caption_shape=", shape ({shape}) = {symbols}",
-            picture="Stage {index} of {count}, {title}: a {shape} tensor drawn as heatmaps",
+            picture="Stage {index} of {count}, {title}: a tensor of shape ({shape}) drawn as heatmaps",
             value="value",
+            help=(
+                "Hover over, tap or focus the picture, then use the arrow keys to read each value "
+                "(Page Up/Down: other head; Escape: none)."
+            ),
+            # the read-out of one cell: where (the stage, and its head), the row and the column, the value;
+            # in the attention weights, the sum of the row too
+            cell="{where}: {rows} {row}{row_token}, {cols} {col}{col_token}: {value}",
+            cell_head="{title}, head {head}",
+            cell_token=" (\u201c{token}\u201d)",
+            row_sum="; row {row} sums to {sum}",
         ),
     }
 
@@ -300,6 +361,7 @@ def realheads_spec(
         "figure": "real-heads viewer",
         "controls": [c.to_json() for c in controls],
         "defaults": {"sentence": 0 if sentences is not None else "", "layer": 0, "head": 0},
+        "numbers_min": NUMBERS_MIN,
         "messages": messages(
             still=STILL_SENTENCE,
             help=HELP,
@@ -318,15 +380,13 @@ def realheads_spec(
                 "That sentence makes {size} tokens ([CLS] and [SEP] included); the explorer shows at most "
                 "{limit}. Please shorten it."
             ),
-            numbers_too_small=(
-                "Numbers are printed in the cells only when a cell is at least {min} px wide; with {n} "
-                "tokens on this screen a cell is {cell} px. Point at or tap a cell to read its weight, or "
-                "choose a shorter sentence."
-            ),
+            numbers_too_small=NUMBERS_TOO_SMALL,
             panel=LAYER_HEAD,
             picture=(
-                "Attention weights of " + LAYER_HEAD + " of {model}, an {n} by {n} grid (queries on rows, "
-                "keys on columns), for the tokens: {tokens}"
+                "Attention weights of "
+                + LAYER_HEAD
+                + " of {model}, a grid of {n} by {n} weights (queries on "
+                "rows, keys on columns), for the tokens: {tokens}"
             ),
             cell=ENCODER_CELL,
             stored=" (stored as {q}/{scale})",
@@ -338,7 +398,8 @@ def realheads_spec(
 
 WINDOW_BOUNDS = {"n": (2, 32), "window": (1, 32), "layers": (1, 8)}  # inclusive bounds of the number inputs
 PERIODS = (0, 2, 3, 4, 6)  # one global layer in every this many (0: none); gpt-oss 2, Gemma 3 6
-WINDOW_DEFAULTS = {"n": 16, "window": 4, "layers": 6, "global_period": 3}  # and layer: the last
+# and layer: the last. 24 tokens: six local layers of window 4 reach 18 tokens back, which the chapter shows.
+WINDOW_DEFAULTS = {"n": 24, "window": 4, "layers": 6, "global_period": 3}
 
 
 def windows_spec() -> dict:
@@ -367,8 +428,18 @@ def windows_spec() -> dict:
             panel_seen="after layer {layer}: has seen input",
             rows="token",
             cols="key / input token",
+            # the key of the two colours: the answer to each panel's question (its title)
             scale="yes",
+            masked="no",
             picture="Layer {layer}, {kind}: its mask and what each of {n} tokens has seen",
+            help=(
+                "Hover over, tap or focus the picture, then use the arrow keys to read each cell "
+                "(Page Up/Down: the other panel; Escape: none)."
+            ),
+            cell=(
+                "Layer {layer} ({kind}): token {row} may attend to token {col}: {may}; after layer {layer}, "
+                "token {row} has seen input {col}: {seen}."
+            ),
         ),
     }
 
@@ -439,6 +510,7 @@ def calculator_spec(models: list[str]) -> dict:
         "controls": [c.to_json() for c in controls],
         "defaults": dict(CALCULATOR_DEFAULTS),
         "dtypes": {k: v.itemsize for k, v in DTYPES.items()},  # bytes per element of the cache
+        "units": {"bytes": list(BYTE_UNITS), "counts": list(COUNT_UNITS)},  # format_bytes', format_count's
         "rows": {key: list(row) for key, row in ROWS.items()},  # each row's label and value template
         "messages": messages(still=STILL_NUMBERS),
     }
@@ -480,11 +552,21 @@ def invalid(spec: dict, kind: str, **fields: object) -> str:
     return fill(spec["messages"]["invalid"][kind], **fields)
 
 
+def chosen_key(name: str) -> str:
+    """The key under which a state keeps the value a reader chose for ``name``, a setting that follows the
+    length of a sentence (rule ``"tokens"``): the explorer's ``valid_length`` goes back to it."""
+    return f"{name}_chosen"
+
+
 def merge_settings(spec: dict, state: dict, changes: dict, *, fixed: dict | None = None) -> dict:
     """``state`` with ``changes`` merged in, checked against ``spec`` as the page's controls check them.
 
     A setting that depends on a changed one follows it (``h`` the largest divisor below the old ``h``,
-    ``layer`` at most ``layers``, ``valid_length`` at most the number of tokens).
+    ``layer`` at most ``layers``). ``valid_length`` follows the sentence: it is the value the reader chose,
+    or the number of tokens while the sentence is shorter than that; the state keeps the chosen value under
+    :func:`chosen_key` (``None``: all the tokens, as when the reader chose the last one), so that a short
+    sentence typed on the way to a long one does not lower it for good. :func:`follow_notes` says what
+    followed.
 
     Args:
         spec: a figure's spec (:func:`explorer_spec`, ...).
@@ -518,11 +600,16 @@ def merge_settings(spec: dict, state: dict, changes: dict, *, fixed: dict | None
                 raise TypeError(invalid(spec, "text", name=name, value=quoted(value)))
         elif control["rule"] == "tokens":
             n = len(split_tokens(out[control["of"]]))
+            memory = chosen_key(name)
             if name in changes:
                 if value is not None and (not is_int(value) or value < 1 or (n and value > n)):
                     raise ValueError(invalid(spec, "tokens", name=name, hi=n, value=quoted(value)))
-            elif value is not None and n and value > n:
-                value = n  # a shorter sentence: the slider's maximum moves
+                out[memory] = None if value == n else value  # the last token chosen: all of them
+            else:
+                chosen = out.get(memory, value)
+                if n and value is not None:  # the sentence's length, up to the value chosen
+                    value = n if chosen is None else min(chosen, n)
+                out[memory] = chosen
         elif control["kind"] == "number":
             if not is_int(value) or not control["lo"] <= value <= control["hi"]:
                 lo, hi = control["lo"], control["hi"]
@@ -555,3 +642,31 @@ def merge_settings(spec: dict, state: dict, changes: dict, *, fixed: dict | None
                 value = next_valid(offered, value)
         out[name] = value
     return out
+
+
+def follow_notes(spec: dict, before: dict, after: dict, changes: dict) -> dict[str, str]:
+    """What the page says about settings that followed others when ``changes`` turned ``before`` into
+    ``after`` (both :func:`merge_settings` states), ``{name: text}`` in the spec's order: a divisor or a
+    bounded setting that had to change (the spec's ``follows`` messages), and a setting that follows a
+    sentence's length while it is below the value chosen (:func:`chosen_key`), for as long as it is. A
+    setting the reader changed gets no note."""
+    controls = {c["name"]: c for c in spec["controls"]}
+    templates = spec["messages"]["follows"]
+    notes = {}
+    for name, control in controls.items():
+        rule = control["rule"]
+        if not control["setting"] or not rule or name in changes:
+            continue
+        value = after.get(name)
+        if rule in ("divisors", "upto") and before.get(name) != value:
+            of = controls[control["of"]]["label"]
+            old, limit = before.get(name), after[control["of"]]
+            notes[name] = fill(
+                templates[rule], label=control["label"], old=old, value=value, of=of, limit=limit
+            )
+        elif rule == "tokens":
+            chosen = after.get(chosen_key(name))
+            if is_int(chosen) and is_int(value) and value < chosen:
+                s = "s" if value != 1 else ""
+                notes[name] = fill(templates[rule], label=control["label"], value=value, chosen=chosen, s=s)
+    return notes

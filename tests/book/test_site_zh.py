@@ -11,6 +11,7 @@ tests/browser/test_site_zh.py.)
 from __future__ import annotations
 
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -142,6 +143,17 @@ def test_the_theme_speaks_chinese_and_untranslated_pages_say_so():
     note, translated = "本页尚未全部译完", zh_sync.translated_documents()
     for doc in zh_sync.documents():
         assert (note in " ".join(read(ZH, doc).text)) != (doc in translated), doc
+
+
+@pytest.mark.parametrize("page", SAMPLE)
+def test_the_chinese_pages_have_the_books_copies_of_the_themes_buttons(page):
+    """_theme/templates/ (WCAG 2.5.3: a button's name holds its visible text): the search field's name is its
+    text, no aria-label of another; the colour-mode button's icons are hidden, no titles of their own."""
+    html = (ZH / f"{page}.html").read_text(encoding="utf-8")
+    search = re.findall(r'<button class="btn search-button-field[^>]*>', html)
+    assert search and not [b for b in search if "aria-label" in b], search
+    icons = re.findall(r'<i class="theme-switch [^>]*>', html)
+    assert len(icons) == 3 and all('aria-hidden="true"' in i and "title=" not in i for i in icons), icons
 
 
 def test_the_search_index_holds_chinese_words_whole():

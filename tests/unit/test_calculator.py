@@ -30,7 +30,7 @@ def test_mha_models_have_no_comparison_row_and_long_contexts_get_a_note():
     assert "note" in labels  # GPT-2 was trained on 1024 tokens: its trained_context
     assert (
         dict(cost_rows("GPT-2 small", 4096))["note"]
-        == "4096 tokens is longer than the 1024 the model was trained on"
+        == "4,096 tokens is longer than the 1,024 the model was trained on"
     )
     assert "note" not in dict(cost_rows("Qwen3-8B", 32768)) and "note" in dict(cost_rows("Qwen3-8B", 32769))
     assert "note" not in [label for label, _ in cost_rows("GPT-2 small", 1024)]

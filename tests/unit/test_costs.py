@@ -232,14 +232,32 @@ def test_invalid_arguments(call, error):
 
 @pytest.mark.parametrize(
     ("n", "text"),
-    [(0, "0 B"), (1023, "1023 B"), (1024, "1.00 KiB"), (3 * 2**30, "3.00 GiB"), (2**40, "1.00 TiB")],
+    [
+        (0, "0 B"),
+        (1023, "1023 B"),
+        (1024, "1.00 KiB"),
+        (3 * 2**30, "3.00 GiB"),
+        (2**40, "1.00 TiB"),
+        (589824 * 2**40, "576.00 PiB"),  # not "589824.00 TiB"
+        (3 * 2**60, "3.00 EiB"),
+        (2**90 * 1234, "1,263,616.00 YiB"),  # past the largest unit, digits grouped
+    ],
 )
 def test_format_bytes(n, text):
     assert format_bytes(n) == text
 
 
 @pytest.mark.parametrize(
-    ("n", "text"), [(999, "999"), (1500, "1.50 k"), (1_500_000_000, "1.50 G"), (2 * 10**12, "2.00 T")]
+    ("n", "text"),
+    [
+        (999, "999"),
+        (1500, "1.50 k"),
+        (1_500_000_000, "1.50 G"),
+        (2 * 10**12, "2.00 T"),
+        (3 * 10**15, "3.00 P"),
+        (2_724_067_590_852_840 * 10**9, "2.72 Y"),  # not "2724067590852.84 T"
+        (12_345 * 10**24, "12,345.00 Y"),
+    ],
 )
 def test_format_count(n, text):
     assert format_count(n) == text

@@ -226,6 +226,56 @@ def test_settings_merge_equals_python(ports):
     assert sum("error" in e for e in expected) >= 15 and sum("state" in e for e in expected) >= 15
 
 
+def test_settings_follow_notes_equal_python(ports):
+    """followNotes is follow_notes: what the page says about a setting that followed another, for every
+    change the rules accept; a divisor and a layer that had to change, and a valid length below the one
+    chosen, say so."""
+    from mha.widgets.spec import follow_notes
+
+    cases = []
+    for spec, state, changes, fixed in merge_cases():
+        result = _python_merge(spec, state, changes, fixed)
+        if "state" in result:
+            cases.append((spec, state, result["state"], changes))
+    got = ports.run(
+        "cases => cases.map(([spec, before, after, changes]) =>"
+        " mhaFrontEnd.followNotes(spec, before, after, changes))",
+        [list(c) for c in cases],
+    )
+    expected = [follow_notes(*c) for c in cases]
+    assert got == expected
+    said = " ".join(text for notes in expected for text in notes.values())
+    assert "The heads h changed from 16 to 8: 16 does not divide d_model = 8." in said
+    assert "The show layer changed from 6 to 3: layers is now 3." in said
+    assert "The valid length is 1 while the sentence has 1 token; it goes back to 8 when" in said
+    assert sum(bool(notes) for notes in expected) >= 8 and sum(not notes for notes in expected) >= 15
+
+
+def test_settings_valid_length_follows_the_sentence(ports):
+    """Typed word by word, or through a sentence the page refuses, the valid length comes back to the value
+    chosen: the page and Python take the same steps."""
+    spec = explorer_spec()
+    state = merge_settings(spec, spec["defaults"], {"mask": "padding", "valid_length": 8})
+    steps = [
+        {"sentence": ""},
+        {"sentence": "a"},
+        {"sentence": "a b c"},
+        {"sentence": " ".join("abcdefghijkl")},
+    ]
+    got = ports.run(
+        "(spec, state, steps) => steps.map(s =>"
+        " (state = mhaFrontEnd.mergeSettings(spec, state, s)).valid_length)",
+        spec,
+        state,
+        steps,
+    )
+    expected = []
+    for step in steps:
+        state = merge_settings(spec, state, step)
+        expected.append(state["valid_length"])
+    assert got == expected == [8, 1, 3, 8]
+
+
 def test_settings_choices_and_next_valid_equal_python(ports):
     spec = explorer_spec()
     h = next(c for c in spec["controls"] if c["name"] == "h")
@@ -323,8 +373,10 @@ def test_costs_equal_mha_costs_for_every_decoder(ports):
 
 
 def test_costs_format_as_python_rounds(ports):
-    """Python's f"{x:.2f}" rounds ties (exact in binary) to even, toFixed up: the port does as Python."""
+    """Python's f"{x:,.2f}" rounds ties (exact in binary) to even, toFixed up: the port does as Python, with
+    the units of the spec (up to YiB and Y) and digits grouped beyond them."""
     from mha.costs.report import format_bytes, format_count
+    from mha.widgets.frontend import calculator_config
 
     sizes = [
         0,
@@ -335,15 +387,30 @@ def test_costs_format_as_python_rounds(ports):
         2**30 + 2**20 * 5,
         2**40 * 3 + 1,
         10**12 + 5 * 10**9,
+        589824 * 2**40,  # once "589824.00 TiB"
+        2**60 * 3 // 2,
+        2**80 - 1,
+        2**90,
+        2**100 + 2**93,
     ]
     counts = [0, 999, 1000, 1005, 1015, 1_234_567, 10**9 + 5 * 10**6, 2**53 + 1, 10**15]
+    counts += [
+        2_724_067_590_852_840 * 10**9,  # once "2724067590852.84 T"
+        10**21 * 7,
+        10**24 - 1,
+        10**27 * 123_456 + 5 * 10**24,
+    ]
+    units = calculator_config({})["spec"]["units"]
     got = ports.run(
-        """(sizes, counts) => [sizes.map(n => mhaFrontEnd.formatBytes(BigInt(n))),
-                               counts.map(n => mhaFrontEnd.formatCount(BigInt(n)))]""",
+        """(sizes, counts, units) => [sizes.map(n => mhaFrontEnd.formatBytes(BigInt(n), units.bytes)),
+                                      counts.map(n => mhaFrontEnd.formatCount(BigInt(n), units.counts))]""",
         [str(n) for n in sizes],
         [str(n) for n in counts],
+        units,
     )
     assert got == [[format_bytes(n) for n in sizes], [format_count(n) for n in counts]]
+    assert got[0][8] == "576.00 PiB" and got[0][-1] == "1,056,768.00 YiB" and got[1][9] == "2.72 Y"
+    assert got[1][-1] == "123,456,005.00 Y"
 
 
 # -- ports/windows.js: mha.compute.since_2017 ----------------------------------------------------------------

@@ -40,10 +40,11 @@ def sent(explorer: HeadExplorer) -> tuple[torch.Tensor, np.ndarray | None]:
 
 
 def check_drawn(explorer: HeadExplorer) -> None:
-    """What every valid state must satisfy: weights, settings, payload and shapes agree with each other."""
+    """What every valid state must satisfy: weights, settings, payload and shapes agree with each other, and
+    the message is no warning (it may say what followed the change: test_d_model_change_keeps_h_valid)."""
     s = explorer.settings
     n, h = len(explorer.tokens), s["h"]
-    assert explorer.message == "" and explorer.drawn["message"] == "" and explorer.drawn["level"] == ""
+    assert explorer.drawn["message"] == explorer.message and explorer.drawn["level"] == ""
     assert explorer.shown == (s["d_model"], h)
     assert s["d_model"] % h == 0 and h in explorer.choices()["h"]
     assert explorer.weights.shape == (h, n, n) and explorer.weights.dtype == torch.float32
@@ -137,14 +138,39 @@ def test_padding_hides_the_keys_after_the_valid_length(mask):
 
 
 def test_d_model_change_keeps_h_valid():
+    """h follows d_model, and the explorer says so (as the page does: tests/unit/test_ports.py); the next
+    change that needs no such step clears the note."""
     explorer = HeadExplorer(d_model=32, h=8)
     explorer.update(d_model=12)
     assert explorer.settings["h"] == 6  # the largest divisor of 12 not above 8
     assert explorer.choices()["h"] == [1, 2, 3, 4, 6, 12]
     check_drawn(explorer)
+    assert explorer.message == "The heads h changed from 8 to 6: 8 does not divide d_model = 12."
     explorer.settings = {**explorer.settings, "d_model": 16}  # from the page: h 6 does not divide 16
     assert explorer.settings["h"] == 4
     check_drawn(explorer)
+    assert explorer.message == "The heads h changed from 6 to 4: 6 does not divide d_model = 16."
+    explorer.update(seed=3)
+    assert explorer.message == ""
+
+
+def test_the_valid_length_follows_the_sentence_and_says_so():
+    """A short sentence typed on the way to a long one lowers the valid length only while it is short; the
+    explorer says why, and a sentence the explorer refuses changes nothing for good."""
+    explorer = HeadExplorer(mask="padding", valid_length=8)
+    explorer.update(sentence="a")
+    assert explorer.settings["valid_length"] == 1
+    assert explorer.message.startswith(
+        "The valid length is 1 while the sentence has 1 token; it goes back to 8 "
+    )
+    explorer.update(sentence=" ".join(f"w{i}" for i in range(17)))  # too long: refused
+    assert explorer.drawn["level"] == "warning" and explorer.settings["valid_length"] == 8
+    explorer.update(sentence="a b c d e f g h i j k")
+    assert explorer.settings["valid_length"] == 8 and explorer.message == ""
+    mask = explorer.mask.broadcast_to(1, 1, 11, 11)[0, 0]
+    assert mask[:, :8].all() and not mask[:, 8:].any()  # keys 9 to 11 are padding
+    explorer.update(mask="causal", sentence="a")  # no padding mask: nothing to say about the valid length
+    assert explorer.message == ""
 
 
 @pytest.mark.parametrize(
@@ -285,7 +311,7 @@ def test_trained_model_fixes_d_model_and_h_and_uses_its_embedding():
     s = explorer.settings
     assert s["source"] == "trained" and (s["d_model"], s["h"]) == (24, 3)
     assert explorer.config == {
-        "trained": {"name": "trained model", "d_model": 24, "h": 3},
+        "trained": {"name": "", "d_model": 24, "h": 3, "known": None},
         "spec": explorer_spec(trained=True),
     }
     assert explorer.choices()["source"] == ["trained", "fresh"]

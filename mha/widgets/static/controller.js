@@ -4,9 +4,12 @@
  * its data ("spec" in the inline JSON of a static root, or in the config traitlet of a live widget): its
  * controls (name, kind, label, choices, bounds, rule), defaults and message templates. This file declares
  * not one of them. It holds the page's side: controls built from the spec (buildControls, labelled), kept
- * equal to the state (syncControls), read back as settings (readControl, listen: a number box that does not
- * yet hold a valid value shows the spec's message instead), a status line (statusLine, setStatus,
- * bugMessage), the controller that every figure mounts with, and the read-out of a heatmap picture.
+ * equal to the state (syncControls), read back as settings (readControl, listen: a number box commits its
+ * value when it changes, on Enter, on leaving it or with its arrows, never while it is being typed, and a
+ * value that is not a setting shows the spec's message instead; Escape puts the setting back), a status line
+ * (statusLine, setStatus, bugMessage), the controller that every figure mounts with (it tells what followed a
+ * change: ns.followNotes), and the read-out of a heatmap picture (heatmapReadout: the pointer, a tap or the
+ * keyboard on a focusable canvas; the picture redraws at its new width: watchWidth).
  *
  * A figure (explorer.js, windows.js, calculator.js, ...) keeps only its drawing: it builds its controls with
  * the controller, merges every change with ns.mergeSettings (a reader's, el.mha.update's or, live,
@@ -68,10 +71,12 @@
         setOptions(node, offered.map((v) => [v, texts.get(v) ?? String(v)]), value);
       } else if (control.kind === "number") {
         if (Number(node.value) !== value || node.value === "") node.value = String(value);
-      } else if (control.kind === "range" && control.choices.length) {
+      } else if (control.kind === "range" && control.choices.length) { // it says which choice, not its index
         const index = control.choices.findIndex(([v]) => v === value);
+        const fields = { index: index + 1, count: control.choices.length, text: control.choices[index][1] };
         node.value = String(index);
-        if (node.mhaOutput) node.mhaOutput.value = `${index + 1} / ${control.choices.length}`;
+        node.setAttribute("aria-valuetext", ns.format(spec.messages.slider_value, fields));
+        if (node.mhaOutput) node.mhaOutput.value = ns.format(spec.messages.slider_output, fields);
       } else if (control.kind === "range") {
         const n = options.tokens || 1;
         node.max = String(n);
@@ -112,20 +117,30 @@
   }
 
   /**
-   * Listen to every control of the spec: a reader's change calls onInput({name: value}); a number box that
-   * does not hold a valid value yet shows the spec's message in `status` instead.
+   * Listen to every control of the spec: a reader's change calls onInput({name: value}). A select commits on
+   * change, a slider and a text box as they move or are typed in. A number box commits on change (Enter,
+   * leaving it, its arrows), so that a number being typed (1677721 on the way to 16777216) is never taken
+   * for a setting; a value that is not a setting shows the spec's message in `status` instead, and Escape
+   * calls onEscape(name), which puts the setting back in the box.
    */
-  function listen(spec, c, status, onInput) {
+  function listen(spec, c, status, onInput, onEscape) {
     for (const control of spec.controls) {
       if (!control.setting) continue;
       const node = c[control.name];
-      const event = control.kind === "select" ? "change" : "input";
+      const event = control.kind === "select" || control.kind === "number" ? "change" : "input";
       node.addEventListener(event, () => {
         const value = readControl(spec, c, control.name);
         const note = boxMessage(spec, control.name, value);
         if (note) { setStatus(status, note, "warning"); return; }
         onInput({ [control.name]: value });
       });
+      if (control.kind === "number" && onEscape) {
+        node.addEventListener("keydown", (event) => {
+          if (event.key !== "Escape") return;
+          onEscape(control.name);
+          event.preventDefault();
+        });
+      }
     }
   }
 
@@ -137,8 +152,9 @@
    * state) optional: settings the state does not let change (a trained model's); settings() optional: what
    * el.mha.settings returns (a copy of the state by default)}. A reader's value that the rules refuse shows
    * the spec's message and keeps the picture. Returns the controller: {spec, c (the controls by name),
-   * status, state, merge(changes), sync(options), fromReader(changes), expose(el, extra)}, where expose
-   * sets el.mha = {settings, update(settings), ...extra (getters kept)}.
+   * status, state, notes (what followed the last change: ns.followNotes), merge(changes), sync(options),
+   * fromReader(changes), expose(el, extra)}, where expose sets el.mha = {settings, update(settings), ...extra
+   * (getters kept)}.
    */
   function controller(spec, config, options, figure) {
     options = options || {};
@@ -148,8 +164,14 @@
       c: buildControls(spec),
       status: statusLine(),
       state: Object.assign({}, spec.defaults),
-      /** Merge changes into the state, checked against the spec; a value the rules refuse throws. */
-      merge(changes) { ctl.state = ns.mergeSettings(spec, ctl.state, changes || {}, fixed(changes || {}, ctl.state)); },
+      notes: {},
+      /** Merge changes into the state, checked against the spec; a value the rules refuse throws. What had
+       * to follow the change is in ctl.notes, for the figure to say. */
+      merge(changes) {
+        const before = ctl.state;
+        ctl.state = ns.mergeSettings(spec, before, changes || {}, fixed(changes || {}, before));
+        ctl.notes = ns.followNotes(spec, before, ctl.state, changes || {});
+      },
       sync(syncOptions) { syncControls(spec, ctl.c, ctl.state, syncOptions); },
       settings() { return figure.settings ? figure.settings() : Object.assign({}, ctl.state); },
       /** A reader's change: merged, drawn at once, then told to options.onChange (Python, live). */
@@ -176,18 +198,21 @@
       },
     };
     ctl.merge(config.settings);
-    listen(spec, ctl.c, ctl.status, ctl.fromReader);
+    ctl.notes = {}; // the first settings are the figure's own: nothing followed a reader's change
+    listen(spec, ctl.c, ctl.status, ctl.fromReader, () => figure.refresh()); // Escape: the state again
     return ctl;
   }
 
   /**
    * The read-out of a heatmap picture, the same for every figure that has one: the pointer, a tap, or the
-   * arrow keys (Home/End: first/last key) on the focused canvas choose a cell {panel, row, col}; Page
-   * Up/Down go to the previous/next panel, or call view.page(step) if the figure turns them into a setting.
-   * The picture redraws when the theme or the width of its column changes.
+   * arrow keys (Home/End: first/last column) on the focused canvas choose a cell {panel, row, col}; Page
+   * Up/Down go to the previous/next panel, or call view.page(step) if the figure turns them into a setting;
+   * Escape calls view.clear() (no cell chosen), if the figure has it. The picture redraws when the theme or
+   * the width of its column changes (watchWidth), and for print (ns.onPrint).
    *
-   * view: {layout() (drawHeatmaps' result, for its hit test), size() ({panels, n} of what is drawn, or null),
-   * selected(), select(cell) (keep it and redraw), say(cell) (write the read-out), draw(), page(step)?}.
+   * view: {layout() (drawHeatmaps' result, for its hit test), size() ({panels, n} of what is drawn, or null;
+   * or {panels, rows, cols} where they differ), selected(), select(cell) (keep it and redraw), say(cell)
+   * (write the read-out), draw(), page(step)?, clear()?}.
    */
   function heatmapReadout(el, canvas, view) {
     const cellAt = (event) => {
@@ -210,27 +235,36 @@
     canvas.addEventListener("keydown", (event) => {
       const size = view.size();
       if (!size) return;
+      const rows = size.rows || size.n, cols = size.cols || size.n;
       const s = view.selected() || { panel: 0, row: 0, col: 0 };
       const clamp = (v, k) => Math.min(k - 1, Math.max(0, v));
       if (view.page && (event.key === "PageUp" || event.key === "PageDown")) {
         view.page(event.key === "PageUp" ? -1 : 1);
       } else if (event.key === "Home" || event.key === "End") {
-        view.select({ panel: s.panel, row: s.row, col: event.key === "Home" ? 0 : size.n - 1 });
+        view.select({ panel: s.panel, row: s.row, col: event.key === "Home" ? 0 : cols - 1 });
       } else if (moves[event.key]) {
         const [dp, dr, dc] = moves[event.key];
-        view.select({ panel: clamp(s.panel + dp, size.panels), row: clamp(s.row + dr, size.n), col: clamp(s.col + dc, size.n) });
+        view.select({ panel: clamp(s.panel + dp, size.panels), row: clamp(s.row + dr, rows), col: clamp(s.col + dc, cols) });
+      } else if (event.key === "Escape" && view.clear && view.selected()) {
+        view.clear();
       } else {
         return;
       }
       event.preventDefault();
     });
     ns.onThemeChange(view.draw);
-    if (root.ResizeObserver) {
-      let width = el.clientWidth;
-      new ResizeObserver(() => {
-        if (Math.abs(el.clientWidth - width) > 40) { width = el.clientWidth; view.draw(); }
-      }).observe(el);
-    }
+    ns.onPrint(view.draw);
+    watchWidth(el, view.draw);
+  }
+
+  /** Call draw() when el's width changes by more than 40 px (a turned phone, a resized window): a picture
+   * laid out for the old width would be cut or left small. */
+  function watchWidth(el, draw) {
+    if (!root.ResizeObserver) return;
+    let width = el.clientWidth;
+    new ResizeObserver(() => {
+      if (Math.abs(el.clientWidth - width) > 40) { width = el.clientWidth; draw(); }
+    }).observe(el);
   }
 
   /** The message of an unexpected error (a bug), from the spec's template. */
@@ -240,6 +274,6 @@
 
   Object.assign(ns, {
     buildControls, labelled, syncControls, readControl, statusLine, setStatus, boxMessage, listen, bugMessage,
-    controller, heatmapReadout,
+    controller, heatmapReadout, watchWidth,
   });
 })(globalThis);

@@ -93,6 +93,17 @@
     if (root.matchMedia) root.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => redraw());
   }
 
+  /**
+   * Call `redraw` before the page is printed and after: while ns.printing is true the canvases are drawn for
+   * paper (black text, whatever the screen's theme), and mha.css scales each one to the paper's width, so a
+   * printed figure is the picture it shows now, whole. Printing a page to PDF fires these events too.
+   */
+  function onPrint(redraw) {
+    if (typeof root.addEventListener !== "function") return;
+    root.addEventListener("beforeprint", () => { ns.printing = true; redraw(); });
+    root.addEventListener("afterprint", () => { ns.printing = false; redraw(); });
+  }
+
   /** Bytes (0 or 1) from a binary buffer: a boolean mask. */
   function bytesOf(buffer) {
     if (buffer == null) return null;
@@ -145,6 +156,6 @@
   }
 
   Object.assign(ns, {
-    bytesOf, make, uniqueId, field, select, setOptions, readConfig, autoMount, onThemeChange, anywidget,
+    bytesOf, make, uniqueId, field, select, setOptions, readConfig, autoMount, onThemeChange, onPrint, anywidget,
   });
 })(globalThis);

@@ -80,15 +80,15 @@
     const canvas = make("canvas", { className: "mha-canvas", tabIndex: 0, role: "img", "aria-describedby": help.id });
     const readout = make("p", { className: "mha-readout", "aria-live": "polite" });
     const shapes = make("div", { className: "mha-shapes" });
-    const numbers = make("div", { className: "mha-numbers", hidden: true });
+    const numbersNote = make("p", { className: "mha-note", hidden: true }); // why no numbers are printed
     el.append(
       make("div", { className: "mha-controls" },
         model ? f("source") : null, f("d_model"), f("h"), f("mask"), f("valid_length")),
       make("div", { className: "mha-controls" }, f("sentence"), f("seed"), f("show_numbers"),
         c.scale ? f("scale") : null), // a spec written before the per-head scale has no such control
-      note, status,
+      note, numbersNote, status,
       make("div", { className: "mha-figure" }, canvas),
-      readout, help, shapes, numbers);
+      readout, help, shapes);
 
     // -- settings -------------------------------------------------------------------------------------
     function trained() { return ctl.state.source === "trained"; }
@@ -109,6 +109,7 @@
     }
 
     // -- drawing --------------------------------------------------------------------------------------
+    let drawnLength = null; // the valid length of the picture shown, which a refused sentence keeps
     function compute() {
       const tokens = ns.splitTokens(ctl.state.sentence);
       const limit = model && trained() ? model.maxTokens : spec.max_tokens;
@@ -127,11 +128,11 @@
       let level = "";
       try {
         shown = compute();
-        message = "";
+        drawnLength = ctl.state.valid_length;
+        message = notes();
         if (selected && (selected.panel >= shown.h || selected.row >= shown.tokens.length || selected.col >= shown.tokens.length)) selected = null;
         draw();
         drawShapes();
-        drawNumbers();
       } catch (error) {
         if (!(error instanceof ReaderError)) {
           message = ns.bugMessage(spec, error);
@@ -142,8 +143,15 @@
         level = "warning";
       }
       ns.setStatus(status, message, level);
-      syncControls();
+      syncControls(level === "warning");
       return shown ? ns.toNested(shown.weights) : null;
+    }
+
+    /** What followed the reader's last change (the controller's notes; the valid length's only while the
+     * mask cuts the keys after it), for the status line. */
+    function notes() {
+      const cut = spec.masks.find((k) => k.name === ctl.state.mask).cut;
+      return Object.entries(ctl.notes).filter(([name]) => cut || name !== "valid_length").map(([, text]) => text).join(" ");
     }
 
     let draws = 0;
@@ -153,8 +161,12 @@
       draws += 1;
       const n = shown.tokens.length;
       const maxWidth = Math.max(300, canvas.parentElement.clientWidth || el.clientWidth || 860); // the picture's own box
-      const perLine = Math.min(shown.h, 4);
-      const cell = Math.max(12, Math.min(36, Math.floor((maxWidth - 210 - 18 * (perLine - 1)) / (perLine * n))));
+      const numbers = c.show_numbers.checked, least = spec.numbers_min;
+      const cellFor = (k) => Math.max(12, Math.min(36, Math.floor((maxWidth - 210 - 18 * (k - 1)) / (k * n))));
+      // with numbers, fewer heads on a line if that makes the cells wide enough to print them in
+      let perLine = Math.min(shown.h, 4);
+      while (numbers && perLine > 1 && cellFor(perLine) < least) perLine -= 1;
+      const cell = cellFor(perLine);
       const own = perHead(); // each head against its own largest weight
       layout = ns.drawHeatmaps(canvas, {
         panels: shown.weights.map((values, i) => {
@@ -168,10 +180,14 @@
           };
         }),
         rowLabels: shown.tokens, colLabels: shown.tokens, rowName: m.rows, colName: m.cols,
-        lo: 0, hi: 1, cell: [cell, cell], maxWidth, format: null, selected,
+        lo: 0, hi: 1, cell: [cell, cell], maxWidth, maxColumns: perLine, selected,
+        format: numbers && cell >= least ? ns.weightText : null,
         scaleLabel: own ? m.scale_own : m.scale, maskKey: m.masked,
         tickFormat: own ? (v) => `${Math.round(v * 100)}%` : null,
       });
+      // "show numbers" with cells too small to print in: say why (the spec's message), never do nothing
+      numbersNote.hidden = !(numbers && !layout.printed);
+      numbersNote.textContent = numbersNote.hidden ? "" : ns.format(m.numbers_too_small, { min: least, n, cell: layout.cw });
       canvas.setAttribute("aria-label",
         ns.format(m.picture, { h: shown.h, s: shown.h > 1 ? "s" : "", n, tokens: shown.tokens.join(" ") }));
       say(selected);
@@ -213,14 +229,14 @@
         }
         const mask = flags && Array.from({ length: n }, (_, i) => Array.from(flags.subarray(i * n, (i + 1) * n), Boolean));
         shown = { tokens: drawn.tokens.slice(), weights, mask, d_model: drawn.d_model, h, d_k: drawn.d_k ?? drawn.d_model / h, parameters: drawn.parameters };
+        drawnLength = ctl.state.valid_length;
         if (selected && (selected.panel >= h || selected.row >= n || selected.col >= n)) selected = null;
         draw();
         drawShapes();
-        drawNumbers();
       }
       message = drawn.message || "";
       ns.setStatus(status, message, drawn.level);
-      syncControls();
+      syncControls(drawn.level === "warning");
       return shown ? ns.toNested(shown.weights) : null;
     }
 
@@ -244,41 +260,31 @@
         make("p", { className: "mha-small" }, m.same_parameters));
     }
 
-    /** The weights as HTML tables, one per head, for screen readers and for copying. */
-    function drawNumbers() {
-      numbers.hidden = !c.show_numbers.checked;
-      if (numbers.hidden) { numbers.replaceChildren(); return; }
-      const t = shown.tokens;
-      numbers.replaceChildren(...shown.weights.map((rows, i) => make("table", { className: "mha-table" },
-        make("caption", {}, ns.format(m.numbers_caption, { head: i + 1 })),
-        make("thead", {}, make("tr", {}, make("th", { scope: "col" }, m.numbers_corner), t.map((k) => make("th", { scope: "col" }, k)))),
-        make("tbody", {}, rows.map((row, q) => make("tr", {}, make("th", { scope: "row" }, t[q]),
-          Array.from(row, (w, k) => shown.mask && !shown.mask[q][k]
-            ? make("td", { className: "mha-masked" }, make("span", { "aria-hidden": "true" }, "\u00b7"), make("span", { className: "mha-sr" }, m.masked))
-            : make("td", {}, w.toFixed(3)))))))));
-    }
-
-    /** Make every control show the state (and only offer what the state allows). */
-    function syncControls() {
+    /** Make every control show the state (and only offer what the state allows); while a sentence is
+     * refused, the valid length of the picture still shown. */
+    function syncControls(refused) {
       const s = current();
+      if (refused && drawnLength !== null) s.valid_length = drawnLength;
       const choices = ns.explorerChoices(spec, ctl.state, model); // a trained model's own d_model and h
       ns.syncControls(spec, c, s, { choices, tokens: shown ? shown.tokens.length : 1 });
       c.d_model.disabled = c.h.disabled = c.seed.disabled = trained();
       c.valid_length.disabled = !spec.masks.find((k) => k.name === s.mask).cut;
-      note.textContent = trained()
-        ? ns.format(m.trained_note, { name: model.name, d_model: model.d_model, h: model.h })
-        : m.fresh_note;
+      const fields = { name: model && model.name, d_model: model && model.d_model, h: model && model.h };
+      note.textContent = !trained() ? m.fresh_note
+        : ns.format(model.name ? m.trained_note : m.trained_note_plain, fields)
+          + (model.known ? ns.format(m.trained_reads, { known: model.known }) : "");
     }
 
     // -- the reader's input: the controller merges a change and draws it at once, from the port; in a
     // kernel, Python's arrays replace the picture when they arrive ------------------------------------------
-    c.show_numbers.addEventListener("change", () => { if (shown) drawNumbers(); });
+    c.show_numbers.addEventListener("change", () => { if (shown) draw(); });
     if (c.scale) c.scale.addEventListener("change", () => { if (shown) draw(); });
 
     // The read-out follows the pointer, a tap, or the keyboard on the focused picture.
     ns.heatmapReadout(el, canvas, {
       layout: () => layout, selected: () => selected, say, draw,
       select(cell) { selected = cell; draw(); },
+      clear() { selected = null; draw(); },
       size: () => shown && { panels: shown.h, n: shown.tokens.length },
     });
 
@@ -290,7 +296,7 @@
       /** Where the panels are, in CSS pixels of the canvas: {rects: [{x, y}], cw, ch, width, height}. */
       get layout() {
         return layout && { rects: layout.rects, cw: layout.cw, ch: layout.ch, width: layout.width, height: layout.height,
-          boxes: layout.boxes, perLine: layout.perLine, angle: layout.angle };
+          boxes: layout.boxes, perLine: layout.perLine, angle: layout.angle, printed: layout.printed };
       },
       /** The colour scale of the panels: "shared" or "per head" (the spec's view option), or null. */
       get scale() { return c.scale ? c.scale.value : null; },

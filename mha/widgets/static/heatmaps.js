@@ -16,6 +16,8 @@
  *   groups: null or {size, names}: vertical separators every `size` columns, names above (heads side by side),
  *   scaleLabel: "weight", maskKey: the key's text that explains the hatching (the spec's "masked"), or null,
  *   tickFormat: null or (value, step) -> string, palette: "diverging" for signed values (else viridis),
+ *   swatches: null, or [{t, text}]: a key of single colours (t in [0, 1] on the scale) in place of the colour
+ *             bar, for a picture of yes and no (the window explorer's masks), which no 0-1 scale describes,
  * }
  *
  * The layout lays itself out: cells shrink (to 6 px at least; on cells under 12 px only every 2nd or 3rd
@@ -90,7 +92,7 @@
     const ctx = canvas.getContext("2d");
     const paint = spec.palette === "diverging" ? divergingColour : colour;
     const style = getComputedStyle(canvas);
-    const ink = style.color || "#222";
+    const ink = ns.printing ? "#000" : style.color || "#222"; // on paper, black whatever the screen's theme
     const k = parseFloat(style.getPropertyValue("--mha-text-scale")) || 1; // 1 on a page, larger on a slide
     const px = (n) => n * k; // a size laid out around text, in CSS pixels
     const rows = spec.panels[0].values.length, cols = spec.panels[0].values[0].length;
@@ -104,8 +106,9 @@
     const tickText = spec.tickFormat || ((v, step) => formatNumber(v, step));
     ctx.font = `${px(11)}px ${FONT}`;
     const probe = [spec.lo, spec.hi, (spec.lo + spec.hi) / 2].map((v) => tickText(v, niceStep((spec.hi - spec.lo || 1) / 4)));
-    const barW = Math.ceil(Math.max(16 + 12 + 5 + widest(probe), 14 + widest([spec.scaleLabel || ""]),
-      16 + px(14) + 5 + (spec.maskKey ? widest([spec.maskKey]) : 0))) + 6;
+    const keys = [...(spec.swatches || []).map((w) => w.text), spec.maskKey].filter(Boolean);
+    const barW = Math.ceil(Math.max(spec.swatches ? 0 : 16 + 12 + 5 + widest(probe), 14 + widest([spec.scaleLabel || ""]),
+      16 + px(14) + 5 + widest(keys))) + 6;
     // Cells: the size asked for, smaller (down to 6 px) when one panel would not fit the width.
     const room = spec.maxWidth - left - barW;
     let shrink = Math.min(1, Math.max(6 / Math.min(...spec.cell), room / (cols * spec.cell[0])));
@@ -166,10 +169,13 @@
       y += titleH + ph + colLabelH;
     }
     const gridW = perLine * pw + (perLine - 1) * gapX;
-    // The colour bar: at least 96 px tall whatever the panels' height, ticks at least 18 px apart.
-    const bh = Math.max(Math.round(px(96)), Math.min(ph, Math.round(px(160))));
+    // The colour bar: at least 96 px tall whatever the panels' height, ticks at least 18 px apart; or the
+    // swatches, one line each.
+    const keySize = Math.round(px(14)), keyStep = keySize + Math.round(px(8));
+    const bh = spec.swatches ? 0 : Math.max(Math.round(px(96)), Math.min(ph, Math.round(px(160))));
     const width = left + gridW + barW;
-    const height = Math.ceil(Math.max(y + px(18), lineTop[0] + bh + px(spec.maskKey ? 40 : 8)));
+    const keysH = spec.swatches ? keys.length * keyStep : bh + px(spec.maskKey ? 40 : 8);
+    const height = Math.ceil(Math.max(y + px(18), lineTop[0] + keysH));
     const rects = spec.panels.map((_, p) => ({ x: left + (p % perLine) * (pw + gapX), y: lineTop[Math.floor(p / perLine)] }));
     // Numbers in the cells only where they fit the cells drawn (a smaller screen may shrink them); where the
     // text is scaled up, only at the scaled size (not smaller than the other text).
@@ -305,30 +311,53 @@
     ctx.fillText(colName, left + gridW / 2, y + px(8));
     box("axis", colName, left + gridW / 2 - cnw / 2, y + px(2), cnw, px(12));
 
-    // colour bar with ticks, then the key of masked cells
+    // colour bar with ticks, then the key of masked cells; or the swatches, then that key
     const bx = left + gridW + 16, by = lineTop[0], bw = 12;
+    if (spec.swatches) {
+      ctx.font = `${px(11)}px ${FONT}`;
+      ctx.textAlign = "left";
+      spec.swatches.forEach((w, i) => {
+        const ky = by + i * keyStep;
+        ctx.fillStyle = colour(w.t).css;
+        ctx.fillRect(bx, ky, keySize, keySize);
+        ctx.strokeStyle = "rgba(128,128,128,0.6)";
+        ctx.strokeRect(bx - 0.5, ky - 0.5, keySize + 1, keySize + 1);
+        ctx.fillStyle = ink;
+        ctx.fillText(w.text, bx + keySize + 5, ky + keySize / 2);
+        box("legend", w.text, bx + keySize + 5, ky + keySize / 2 - px(6), ctx.measureText(w.text).width, px(12));
+        boxes.push({ kind: "swatch", text: "", x: bx, y: ky, w: keySize, h: keySize });
+      });
+      if (spec.maskKey) {
+        const ky = by + spec.swatches.length * keyStep;
+        hatch(ctx, bx, ky, [[false]], keySize, keySize);
+        ctx.strokeRect(bx - 0.5, ky - 0.5, keySize + 1, keySize + 1);
+        ctx.fillStyle = ink;
+        ctx.fillText(spec.maskKey, bx + keySize + 5, ky + keySize / 2);
+        box("legend", spec.maskKey, bx + keySize + 5, ky + keySize / 2 - px(6), ctx.measureText(spec.maskKey).width, px(12));
+      }
+    }
     for (let k = 0; k < bh; k++) {
       ctx.fillStyle = paint(1 - k / (bh - 1)).css;
       ctx.fillRect(bx, by + k, bw, 1.5);
     }
     ctx.strokeStyle = "rgba(128,128,128,0.6)";
-    ctx.strokeRect(bx - 0.5, by - 0.5, bw + 1, bh + 1);
+    if (bh) ctx.strokeRect(bx - 0.5, by - 0.5, bw + 1, bh + 1);
     ctx.font = `${px(11)}px ${FONT}`;
     ctx.textAlign = "left";
     ctx.fillStyle = ink;
     let step = niceStep(span / 4);
     while ((step / span) * (bh - 1) < px(18) && step < span) step = niceStep(step * 2.1); // ticks a line and a half apart
-    for (let v = Math.ceil(spec.lo / step - 1e-9) * step; v <= spec.hi + 1e-9 * span; v += step) {
+    for (let v = Math.ceil(spec.lo / step - 1e-9) * step; bh && v <= spec.hi + 1e-9 * span; v += step) {
       const ty = by + (1 - (v - spec.lo) / span) * (bh - 1), t = tickText(v, step);
       ctx.fillRect(bx + bw, ty - 0.5, 3, 1);
       ctx.fillText(t, bx + bw + 5, ty);
       box("tick", t, bx + bw + 5, ty - px(6), ctx.measureText(t).width, px(12));
     }
-    if (spec.scaleLabel) {
+    if (spec.scaleLabel && bh) {
       ctx.fillText(spec.scaleLabel, bx - 2, by - px(14)); // above the top tick's label (centred on by)
       box("scale", spec.scaleLabel, bx - 2, by - px(20), ctx.measureText(spec.scaleLabel).width, px(12));
     }
-    if (spec.maskKey) {
+    if (spec.maskKey && bh) {
       const ky = by + bh + px(16), key = Math.round(px(14));
       hatch(ctx, bx, ky, [[false]], key, key);
       ctx.strokeRect(bx - 0.5, ky - 0.5, key + 1, key + 1);
@@ -337,7 +366,7 @@
       box("legend", spec.maskKey, bx + key + 5, ky + key / 2 - px(6), ctx.measureText(spec.maskKey).width, px(12));
     }
     const panels = rects.map((r) => ({ kind: "panel", text: "", x: r.x, y: r.y, w: pw, h: ph }));
-    boxes.push({ kind: "bar", text: "", x: bx, y: by, w: bw, h: bh });
+    if (bh) boxes.push({ kind: "bar", text: "", x: bx, y: by, w: bw, h: bh });
     const fontPx = Math.min(px(11), ...titles.filter(Boolean).map((t) => t.size), printed ? valuePx : Infinity);
     canvas.dataset.mhaFontPx = String(fontPx);
 
@@ -368,5 +397,8 @@
     return v.toFixed(decimals).replace(/^-(0\.?0*)$/, "$1");
   }
 
-  Object.assign(ns, { drawHeatmaps, colour, divergingColour, label, formatNumber, MAX_LABEL });
+  /** A weight (0 to 1) as the figures print it in a cell: two decimals, no leading zero (".42", "1.00"). */
+  const weightText = (v) => v.toFixed(2).replace(/^0/, "");
+
+  Object.assign(ns, { drawHeatmaps, colour, divergingColour, label, formatNumber, weightText, MAX_LABEL });
 })(globalThis);

@@ -40,8 +40,6 @@
   "use strict";
   const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
 
-  const NUMBERS_MIN = 26; // px: the smallest cell a weight (".42") is printed in
-
   /** The bytes of base64 zlib data, inflated in the page. */
   async function inflate(base64, cannot) {
     if (typeof DecompressionStream === "undefined") throw new Error(cannot);
@@ -70,10 +68,6 @@
     // -- the page ---------------------------------------------------------------------------------------
     el.classList.add("mha-realheads");
     el.replaceChildren();
-    Object.assign(el.style, {
-      border: "1px solid rgba(128, 128, 128, 0.45)", borderRadius: "8px", padding: "0.8em 1em", margin: "1em 0",
-      fontSize: "0.95rem", lineHeight: "1.4", maxWidth: "100%", boxSizing: "border-box",
-    });
     c.sentence.style.maxWidth = "100%";
     if (live) Object.assign(c.sentence, { maxLength: 1000, title: ns.format(m.sentence_hint, { max_tokens: config.max_tokens }) });
     ns.setStatus(status, ns.format(live ? m.waiting : m.loading, { model: config.model }), "");
@@ -122,13 +116,13 @@
         panels: [{ title: ns.format(m.panel, { layer: shown.layer + 1, head: shown.head + 1 }), values: shown.weights, mask: null }],
         rowLabels: shown.tokens, colLabels: shown.tokens, rowName: m.rows, colName: m.cols,
         lo: 0, hi: 1, cell: [cell, cell], maxWidth, maxColumns: 1,
-        format: c.show_numbers.checked && cell >= NUMBERS_MIN ? (v) => v.toFixed(2).replace(/^0/, "") : null,
+        format: c.show_numbers.checked && cell >= spec.numbers_min ? ns.weightText : null,
         selected,
         scaleLabel: m.scale, maskKey: null,
       });
       // "show numbers" with cells too small to print in: say why (the spec's message), never do nothing
       numbersNote.hidden = !(c.show_numbers.checked && !layout.printed);
-      numbersNote.textContent = numbersNote.hidden ? "" : ns.format(m.numbers_too_small, { min: NUMBERS_MIN, n, cell: layout.cw });
+      numbersNote.textContent = numbersNote.hidden ? "" : ns.format(m.numbers_too_small, { min: spec.numbers_min, n, cell: layout.cw });
       canvas.setAttribute("aria-label", ns.format(m.picture,
         { layer: shown.layer + 1, head: shown.head + 1, model: config.model, n, tokens: shown.tokens.join(" ") }));
       describe();
@@ -186,6 +180,7 @@
     ns.heatmapReadout(el, canvas, { // Page Up/Down: the other heads
       layout: () => layout, selected: () => selected, say, draw,
       select(cell) { selected = cell; draw(); },
+      clear() { selected = null; draw(); },
       size: () => shown && { panels: 1, n: shown.tokens.length },
       page: (step) => ctl.fromReader({ head: Math.min(H - 1, Math.max(0, ctl.state.head + step)) }),
     });

@@ -25,7 +25,10 @@
  *
  * "formula" is the Stage's mathtext; a small subset of TeX (^, _, {}, \mathrm, \sqrt, \top, \ldots, \,) is
  * shown as text with <sub>/<sup>, no TeX engine. The slider (the spec's one control, mounted by
- * controller.js), the previous/next buttons and the list of stages all set the one setting, stage.
+ * controller.js; it announces the stage, not its index), the previous/next buttons (which keep the focus at
+ * either end) and the list of stages all set the one setting, stage. Every value is printed in its cell
+ * where the cells are wide enough (on a phone, one head a line: the attention weights always), and the
+ * focused picture reads out the cell the arrow keys choose, with its row's sum in the attention weights.
  * el.mha = {settings: {stage}, update({stage: key}) -> the stage's values}.
  *
  * Live mode (the anywidget adapter in core.js): Python sends this same JSON as the `config` traitlet, once,
@@ -92,35 +95,55 @@
     const list = make("ol", { className: "mha-stage-list" }, stages.map((s, i) =>
       make("li", {}, make("button", { type: "button", className: "mha-stage-link", "data-stage": i }, s.title))));
     const caption = make("p", { className: "mha-caption", "aria-live": "polite" });
-    const canvas = make("canvas", { className: "mha-canvas", role: "img" });
+    const help = make("p", { className: "mha-help", id: ns.uniqueId("mha-help") }, m.help);
+    const canvas = make("canvas", { className: "mha-canvas", tabIndex: 0, role: "img", "aria-describedby": help.id });
+    const readout = make("p", { className: "mha-readout", "aria-live": "polite" });
     el.append(
       make("div", { className: "mha-controls" }, previous, ns.labelled(spec, ctl.c, "stage"), next),
       make("div", { className: "mha-stepper-body" }, list,
-        make("div", { className: "mha-stage-view" }, caption, make("div", { className: "mha-figure" }, canvas))));
+        make("div", { className: "mha-stage-view" }, caption, make("div", { className: "mha-figure" }, canvas),
+          readout, help)));
+    let selected = null, view = null, layout = null; // the cell read out; what the picture shows; its layout
 
-    function draw() {
-      draws += 1;
-      const index = current(), stage = stages[index];
+    /** What the stage at `index` shows: its panels (panels, rows, cols), their labels and axis names. */
+    function viewOf(index) {
+      const stage = stages[index];
       const perHead = Array.isArray(stage.values[0][0]);
       const panels = perHead ? stage.values : [stage.values]; // (panels, rows, cols)
       const [rowSym, colSym] = stage.shape.replace(/[()]/g, "").split(",").map((t) => t.trim()).slice(-2);
-      const rows = panels[0].length, cols = panels[0][0].length;
+      const numbered = (k) => Array.from({ length: k }, (_, i) => String(i + 1));
+      const tokensBoth = rowSym === "n" && colSym === "n";
+      return {
+        stage, index, perHead, panels, rows: panels[0].length, cols: panels[0][0].length, numbered,
+        rowLabels: rowSym === "n" ? tokens : numbered(panels[0].length),
+        colLabels: colSym === "n" ? tokens : numbered(panels[0][0].length),
+        rowName: tokensBoth ? m.rows : spec.axis_names[rowSym] || rowSym,
+        colName: tokensBoth ? m.cols : spec.axis_names[colSym] || colSym,
+        rowTokens: rowSym === "n", colTokens: colSym === "n",
+      };
+    }
+
+    function draw() {
+      draws += 1;
+      const index = current();
+      if (!view || view.index !== index) selected = null;
+      view = viewOf(index);
+      const { stage, perHead, panels, rows, cols, numbered } = view;
       const flat = panels.flat(2);
       let [lo, hi] = stage.key === "weights" ? [0, 1] : [Math.min(...flat), Math.max(...flat)];
       if (lo === hi) { lo -= 1; hi += 1; }
-      const maxWidth = Math.max(320, (el.querySelector(".mha-stage-view").clientWidth || 640));
-      const cw = Math.max(14, Math.min(44, Math.floor((maxWidth - 190 - 18 * (panels.length - 1)) / (cols * Math.min(panels.length, 4)))));
-      const ch = Math.max(14, Math.min(26, cw));
-      const numbered = (k) => Array.from({ length: k }, (_, i) => String(i + 1));
+      const maxWidth = Math.max(300, (el.querySelector(".mha-stage-view").clientWidth || 640));
+      // as many heads on a line as leave cells wide enough for the numbers (34 px), one at least
+      const cellFor = (k) => Math.max(14, Math.min(44, Math.floor((maxWidth - 190 - 18 * (k - 1)) / (cols * k))));
+      let perLine = Math.min(panels.length, 4);
+      while (perLine > 1 && cellFor(perLine) < 34) perLine -= 1;
+      const cw = cellFor(perLine), ch = Math.max(14, Math.min(26, cw));
       const groups = stage.side_by_side && h > 1
         ? { size: cols / h, names: numbered(h).map((i) => ns.format(m.panel, { head: i })) } : null;
-      ns.drawHeatmaps(canvas, {
+      layout = ns.drawHeatmaps(canvas, {
         panels: panels.map((values, p) => ({ title: perHead ? ns.format(m.panel, { head: p + 1 }) : "", values, mask: null })),
-        rowLabels: rowSym === "n" ? tokens : numbered(rows),
-        colLabels: colSym === "n" ? tokens : numbered(cols),
-        rowName: rowSym === "n" && colSym === "n" ? m.rows : spec.axis_names[rowSym] || rowSym,
-        colName: rowSym === "n" && colSym === "n" ? m.cols : spec.axis_names[colSym] || colSym,
-        lo, hi, cell: [cw, ch], maxWidth, selected: null, groups,
+        rowLabels: view.rowLabels, colLabels: view.colLabels, rowName: view.rowName, colName: view.colName,
+        lo, hi, cell: [cw, ch], maxWidth, maxColumns: perLine, selected, groups,
         format: cw >= 34 && ch >= 16 ? valueFormat(stage.decimals) : null,
         scaleLabel: stage.key === "weights" ? m.scale : m.value, maskKey: null,
       });
@@ -128,19 +151,43 @@
       caption.replaceChildren(make("strong", {}, ns.format(m.caption, { index: index + 1, title: stage.title })), ": ",
         formulaNodes(stage.formula), ns.format(m.caption_shape, { shape: shape.join(", "), symbols: stage.shape }));
       canvas.setAttribute("aria-label",
-        ns.format(m.picture, { index: index + 1, count: stages.length, title: stage.title, shape: shape.join(" by ") }));
+        ns.format(m.picture, { index: index + 1, count: stages.length, title: stage.title, shape: shape.join(", ") }));
       ctl.sync();
-      previous.disabled = index === 0;
-      next.disabled = index === stages.length - 1;
+      // at either end a button says it can go no further, and keeps the focus (a disabled one would lose it)
+      previous.setAttribute("aria-disabled", String(index === 0));
+      next.setAttribute("aria-disabled", String(index === stages.length - 1));
       list.querySelectorAll("button").forEach((b, i) => {
         b.parentElement.className = i === index ? "mha-current" : i < index ? "mha-done" : "";
         if (i === index) b.setAttribute("aria-current", "step"); else b.removeAttribute("aria-current");
       });
+      say(selected);
       return stage.values;
     }
 
-    previous.addEventListener("click", () => go(current() - 1));
-    next.addEventListener("click", () => go(current() + 1));
+    /** The read-out of one cell: the stage (and head), its row and column, the value; a weight's row sum. */
+    function say(cell) {
+      if (!cell || !view) { readout.textContent = ""; return; }
+      const { stage, perHead, panels } = view, { panel, row, col } = cell;
+      const token = (show, label) => (show ? ns.format(m.cell_token, { token: label }) : "");
+      const values = panels[panel][row], decimals = stage.decimals + 2; // more than the cells print
+      readout.textContent = ns.format(m.cell, {
+        where: perHead ? ns.format(m.cell_head, { title: stage.title, head: panel + 1 }) : stage.title,
+        rows: view.rowName, row: row + 1, row_token: token(view.rowTokens, tokens[row]),
+        cols: view.colName, col: col + 1, col_token: token(view.colTokens, tokens[col]),
+        value: valueFormat(decimals)(values[col]),
+      }) + (stage.key === "weights"
+        ? ns.format(m.row_sum, { row: row + 1, sum: valueFormat(decimals)(values.reduce((a, b) => a + b, 0)) }) : "");
+    }
+
+    ns.heatmapReadout(el, canvas, {
+      layout: () => layout, selected: () => selected, say, draw,
+      select(cell) { selected = cell; draw(); },
+      clear() { selected = null; draw(); },
+      size: () => view && { panels: view.panels.length, rows: view.rows, cols: view.cols },
+    });
+
+    previous.addEventListener("click", () => { if (current() > 0) go(current() - 1); });
+    next.addEventListener("click", () => { if (current() < stages.length - 1) go(current() + 1); });
     list.addEventListener("click", (event) => {
       const button = event.target.closest("button[data-stage]");
       if (button) go(Number(button.dataset.stage));
@@ -149,9 +196,12 @@
     const api = ctl.expose(el, { // update({stage: key}) returns the stage's values
       /** How many times the picture was drawn (a test waits for it to change). */
       get draws() { return draws; },
+      /** Where the panels are and whether the values are printed in the cells (see heatmaps.js). */
+      get layout() {
+        return layout && { rects: layout.rects, cw: layout.cw, ch: layout.ch, width: layout.width, printed: layout.printed };
+      },
       canvas,
     });
-    ns.onThemeChange(draw);
     draw();
     return api;
   }

@@ -14,7 +14,9 @@
  *
  * el.mha = {settings, update(settings) -> {masks (L, n, n), seen (L, n, n): booleans, cached, full}}, where
  * cached = sum over layers of the tokens a layer keeps after n tokens (min(n, window) local, n global) and
- * full = n L, what the cache would hold with global layers only.
+ * full = n L, what the cache would hold with global layers only. Tokens are counted from 1, as the chapter
+ * counts them; the two panels answer yes or no (a key of two colours, not a scale); the focused picture
+ * reads out the cell the arrow keys choose, in both panels; it redraws at its new width when that changes.
  */
 (function (root) {
   "use strict";
@@ -30,39 +32,65 @@
 
     el.classList.add("mha-windows");
     el.replaceChildren();
-    const canvas = make("canvas", { className: "mha-canvas", role: "img" });
+    const help = make("p", { className: "mha-help", id: ns.uniqueId("mha-help") }, m.help);
+    const canvas = make("canvas", { className: "mha-canvas", tabIndex: 0, role: "img", "aria-describedby": help.id });
+    const readout = make("p", { className: "mha-readout", "aria-live": "polite" });
     el.append(
       make("div", { className: "mha-controls" }, spec.controls.map((k) => ns.labelled(spec, c, k.name))),
-      status, make("div", { className: "mha-figure" }, canvas));
+      status, make("div", { className: "mha-figure" }, canvas), readout, help);
+    let selected = null; // the cell read out: {panel, row, col}
+
+    const kindOf = (state) => (state.global_period > 0 && state.layer % state.global_period === 0
+      ? m.kind_global : ns.format(m.kind_local, { window: state.window }));
 
     function draw() {
       const state = ctl.state, l = state.layer - 1, n = state.n;
       const labels = Array.from({ length: n }, (_, i) => String(i + 1));
       const ones = Array.from({ length: n }, () => new Array(n).fill(1));
-      const global = state.global_period > 0 && state.layer % state.global_period === 0;
-      const kind = global ? m.kind_global : ns.format(m.kind_local, { window: state.window });
-      const cell = Math.max(8, Math.min(22, Math.floor(300 / n)));
+      const kind = kindOf(state);
+      const maxWidth = Math.max(300, canvas.parentElement.clientWidth || el.clientWidth || 720);
+      const cell = Math.max(8, Math.min(22, Math.floor((maxWidth - 130) / (2 * n)))); // both panels on a line if they fit
       layout = ns.drawHeatmaps(canvas, {
         panels: [
           { title: ns.format(m.panel_mask, { layer: state.layer, kind }), values: ones, mask: result.masks[l] },
           { title: ns.format(m.panel_seen, { layer: state.layer }), values: ones, mask: result.seen[l] },
         ],
         rowLabels: labels, colLabels: labels, rowName: m.rows, colName: m.cols,
-        lo: 0, hi: 1, cell: [cell, cell], maxWidth: Math.max(300, canvas.parentElement.clientWidth || el.clientWidth || 720), format: null,
-        selected: null, groups: null, scaleLabel: m.scale, maskKey: m.masked,
+        lo: 0, hi: 1, cell: [cell, cell], maxWidth, format: null,
+        selected, groups: null, scaleLabel: null, swatches: [{ t: 1, text: m.scale }], maskKey: m.masked,
       });
       const last = result.seen[l][n - 1];
       const first = last.indexOf(true) + 1;
       canvas.setAttribute("aria-label", ns.format(m.picture, { layer: state.layer, kind, n }));
-      ns.setStatus(status, ns.format(m.summary, { layer: state.layer, n, first, layers: state.layers, cached: result.cached, full: result.full }), "");
+      const notes = Object.values(ctl.notes); // what followed the reader's change (the layer shown)
+      const summary = ns.format(m.summary, { layer: state.layer, n, first, layers: state.layers, cached: result.cached, full: result.full });
+      ns.setStatus(status, [...notes, summary].join(" "), "");
+      say(selected);
+    }
+
+    /** The read-out of one cell, both panels: may the token attend to the key, has it seen that input. */
+    function say(cell) {
+      if (!cell) { readout.textContent = ""; return; }
+      const state = ctl.state, l = state.layer - 1, { row, col } = cell;
+      const answer = (yes) => (yes ? m.scale : m.masked);
+      readout.textContent = ns.format(m.cell, { layer: state.layer, kind: kindOf(state), row: row + 1, col: col + 1,
+        may: answer(result.masks[l][row][col]), seen: answer(result.seen[l][row][col]) });
     }
 
     function refresh() {
       result = ns.windowsCompute(ctl.state);
+      if (selected && (selected.row >= ctl.state.n || selected.col >= ctl.state.n)) selected = null;
       ctl.sync();
       draw();
       return { masks: result.masks, seen: result.seen, cached: result.cached, full: result.full };
     }
+
+    ns.heatmapReadout(el, canvas, { // the pointer, a tap, the arrow keys; Page Up/Down: the other panel
+      layout: () => layout, selected: () => selected, say, draw,
+      select(cell) { selected = cell; draw(); },
+      clear() { selected = null; draw(); },
+      size: () => result && { panels: 2, n: ctl.state.n },
+    });
 
     const api = ctl.expose(el, {
       /** Where the panels and every text are, in CSS pixels of the canvas (see heatmaps.js). */
@@ -71,7 +99,6 @@
       },
       canvas,
     });
-    ns.onThemeChange(draw);
     refresh();
     return api;
   }

@@ -5,9 +5,10 @@
  * mha.costs.layers.Layer.cache_elements -> cacheElements, Layer.global_elements -> globalElements;
  * mha.costs.report.costs_and_rows (the report's rows, written from those counts with the labels and
  * templates of mha.costs.report.ROWS, in the spec) -> costs(...).rows; mha.costs.report.format_bytes ->
- * formatBytes, format_count -> formatCount, format_ratio -> formatRatio. What does not depend on the settings
- * comes per model from mha.costs.report.calculator_data (texts, counts per layer, windows); this file only
- * adds and multiplies those numbers. Integer arithmetic is exact (BigInt: a forward pass of a large model
+ * formatBytes, format_count -> formatCount (their units, mha.costs.report.BYTE_UNITS and COUNT_UNITS, come
+ * with the spec; digits grouped as f"{x:,.2f}"), format_ratio -> formatRatio. What does not depend on the
+ * settings comes per model from mha.costs.report.calculator_data (texts, counts per layer, windows); this file
+ * only adds and multiplies those numbers. Integer arithmetic is exact (BigInt: a forward pass of a large model
  * over a long batch exceeds 2**53 multiply-adds), and the formatters round exactly as Python's f"{x:.2f}" and
  * f"{x:.1f}" do. Tested by tests/unit/test_ports.py (test_costs_*), in mini-racer, against cost_report and
  * model_costs for every decoder of mha.costs.MODEL_CONFIGS; needs ports/settings.js (format) when called.
@@ -52,26 +53,22 @@
   const formatRatio = (a, b) => `${fixed1(divide(a, b))}x`;
 
   const comma = (n) => n.toString().replace(/\B(?=(\d{3})+(?!\d))/g, ","); // f"{n:,}"
+  const grouped = (text) => { const [whole, part] = text.split("."); return `${comma(whole)}.${part}`; }; // f"{x:,.2f}"
 
-  function formatBytes(n) {
+  /** n bytes (a BigInt) in binary units; units: the names of 1024 ** 1, 2, ... (the spec's units.bytes). */
+  function formatBytes(n, units) {
     if (n < 1024n) return `${n} B`;
-    for (const [power, unit] of [[4n, "TiB"], [3n, "GiB"], [2n, "MiB"], [1n, "KiB"]]) {
-      if (n >= 1024n ** power) return `${fixed2(divide(n, 1024n ** power))} ${unit}`;
-    }
-    throw new Error("unreachable");
+    const power = Math.min(units.length, Math.floor((n.toString(2).length - 1) / 10)); // 1024 ** power <= n
+    return `${grouped(fixed2(divide(n, 1024n ** B(power))))} ${units[power - 1]}`;
   }
 
-  function formatCount(n) {
-    for (const [power, suffix] of [[12n, "T"], [9n, "G"], [6n, "M"], [3n, "k"]]) {
-      if (n >= 10n ** power) return `${fixed2(divide(n, 10n ** power))} ${suffix}`;
-    }
-    return n.toString();
+  /** A count (a BigInt) with an SI prefix; units: the names of 1000 ** 1, 2, ... (the spec's units.counts). */
+  function formatCount(n, units) {
+    if (n < 1000n) return n.toString();
+    const power = Math.min(units.length, Math.floor((n.toString().length - 1) / 3)); // 1000 ** power <= n
+    return `${grouped(fixed2(divide(n, 1000n ** B(power))))} ${units[power - 1]}`;
   }
 
-  /**
-   * The numbers and the rows of cost_report for a decoder, from the model's data (calculator_data) and the
-   * spec (the dtypes' bytes, and each row's label and value template: mha.costs.report.ROWS).
-   */
   /** Port of mha.costs.layers.Layer.cache_elements: what one layer of a group keeps for n tokens. */
   function cacheElements(g, n) {
     if (g.shares != null) return 0n;
@@ -108,32 +105,33 @@
       kv_cache_bytes_as_mha: bytes * B(config.mha_width) * layers * n,
     };
     const row = (key, fields) => [spec.rows[key][0], ns.format(spec.rows[key][1], fields)];
-    const macs = (key, m) => row(key, { count: formatCount(m), flops: formatCount(2n * m) });
-    const ratio = (key, bytes) => row(key, { size: formatBytes(bytes), ratio: formatRatio(bytes, kv) });
+    const count = (m) => formatCount(m, spec.units.counts), size = (bytes) => formatBytes(bytes, spec.units.bytes);
+    const macs = (key, m) => row(key, { count: count(m), flops: count(2n * m) });
+    const ratio = (key, bytes) => row(key, { size: size(bytes), ratio: formatRatio(bytes, kv) });
     const kv = out.kv_cache_bytes;
     out.rows = [row("model", { description: config.description }),
-      row("context", { context, batch, s: batch !== 1 ? "s" : "" })];
+      row("context", { context: comma(context), batch: comma(batch), s: batch !== 1 ? "s" : "" })];
     if (config.layers != null) out.rows.push([spec.rows.layers[0], config.layers]);
     if (counted) {
       out.rows.push(
-        row("params", { count: formatCount(out.params), exact: comma(out.params) }),
+        row("params", { count: count(out.params), exact: comma(out.params) }),
         macs("macs_per_token", out.macs_per_token),
         macs("macs_per_sequence", out.macs_per_sequence));
     } else {
       out.rows.push(row("uncounted", { reason: config.uncounted }));
     }
-    out.rows.push(row("kv_cache", { size: formatBytes(kv), exact: comma(kv), dtype }));
+    out.rows.push(row("kv_cache", { size: size(kv), exact: comma(kv), dtype }));
     if (config.groups.length > 1) {
       for (const g of config.groups) {
         const fields = { count: g.count, s: g.count !== 1 ? "s" : "", layer: g.label };
         out.rows.push([ns.format(spec.rows.group[0], fields),
-          ns.format(spec.rows.group[1], { size: formatBytes(bytes * B(g.count) * cacheElements(g, n)) })]);
+          ns.format(spec.rows.group[1], { size: size(bytes * B(g.count) * cacheElements(g, n)) })]);
       }
     }
     if (config.window != null) out.rows.push(ratio("all_global", out.kv_cache_bytes_all_global));
     if (out.kv_cache_bytes_as_mha !== kv) out.rows.push(ratio("as_mha", out.kv_cache_bytes_as_mha));
     if (config.trained_context != null && context > config.trained_context) {
-      out.rows.push(row("note", { context, trained: config.trained_context }));
+      out.rows.push(row("note", { context: comma(context), trained: comma(config.trained_context) }));
     }
     return out;
   }

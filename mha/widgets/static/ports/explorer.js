@@ -249,6 +249,7 @@
       : decodeTensor("positions", payload.positions, [payload.positions.length ?? payload.positions.shape[0], d_model]);
     const model = {
       name: payload.name,
+      known: payload.known, // its tokens as the page names them ("0–7"), written by Python
       d_model, h, params, positions,
       index: new Map(vocab.map((t, i) => [t, i])),
       embeddings,
@@ -265,7 +266,8 @@
     const unknown = [...new Set(tokens.filter((t) => !model.index.has(t)))];
     if (unknown.length) {
       const list = unknown.map((t) => `'${t}'`).join(", ");
-      throw new ns.ReaderError(say(m.unknown_tokens, { plural: unknown.length > 1 ? "s" : "", tokens: list }));
+      const known = model.known ? ns.format(m.known_tokens, { known: model.known }) : "";
+      throw new ns.ReaderError(say(m.unknown_tokens, { plural: unknown.length > 1 ? "s" : "", tokens: list }) + known);
     }
     if (model.positions && tokens.length > model.positions.length) {
       throw new ns.ReaderError(say(m.positions, { positions: model.positions.length, n: tokens.length }));

@@ -2,7 +2,8 @@
  *
  * Python twins (mha.widgets.spec): fill -> format, choices -> choicesOf (the rule "divisors" is
  * mha.compute.explorer.head_choices), explorer_choices -> explorerChoices, next_valid -> nextValid, invalid ->
- * invalid, merge_settings -> mergeSettings; and mha.widgets.frontend.ReaderInputError -> ReaderError. The
+ * invalid, chosen_key -> chosenKey, merge_settings -> mergeSettings, follow_notes -> followNotes; and
+ * mha.widgets.frontend.ReaderInputError -> ReaderError. The
  * rules, choices, bounds and messages are the spec's (Python's), given with a figure's data; these functions
  * only apply them. Tested by tests/unit/test_ports.py (test_settings_*), in mini-racer, against those functions on
  * the cases of the browser tests; mergeSettings needs ports/explorer.js (splitTokens) when called.
@@ -74,10 +75,15 @@
     return new RangeError(format(spec.messages.invalid[kind], fields));
   }
 
+  /** Where a state keeps the value a reader chose for a setting that follows a sentence's length. */
+  const chosenKey = (name) => `${name}_chosen`;
+
   /**
    * state with changes merged in, checked as the controls check them (spec.merge_settings): a setting that
-   * depends on a changed one follows it. Throws RangeError (TypeError for a sentence that is no string)
-   * with the spec's message; `fixed` holds settings the state does not let change.
+   * depends on a changed one follows it; one that follows a sentence's length (rule "tokens") is the value
+   * chosen, or the number of tokens while the sentence is shorter, and the state keeps the value chosen
+   * (chosenKey; null: all the tokens). Throws RangeError (TypeError for a sentence that is no string) with
+   * the spec's message; `fixed` holds settings the state does not let change.
    */
   function mergeSettings(spec, state, changes, fixed) {
     const controls = spec.controls.filter((c) => c.setting);
@@ -96,11 +102,14 @@
       if (control.kind === "text") {
         if (typeof value !== "string") throw new TypeError(format(spec.messages.invalid.text, { name, value: JSON.stringify(value) }));
       } else if (control.rule === "tokens") {
-        const n = ns.splitTokens(out[control.of]).length;
+        const n = ns.splitTokens(out[control.of]).length, memory = chosenKey(name);
         if (given) {
           if (value !== null && (!isInt(value) || value < 1 || (n && value > n))) throw invalid(spec, "tokens", { name, hi: n, value: JSON.stringify(value) });
-        } else if (value !== null && value !== undefined && n && value > n) {
-          value = n; // a shorter sentence: the slider's maximum moves
+          out[memory] = value === n ? null : value; // the last token chosen: all of them
+        } else {
+          const chosen = memory in out ? out[memory] : value;
+          if (n && value !== null && value !== undefined) value = chosen === null ? n : Math.min(chosen, n);
+          out[memory] = chosen;
         }
       } else if (control.kind === "number") {
         if (!isInt(value) || value < control.lo || value > control.hi) throw invalid(spec, "int", { name, lo: control.lo, hi: control.hi, value: JSON.stringify(value) });
@@ -119,5 +128,31 @@
     return out;
   }
 
-  Object.assign(ns, { ReaderError, format, choicesOf, explorerChoices, nextValid, mergeSettings });
+  /**
+   * What the page says about settings that followed others when `changes` turned `before` into `after`
+   * (spec.follow_notes), {name: text} in the spec's order: a divisor or a bounded setting that had to
+   * change, and a setting that follows a sentence's length while it is below the value chosen. A setting the
+   * reader changed gets no note.
+   */
+  function followNotes(spec, before, after, changes) {
+    const templates = spec.messages.follows, notes = {};
+    const label = (name) => spec.controls.find((c) => c.name === name).label;
+    for (const control of spec.controls) {
+      const { name, rule } = control;
+      if (!control.setting || !rule || name in changes) continue;
+      const value = after[name] === undefined ? null : after[name];
+      const old = before[name] === undefined ? null : before[name];
+      if ((rule === "divisors" || rule === "upto") && old !== value) {
+        notes[name] = format(templates[rule], { label: control.label, old, value, of: label(control.of), limit: after[control.of] });
+      } else if (rule === "tokens") {
+        const chosen = after[chosenKey(name)];
+        if (isInt(chosen) && isInt(value) && value < chosen) {
+          notes[name] = format(templates[rule], { label: control.label, value, chosen, s: value !== 1 ? "s" : "" });
+        }
+      }
+    }
+    return notes;
+  }
+
+  Object.assign(ns, { ReaderError, format, choicesOf, explorerChoices, nextValid, chosenKey, mergeSettings, followNotes });
 })(globalThis);

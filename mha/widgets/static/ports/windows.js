@@ -6,7 +6,7 @@
  * (test_windows_*), in mini-racer, against those functions on the cases of the browser tests.
  *
  * Layer i (1-based) is global iff global_period > 0 and i % global_period == 0; a local layer lets query i
- * see keys j with i - window < j <= i, a global one every j <= i. After layer l, position i has seen input j
+ * see keys j with i - window < j <= i, a global one every j <= i. After layer l, input j reaches position i
  * iff some key its mask allows had seen j after layer l - 1 (seen_l = mask_l @ seen_{l-1}, boolean).
  *
  * A port: a classic script adding to globalThis.mhaFrontEnd, strict, no top-level binding, no DOM.
