@@ -7,6 +7,7 @@ read them back from the figure's lines.
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -222,7 +223,8 @@ def plot_kv_cache(
         latent = f", latent {c.kv_latent}+{c.rope_dim or 0}" if c.kv_latent is not None else ""
         if c.kv_latent is not None and c.indexer is not None and c.indexer.ratio is None:
             latent += f", indexer {c.indexer.dim}"
-        (line,) = ax.plot(ns, gib, style, lw=1.8, label=f"{c.name}: {c.attention}{latent}{_layers(c)}")
+        label = textwrap.fill(f"{c.name}: {c.attention}{latent}{_layers(c)}", 48, subsequent_indent="  ")
+        (line,) = ax.plot(ns, gib, style, lw=1.8, label=label)  # long kinds of layer wrapped: a slide's width
         trained = c.trained_context
         if trained is not None and ns[0] <= trained <= ns[-1]:
             at = model_kv_cache_bytes(c, trained, batch=batch, dtype=dtype) / 2**30
@@ -275,8 +277,9 @@ def plot_layer_caches(
         raise ValueError("no layers to plot")
     top = check_positive_int("max_context", max_context)
     compressed = [(c, i, layer) for c, i, layer in picked if layer.kind == "compressed"]
-    fig, axes = subplots(1, 2 if compressed else 1, figsize=(9.5, 5.4), layout="constrained", squeeze=False,
+    fig, axes = subplots(1, 2 if compressed else 1, figsize=(9.3, 4.5), layout="constrained", squeeze=False,
                          width_ratios=[3, 2] if compressed else None)  # fmt: skip
+    # (with the legend below: within a slide's 9.5 x 5.5 inches, its text at 18 px in the deck)
     ax = axes[0][0]
     ns = sorted({round(2 ** (k / 8)) for k in range(8 * top.bit_length() + 1) if round(2 ** (k / 8)) <= top})
     if not isinstance(dtype, torch.dtype):
@@ -287,7 +290,7 @@ def plot_layer_caches(
             ns,
             [layer.cache_elements(n) * size for n in ns],
             lw=1.8,
-            label=f"{c.name}, layer {i}: {layer.label}",
+            label=textwrap.fill(f"{c.name}, layer {i}: {layer.label}", 44, subsequent_indent="  "),
         )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
@@ -313,5 +316,5 @@ def plot_layer_caches(
         right.set_title("Compressed layers: a step every m tokens", fontsize=TEXT_PT)
         right.grid(True, alpha=0.3)
         right.legend(loc="lower right", fontsize=TEXT_PT)
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=1, fontsize=TEXT_PT)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=TEXT_PT)
     return fig

@@ -36,6 +36,7 @@ FIGURE_PAGES = {  # one page per kind of interactive figure, by its root class
     "mha-calculator": "chapters/typical_configs",
     "mha-windows": "chapters/attention_since_2017",
     "mha-sparse": "chapters/attention_2025_2026",
+    "mha-decoder": "chapters/induction_heads",
 }
 SAMPLE = ["intro", "glossary", "search", *FIGURE_PAGES.values()]
 

@@ -12,6 +12,7 @@
  *             lo, hi: this panel's own colour scale (else the spec's)}],
  *   rowLabels, colLabels: strings (one per row / column), rowName, colName: axis names ("query", "key"),
  *   lo, hi: the colour scale, cell: [width, height] of a cell in CSS pixels, maxWidth: CSS pixels,
+ *   minCell: the smallest a cell may shrink to (CSS pixels, default 6: a long sequence on a phone asks less),
  *   format: value -> string to print in each cell, or null, selected: {panel, row, col} or null,
  *   groups: null or {size, names}: vertical separators every `size` columns, names above (heads side by side),
  *   scaleLabel: "weight", maskKey: the key's text that explains the hatching (the spec's "masked"), or null,
@@ -20,7 +21,7 @@
  *             bar, for a picture of yes and no (the window explorer's masks), which no 0-1 scale describes,
  * }
  *
- * The layout lays itself out: cells shrink (to 6 px at least; on cells under 12 px only every 2nd or 3rd
+ * The layout lays itself out: cells shrink (to minCell, 6 px, at least; on cells under 12 px only every 2nd or 3rd
  * label shows) so that one panel and its labels fit maxWidth (with text scaled up by k, also by up to 1/k to
  * put more panels on a line); as many panels per line as fit, key labels
  * under every panel, titles that fit their panel, a colour bar of at least 96 px with ticks at least 18 px
@@ -109,15 +110,15 @@
     const keys = [...(spec.swatches || []).map((w) => w.text), spec.maskKey].filter(Boolean);
     const barW = Math.ceil(Math.max(spec.swatches ? 0 : 16 + 12 + 5 + widest(probe), 14 + widest([spec.scaleLabel || ""]),
       16 + px(14) + 5 + widest(keys))) + 6;
-    // Cells: the size asked for, smaller (down to 6 px) when one panel would not fit the width.
-    const room = spec.maxWidth - left - barW;
-    let shrink = Math.min(1, Math.max(6 / Math.min(...spec.cell), room / (cols * spec.cell[0])));
+    // Cells: the size asked for, smaller (down to minCell) when one panel would not fit the width.
+    const room = spec.maxWidth - left - barW, least = spec.minCell || 6;
+    let shrink = Math.min(1, Math.max(least / Math.min(...spec.cell), room / (cols * spec.cell[0])));
     if (k !== 1) { // a slide: more panels on a line, on cells shrunk by the text's scale at most, not more lines
       const fits = (s) => Math.floor((room + gapX) / (cols * Math.floor(spec.cell[0] * s) + gapX));
       const most = Math.min(spec.panels.length, spec.maxColumns || 4);
       for (let per = most; per > fits(shrink); per--) {
         const s = (room - (per - 1) * gapX) / (per * cols * spec.cell[0]);
-        if (s >= 1 / k && Math.min(...spec.cell) * s >= 6) { shrink = Math.min(shrink, s); break; }
+        if (s >= 1 / k && Math.min(...spec.cell) * s >= least) { shrink = Math.min(shrink, s); break; }
       }
     }
     const cw = Math.floor(spec.cell[0] * shrink), ch = Math.floor(spec.cell[1] * shrink);
