@@ -173,7 +173,7 @@ def test_the_decoder_box_draws_at_once_what_python_predicts(page):
     got = page.evaluate(f"() => document.querySelector('{root}').mha.predict('abc abc', {{off: [[1, 0]]}})")
     expected = predict("abc abc", off=[(1, 0)])
     assert got["tokens"] == expected["tokens"]
-    # The kernel and this process run the same float32 model, on kernels (and threads) that may differ: round-off.
+    # The kernel and this process run the same float32 model, maybe on other kernels and threads: round-off.
     assert torch.allclose(torch.tensor(got["attention"]), expected["attention"], rtol=0, atol=1e-5)
     page.locator(f"{root} input[name=off_0_1]").check()
     page.locator(f"{root} .md-heads-off").filter(
