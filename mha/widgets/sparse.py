@@ -29,7 +29,7 @@ def check_sparse_settings(settings: dict) -> dict:
     n = len(split_tokens(out["sentence"]))
     if not 1 <= n <= spec["max_tokens"]:
         raise ValueError(f"sentence must have 1 to {spec['max_tokens']} words (split at spaces), got {n}")
-    return out
+    return {name: out[name] for name in SPARSE_DEFAULTS}  # the settings, not the page's memory of top_k
 
 
 class SparseExplorer(FrontEndWidget):
