@@ -83,6 +83,7 @@ DATA = (
     "spec/masks/**",
     "spec/parameters/**",
     "spec/labels/**",  # the MiniLM box's head labels (classify_heads names)
+    "spec/units/**",  # the calculator's units (KiB ... YiB, k ... Y): the same in Chinese
     "spec/names/**",  # the decoder box: the heads' short names (L1H2), the characters it reads as they are,
     "spec/ordinary/**",
     "spec/shown/**",  # and the signs it shows for a space and a new line
