@@ -50,7 +50,9 @@ TIMED_CHANGE = """async ([selector, name, value]) => {
     const tick = () => new Promise((r) => { const c = new MessageChannel(); c.port1.onmessage = r;
                                             c.port2.postMessage(0); });
     control.value = String(value);
-    control.dispatchEvent(new Event(control.tagName === 'SELECT' ? 'change' : 'input'));
+    // as a reader's typing does: input events, then the change that commits a number box (issue 32)
+    if (control.tagName !== 'SELECT') control.dispatchEvent(new Event('input'));
+    control.dispatchEvent(new Event('change'));
     while (el.mha.draws === before) {
         if (performance.now() - t0 > 10000) throw new Error(`no redraw after ${name} = ${value}`);
         await tick();

@@ -92,7 +92,10 @@ def test_a_search_for_a_chinese_word_finds_the_translated_chapter(browser):
     tab.goto(
         (ZH / "search.html").as_uri() + "?q=%E5%A4%9A%E5%A4%B4%E6%B3%A8%E6%84%8F%E5%8A%9B", wait_until="load"
     )
-    tab.wait_for_selector("#search-results ul.search li", timeout=20_000)
+    # Every chapter is Chinese now and has the word: the results come in one by one until the summary says so.
+    tab.wait_for_function(
+        "() => (document.querySelector('#search-results p.search-summary') || {}).textContent", timeout=60_000
+    )
     hits = tab.evaluate(
         "() => [...document.querySelectorAll('#search-results ul.search li a')].map(a => a.href)"
     )

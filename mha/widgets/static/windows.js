@@ -49,7 +49,11 @@
       const ones = Array.from({ length: n }, () => new Array(n).fill(1));
       const kind = kindOf(state);
       const maxWidth = Math.max(300, canvas.parentElement.clientWidth || el.clientWidth || 720);
-      const cell = Math.max(8, Math.min(22, Math.floor((maxWidth - 130) / (2 * n)))); // both panels on a line if they fit
+      // Both panels on a line if they fit; on a slide (text scaled up, k > 1) at most 320 px tall, so that the
+      // controls, the status and the picture fit the slide at the hall's text size.
+      const k = parseFloat(getComputedStyle(canvas).getPropertyValue("--mha-text-scale")) || 1;
+      const tallest = k > 1 ? Math.floor(320 / n) : 22;
+      const cell = Math.max(8, Math.min(tallest, Math.floor((maxWidth - 130) / (2 * n))));
       layout = ns.drawHeatmaps(canvas, {
         panels: [
           { title: ns.format(m.panel_mask, { layer: state.layer, kind }), values: ones, mask: result.masks[l] },
