@@ -42,15 +42,11 @@ import html
 import io
 from collections.abc import Mapping, Sequence
 
-import anywidget
-import torch
-import traitlets
-
 from mha.chapters.decoder import DECODER, ORDINARY, VOCABULARY, predict
 from mha.chapters.decoder_page import CALLBACK, FORMAT, WEIGHTS_SCRIPT, weights_script
 from mha.chapters.induction import LENGTHS, SHOWN, head_name, repeated_sequences
 from mha.chapters.induction_plots import plot_decoder_heads
-from mha.widgets.frontend import ROOT_CLASSES, inline_json, one_thread, widget_css, widget_esm
+from mha.widgets.frontend import ROOT_CLASSES, BoxWidget, inline_json, widget_css, widget_esm
 from mha.widgets.spec import QUERY_KEY, Control, messages
 
 CLASS_NAME = ROOT_CLASSES["mountDecoder"]  # the root element's class, which decoderbox.js mounts
@@ -261,7 +257,7 @@ def picture(spec: dict) -> bytes:
     return buffer.getvalue()
 
 
-class DecoderWidget(anywidget.AnyWidget):
+class DecoderWidget(BoxWidget):
     """The box in a live kernel: ``decoderbox.js`` as an anywidget, with Python computing what the port would.
 
     The page sends each request as a custom message ``{"id", "text", "off"}``; :meth:`compute` answers it
@@ -276,7 +272,6 @@ class DecoderWidget(anywidget.AnyWidget):
 
     _esm = widget_esm("mountDecoder", export="globalThis.mhaDecoderBox.anywidget")
     _css = widget_css()
-    spec = traitlets.Dict().tag(sync=True)  # box_spec(), sent to the page once
 
     def __init__(
         self,
@@ -287,7 +282,6 @@ class DecoderWidget(anywidget.AnyWidget):
     ) -> None:
         super().__init__(spec=box_spec(roles, text=text, shown_head=shown_head))
         self._static = box_html(self.spec, picture=picture(self.spec))
-        self.on_msg(self._on_message)
 
     def compute(self, message: dict) -> tuple[dict, list[bytes]]:
         """Answer one request of the page: ``(result, buffers)``, :func:`~mha.chapters.decoder.predict`'s
@@ -299,31 +293,11 @@ class DecoderWidget(anywidget.AnyWidget):
         off = message.get("off")
         result = predict(message.get("text"), off=[] if off is None else off)
         attention = result.pop("attention")  # (L, h, n, n)
-        data = attention.to(torch.float32).contiguous().numpy().astype("<f4").tobytes()
         result["top"] = [[list(pair) for pair in row] for row in result["top"]]
-        return {**result, "attention_shape": list(attention.shape)}, [data]
-
-    def _on_message(self, widget: object, content: dict, buffers: list) -> None:
-        """A request from the page: compute it and reply; a reader's bad input becomes the reply's error."""
-        if not isinstance(content, dict) or "id" not in content:
-            return
-        try:
-            with one_thread():
-                result, data = self.compute(content)
-        except (TypeError, ValueError) as error:
-            self.send({"id": content["id"], "error": str(error)})
-            return
-        self.send({"id": content["id"], "result": result}, data)
+        return self.attention_reply(result, attention)
 
     def __repr__(self) -> str:
         return f"DecoderWidget(text={self.spec['defaults']['text']!r})"
-
-    def _repr_mimebundle_(self, **kwargs: object) -> tuple[dict, dict]:
-        """The widget for live front ends, plus the static box for renderers without a kernel."""
-        data, metadata = super()._repr_mimebundle_(**kwargs)
-        data["text/plain"] = repr(self)
-        data["text/html"] = self._static
-        return data, metadata
 
 
 __all__ = [

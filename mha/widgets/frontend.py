@@ -275,6 +275,53 @@ def one_thread() -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
+class BoxWidget(anywidget.AnyWidget):
+    """A box whose page asks Python (chapter 1's MiniLM box, the decoder box): ``spec`` goes to the page once;
+    each request comes as a custom message ``{"id", ...}`` and :meth:`compute` answers it, sent back as
+    ``{"id", "result"}`` (an attention as float32 bytes in the buffers: :meth:`attention_reply`) or as
+    ``{"id", "error"}`` with the message of the ``TypeError`` or ``ValueError`` a reader's input raised (the
+    page's side: ``pythonCalls`` in ``core.js``). The display bundle also holds the static box, ``_static``,
+    as ``text/html``, which the book's site ranks above the widget view. A subclass sets ``_esm``, ``_css``,
+    ``_static`` and defines :meth:`compute` and ``__repr__``."""
+
+    spec = traitlets.Dict().tag(sync=True)  # the box's spec, sent to the page once
+    _static = ""  # the box for renderers without a kernel
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.on_msg(self._on_message)
+
+    def compute(self, message: dict) -> tuple[dict, list[bytes]]:
+        """Answer one request of the page: ``(result, buffers)``."""
+        raise NotImplementedError
+
+    @staticmethod
+    def attention_reply(result: dict, attention: torch.Tensor) -> tuple[dict, list[bytes]]:
+        """``result`` and ``attention`` (any shape) as a reply: float32 little-endian bytes, the shape in
+        ``result["attention_shape"]``."""
+        data = attention.to(torch.float32).contiguous().numpy().astype("<f4").tobytes()
+        return {**result, "attention_shape": list(attention.shape)}, [data]
+
+    def _on_message(self, widget: object, content: dict, buffers: list) -> None:
+        """A request from the page: compute it and reply; a reader's bad input becomes the reply's error."""
+        if not isinstance(content, dict) or "id" not in content:
+            return
+        try:
+            with one_thread():
+                result, data = self.compute(content)
+        except (TypeError, ValueError) as error:
+            self.send({"id": content["id"], "error": str(error)})
+            return
+        self.send({"id": content["id"], "result": result}, data)
+
+    def _repr_mimebundle_(self, **kwargs: object) -> tuple[dict, dict]:
+        """The widget for live front ends, plus the static box for renderers without a kernel."""
+        data, metadata = super()._repr_mimebundle_(**kwargs)
+        data["text/plain"] = repr(self)
+        data["text/html"] = self._static
+        return data, metadata
+
+
 class FrontEndWidget(anywidget.AnyWidget):
     """An anywidget whose front end is one of the book's scripts: ``config`` and ``settings``, live or static.
 

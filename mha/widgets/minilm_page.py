@@ -79,16 +79,14 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-import anywidget
 import numpy as np
 import torch
-import traitlets
 from tokenizers import Tokenizer
 
 from mha.figures.pretrained import plot_head_grid
 from mha.pretrained.heads import PATTERNS, ablate_encoder_heads, ablated_embeddings
 from mha.pretrained.minilm import MINILM, MiniLMEncoder, attend, load_minilm, model_version
-from mha.widgets.frontend import ROOT_CLASSES, inline_json, one_thread, widget_css, widget_esm
+from mha.widgets.frontend import ROOT_CLASSES, BoxWidget, inline_json, widget_css, widget_esm
 from mha.widgets.spec import ENCODER, ENCODER_CELL, ENCODER_SENTENCE, LAYER_HEAD, Control, fill, messages
 
 CLASS_NAME = ROOT_CLASSES["mountMiniLM"]  # the root element's class, which minilm.js mounts
@@ -428,7 +426,7 @@ def page_tokens(encoder: MiniLMEncoder, sentence: str) -> dict:
     }
 
 
-class MiniLMWidget(anywidget.AnyWidget):
+class MiniLMWidget(BoxWidget):
     """The box in a live kernel: ``minilm.js`` as an anywidget, with Python computing what the worker would.
 
     The page sends each request as a custom message ``{"id", "type", "sentence", "off"}`` (``type``: one of
@@ -446,7 +444,6 @@ class MiniLMWidget(anywidget.AnyWidget):
 
     _esm = widget_esm("mountMiniLM", export="globalThis.mhaMiniLM.anywidget")
     _css = widget_css()
-    spec = traitlets.Dict().tag(sync=True)  # box_spec(), sent to the page once
 
     def __init__(
         self,
@@ -459,7 +456,6 @@ class MiniLMWidget(anywidget.AnyWidget):
         super().__init__(spec=box_spec(labels, sentence=sentence, other=other))
         self.encoder = encoder if encoder is not None else load_minilm()
         self._static = MiniLMBox(labels, encoder=self.encoder, sentence=sentence, other=other).html
-        self.on_msg(self._on_message)
 
     def compute(self, message: dict) -> tuple[dict, list[bytes]]:
         """Answer one request of the page: ``(result, buffers)``, as the page's worker would.
@@ -483,27 +479,10 @@ class MiniLMWidget(anywidget.AnyWidget):
             return result, []
         with ablate_encoder_heads(self.encoder, heads):
             _, attention = attend(self.encoder, sentence)  # (L, h, n, n)
-        data = attention.to(torch.float32).contiguous().numpy().astype("<f4").tobytes()
-        return {**result, "attention_shape": list(attention.shape)}, [data]
+        return self.attention_reply(result, attention)
 
-    def _on_message(self, widget: object, content: dict, buffers: list) -> None:
-        """A request from the page: compute it and reply; a reader's bad input becomes the reply's error."""
-        if not isinstance(content, dict) or "id" not in content:
-            return
-        try:
-            with one_thread():
-                result, data = self.compute(content)
-        except (TypeError, ValueError) as error:
-            self.send({"id": content["id"], "error": str(error)})
-            return
-        self.send({"id": content["id"], "result": result}, data)
-
-    def _repr_mimebundle_(self, **kwargs: object) -> tuple[dict, dict]:
-        """The widget for live front ends, plus the static box for renderers without a kernel."""
-        data, metadata = super()._repr_mimebundle_(**kwargs)
-        data["text/plain"] = f"MiniLMWidget(sentence={self.spec['defaults']['sentence']!r})"
-        data["text/html"] = self._static
-        return data, metadata
+    def __repr__(self) -> str:
+        return f"MiniLMWidget(sentence={self.spec['defaults']['sentence']!r})"
 
 
 # -- the weights scripts, written at build time --------------------------------------------------------------

@@ -155,7 +155,52 @@
     };
   }
 
+  /** float32 little-endian bytes (ports/bytes.js: float32s) as nested arrays of `shape`. */
+  function toNested(buffer, shape) {
+    const flat = ns.float32s(buffer);
+    const build = (axis, offset) => {
+      if (axis === shape.length - 1) return Array.from(flat.subarray(offset, offset + shape[axis]));
+      const stride = shape.slice(axis + 1).reduce((a, b) => a * b, 1), out = [];
+      for (let i = 0; i < shape[axis]; i++) out.push(build(axis + 1, offset + i * stride));
+      return out;
+    };
+    return build(0, 0);
+  }
+
+  /**
+   * Requests to Python over a live widget's custom messages (the MiniLM box, the decoder box): call(message)
+   * sends {...message, id} and returns a Promise of the reply's result ({id, result}; an attention sent as
+   * float32 bytes in buffers[0], of shape result.attention_shape, arrives as nested arrays) or rejects with an
+   * Error of the reply's message ({id, error}). close() stops listening.
+   */
+  function pythonCalls(model) {
+    const pending = new Map();
+    let next = 0;
+    const onMessage = (message, buffers) => {
+      const p = pending.get(message && message.id);
+      if (!p) return;
+      pending.delete(message.id);
+      if (message.error !== undefined) return p.fail(new Error(message.error));
+      const result = message.result;
+      if (result.attention_shape) {
+        result.attention = toNested(buffers[0], result.attention_shape);
+        delete result.attention_shape;
+      }
+      p.ok(result);
+    };
+    model.on("msg:custom", onMessage);
+    return {
+      call: (message) => new Promise((ok, fail) => {
+        const id = next++;
+        pending.set(id, { ok, fail });
+        model.send({ ...message, id });
+      }),
+      close: () => model.off("msg:custom", onMessage),
+    };
+  }
+
   Object.assign(ns, {
     bytesOf, make, uniqueId, field, select, setOptions, readConfig, autoMount, onThemeChange, onPrint, anywidget,
+    pythonCalls,
   });
 })(globalThis);

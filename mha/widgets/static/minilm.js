@@ -683,41 +683,13 @@
   // In a live kernel (mha.widgets.minilm_page.MiniLMWidget): the same box, computed by Python. Each request
   // goes to Python as a custom message {id, type, sentence, off}; the reply is {id, result} (the attention as
   // float32 bytes in buffers[0], of shape result.attention_shape) or {id, error}.
-  function toNested(buffer, shape) { // float32 little-endian bytes -> nested arrays of `shape`
-    const flat = ns.float32s(buffer);
-    const build = (axis, offset) => {
-      if (axis === shape.length - 1) return Array.from(flat.subarray(offset, offset + shape[axis]));
-      const stride = shape.slice(axis + 1).reduce((a, b) => a * b, 1), out = [];
-      for (let i = 0; i < shape[axis]; i++) out.push(build(axis + 1, offset + i * stride));
-      return out;
-    };
-    return build(0, 0);
-  }
   const anywidget = {
     render({ model, el }) {
       const root = ns.make("div", { className: "mha-minilm" });
       el.appendChild(root);
-      const pending = new Map();
-      let next = 0;
-      const onMessage = (message, buffers) => {
-        const p = pending.get(message && message.id);
-        if (!p) return;
-        pending.delete(message.id);
-        if (message.error !== undefined) return p.fail(new Error(message.error));
-        const result = message.result;
-        if (result.attention_shape) result.attention = toNested(buffers[0], result.attention_shape);
-        p.ok(result);
-      };
-      model.on("msg:custom", onMessage);
-      const backend = {
-        call: (message) => new Promise((ok, fail) => {
-          const id = next++;
-          pending.set(id, { ok, fail });
-          model.send({ ...message, id });
-        }),
-      };
-      mount(root, backend, model.get("spec"));
-      return () => model.off("msg:custom", onMessage);
+      const python = ns.pythonCalls(model);
+      mount(root, { call: python.call }, model.get("spec"));
+      return python.close;
     },
   };
 
