@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-from axe_playwright_python.sync_playwright import Axe
 
 from mha.compute.attention_2026 import index_selection
 from mha.costs.sparse import causal_pairs
+from tests.browser.figure_checks import axe_findings
 from tests.built_site import SITE, is_local, open_page
 from tests.port_cases import SPARSE_SWEEP
 
@@ -22,7 +22,6 @@ pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
 
 PAGE = "chapters/attention_2025_2026"
 ROOT = ".mha-sparse"
-WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 
 
 def test_the_sparse_figure_keeps_the_keys_python_keeps(browser):
@@ -47,18 +46,9 @@ def test_the_sparse_figure_passes_axe_core_in_both_themes_on_desktop_and_phone(b
     tab.route(lambda url: not is_local(url), lambda route: route.abort())
     tab.goto((SITE / f"{PAGE}.html").as_uri(), wait_until="load")
     tab.evaluate(f"() => {{ document.documentElement.dataset.theme = '{theme}'; }}")
-    tab.evaluate(
-        f"() => scrollTo(0, document.querySelector('{ROOT}').getBoundingClientRect().top + scrollY - 150)"
-    )
     tab.locator(f"{ROOT} canvas").focus()  # a selected cell and its read-out, as a keyboard reader sees them
     tab.keyboard.press("ArrowDown")
-    options = {"runOnly": [*WCAG, "experimental"], "preload": False}
-    result = Axe().run(tab, context={"include": [[ROOT]]}, options=options)
-    found = [
-        f"{v['id']}: {[n['html'][:80] for n in v['nodes'][:3]]}"
-        for v in result.response["violations"]
-        if v["impact"] in ("serious", "critical") and set(v["tags"]) & set(WCAG)
-    ]
+    found = axe_findings(tab, ROOT)
     fits = tab.evaluate(f"() => document.querySelector('{ROOT} canvas').getBoundingClientRect().right")
     context.close()
     assert not found, found

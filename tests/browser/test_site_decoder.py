@@ -14,18 +14,13 @@ mha/widgets/static/decoderbox.js) must:
 
 from __future__ import annotations
 
-import base64
-import io
-import struct
-
 import numpy as np
 import pytest
-from axe_playwright_python.sync_playwright import Axe
-from pypdf import PdfReader
 
 from mha.chapters.decoder import DECODER, MESSAGES, predict
 from mha.chapters.decoder_page import WEIGHTS_SCRIPT
 from mha.chapters.induction import head_name
+from tests.browser.figure_checks import assert_prints_its_picture, axe_findings
 from tests.built_site import SITE, is_local
 
 pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
@@ -34,7 +29,6 @@ PAGE = "chapters/induction_heads"
 BOX = ".mha-decoder"
 API = f"document.querySelector('{BOX}').mha"
 TOLERANCE = 2e-3  # the bound on attention and probabilities
-WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 # (text, heads off): ordinary text, a repeat with either half of the circuit off, code, unknown characters
 CASES = [
     ("The return statement leaves the current function call.", []),
@@ -271,22 +265,10 @@ def test_every_control_is_reached_and_used_by_keyboard(browser):
 # -- print, phone, dark, axe-core ----------------------------------------------------------------------------
 
 
-def _png_size(data_uri: str) -> tuple[int, int]:
-    png = base64.b64decode(data_uri.split(",", 1)[1])
-    assert png[12:16] == b"IHDR"
-    return struct.unpack(">II", png[16:24])
-
-
 def test_the_box_prints_its_static_picture(browser):
     page, errors = _open(browser)
-    picture = page.locator(f"{BOX} > img.md-print")
-    size = _png_size(picture.get_attribute("src"))
-    assert not picture.is_visible()  # on screen, the live box
-    pdf = PdfReader(io.BytesIO(page.pdf(format="A4")))
-    printed = [(image.image.width, image.image.height) for p in pdf.pages for image in p.images]
-    assert size in printed, f"the box's {size} picture is not among the PDF's images {printed}"
-    page.emulate_media(media="print")
-    assert picture.is_visible() and not page.locator(f"{BOX} .md-tokens").is_visible()
+    assert_prints_its_picture(page, f"{BOX} > img.md-print")
+    assert not page.locator(f"{BOX} .md-tokens").is_visible()
     assert not page.locator(f"{BOX} button[name=random]").is_visible()
     _close(page, errors)
 
@@ -315,21 +297,12 @@ def test_the_box_fits_a_phone(browser, theme):
 def test_the_box_passes_axe_core_in_both_themes_on_desktop_and_phone(browser, theme, width):
     page, errors = _open(browser, viewport={"width": width, "height": 900}, color_scheme=theme)
     page.evaluate(f"() => {{ document.documentElement.dataset.theme = '{theme}'; }}")
-    axe, found = Axe(), []
+    found = []
     for when in ("as it opens", "a head off, a character chosen"):
         if when != "as it opens":
             page.locator(f"{BOX} input[name=off_1_0]").check()
             page.locator(f"{BOX} .md-heads-off").filter(has_text="1 of 8").wait_for()
             page.evaluate(f"() => {{ {API}.selected = 3; }}")
-        # the box's top below the theme's sticky header, which would cover a control (target-size)
-        page.evaluate(
-            f"() => scrollTo(0, document.querySelector('{BOX}').getBoundingClientRect().top + scrollY - 150)"
-        )
-        # (preload: false, or axe-core reads every stylesheet itself, which fails from disk and says so)
-        options = {"runOnly": [*WCAG, "experimental"], "preload": False}
-        result = axe.run(page, context={"include": [[BOX]]}, options=options)
-        for v in result.response["violations"]:
-            if v["impact"] in ("serious", "critical") and set(v["tags"]) & set(WCAG):
-                found.append(f"{when}: {v['id']}: {[n['html'][:80] for n in v['nodes'][:3]]}")
+        found += [f"{when}: {finding}" for finding in axe_findings(page, BOX)]
     assert not found, found
     _close(page, errors)

@@ -15,19 +15,15 @@ defect the issue found:
 
 from __future__ import annotations
 
-import base64
-import io
 import re
-import struct
 
 import pytest
 import torch
-from axe_playwright_python.sync_playwright import Axe
-from pypdf import PdfReader
 
 from mha.chapters.minilm_heads import load_head_results
 from mha.pretrained import ablate_encoder_heads, attend
 from mha.widgets.minilm_page import box_spec
+from tests.browser.figure_checks import assert_prints_its_picture, axe_findings
 from tests.built_site import SITE, is_local
 
 pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
@@ -37,7 +33,6 @@ BOX = ".mha-minilm"
 API = f"document.querySelector('{BOX}').mha"
 SPEC = box_spec(load_head_results()["labels"])
 M = SPEC["messages"]
-WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
 
 
 def _open(browser, url: str | None = None, **context):
@@ -64,25 +59,13 @@ def _close(page, errors) -> None:
     assert not errors, errors
 
 
-def _png_size(data_uri: str) -> tuple[int, int]:
-    png = base64.b64decode(data_uri.split(",", 1)[1])
-    assert png[12:16] == b"IHDR"
-    return struct.unpack(">II", png[16:24])
-
-
 # -- print --------------------------------------------------------------------------------------------------
 
 
 def test_the_box_prints_its_static_picture(browser):
     page, errors = _open(browser)
-    picture = page.locator(f"{BOX} > img.mm-print")
-    size = _png_size(picture.get_attribute("src"))
-    assert not picture.is_visible()  # on screen, the live box
-    pdf = PdfReader(io.BytesIO(page.pdf(format="A4")))
-    printed = [(image.image.width, image.image.height) for p in pdf.pages for image in p.images]
-    assert size in printed, f"the box's {size} picture is not among the PDF's images {printed}"
-    page.emulate_media(media="print")
-    assert picture.is_visible() and not page.locator(f"{BOX} .mm-grid").is_visible()
+    assert_prints_its_picture(page, f"{BOX} > img.mm-print")
+    assert not page.locator(f"{BOX} .mm-grid").is_visible()
     assert not page.locator(f"{BOX} button[name=run]").is_visible()
     _close(page, errors)
 
@@ -333,22 +316,13 @@ def test_the_difference_view_shows_what_switching_heads_off_changes(browser, min
 def test_the_box_passes_axe_core_in_both_themes_on_desktop_and_phone(browser, theme, width):
     page, errors = _open(browser, viewport={"width": width, "height": 900}, color_scheme=theme)
     page.evaluate(f"() => {{ document.documentElement.dataset.theme = '{theme}'; }}")
-    axe, found = Axe(), []
+    found = []
     for when in ("before Run", "after Run, a head off, the difference view"):
         if when != "before Run":
             _run(page)
             page.locator(f"{BOX} button[name=toggle]").click()
             page.locator(f"{BOX} .mm-readout").filter(has_text="1 of 72 heads off").wait_for()
             page.locator(f"{BOX} input[name=difference]").check()
-        # the box's top below the theme's sticky header, which would cover a control (target-size)
-        page.evaluate(
-            f"() => scrollTo(0, document.querySelector('{BOX}').getBoundingClientRect().top + scrollY - 150)"
-        )
-        # (preload: false, or axe-core reads every stylesheet itself, which fails from disk and says so)
-        options = {"runOnly": [*WCAG, "experimental"], "preload": False}
-        result = axe.run(page, context={"include": [[BOX]]}, options=options)
-        for v in result.response["violations"]:
-            if v["impact"] in ("serious", "critical") and set(v["tags"]) & set(WCAG):
-                found.append(f"{when}: {v['id']}: {[n['html'][:80] for n in v['nodes'][:3]]}")
+        found += [f"{when}: {finding}" for finding in axe_findings(page, BOX)]
     assert not found, found
     _close(page, errors)
