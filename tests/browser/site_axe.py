@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from axe_playwright_python.sync_playwright import Axe
 
 from mha.widgets.frontend import FIGURES, ROOT_CLASSES
 from tests import ROOT
-from tests.built_site import PAGES
+from tests.built_site import PAGES, SITE
 
 TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa")
 IMPACTS = ("serious", "critical")
@@ -136,3 +137,25 @@ def scan(tab, url: str, theme: str, width: int, rules: list[str]) -> list[str]:
         for node in v["nodes"]
     ]
     return lines + [f"color-contrast in code: {low}" for low in tab.evaluate(CODE_CONTRAST)]
+
+
+def theme_tests(theme: str):
+    """The module fixture ``tab`` (one context in ``theme``'s colour scheme, one tab reused for every page)
+    and the test of every page, for one theme's file: one file per theme, so that `make test`'s two workers
+    scan the two themes at once (``--dist loadfile``)."""
+
+    @pytest.fixture(scope="module")
+    def tab(browser, built_site):
+        context = browser.new_context(color_scheme=theme)
+        tab = context.new_page()
+        tab.goto((SITE / "intro.html").as_uri())
+        tab.rules = rule_ids(tab)
+        yield tab
+        context.close()
+
+    @pytest.mark.parametrize(("page", "width"), cases())
+    def test_the_page_has_no_serious_accessibility_violation(tab, page, width):
+        found = scan(tab, (SITE / f"{page}.html").as_uri(), theme, width, tab.rules)
+        assert not found, f"{page} at {width} px, {theme}:\n" + "\n".join(found)
+
+    return tab, test_the_page_has_no_serious_accessibility_violation
