@@ -302,17 +302,20 @@ class BoxWidget(anywidget.AnyWidget):
         data = attention.to(torch.float32).contiguous().numpy().astype("<f4").tobytes()
         return {**result, "attention_shape": list(attention.shape)}, [data]
 
-    def _on_message(self, widget: object, content: dict, buffers: list) -> None:
-        """A request from the page: compute it and reply; a reader's bad input becomes the reply's error."""
-        if not isinstance(content, dict) or "id" not in content:
-            return
+    def reply(self, content: dict) -> tuple[dict, list[bytes]]:
+        """The reply to one request of the page, ``(message, buffers)``: ``{"id", "result"}`` and the
+        result's bytes, or ``{"id", "error"}`` and none where a reader's input raised."""
         try:
             with one_thread():
                 result, data = self.compute(content)
         except (TypeError, ValueError) as error:
-            self.send({"id": content["id"], "error": str(error)})
-            return
-        self.send({"id": content["id"], "result": result}, data)
+            return {"id": content["id"], "error": str(error)}, []
+        return {"id": content["id"], "result": result}, data
+
+    def _on_message(self, widget: object, content: dict, buffers: list) -> None:
+        """A request from the page (a dict with an ``id``): send back its :meth:`reply`."""
+        if isinstance(content, dict) and "id" in content:
+            self.send(*self.reply(content))
 
     def _repr_mimebundle_(self, **kwargs: object) -> tuple[dict, dict]:
         """The widget for live front ends, plus the static box for renderers without a kernel."""

@@ -1,4 +1,5 @@
-"""Checks that the figures' own browser tests share: one figure's axe-core scan, and its printed picture.
+"""What the figures' own browser tests share: one figure's axe-core scan, its printed picture, and a box that
+asks Python (mha.widgets.frontend.BoxWidget) live on a stand-in Jupyter model.
 
 (The whole site's scan is tests/browser/site_axe.py, whose rules these share: ``TAGS`` and ``IMPACTS``.)
 """
@@ -50,3 +51,40 @@ def assert_prints_its_picture(page, picture: str) -> None:
     assert size in printed, f"the figure's {size} picture is not among the PDF's images {printed}"
     page.emulate_media(media="print")
     assert image.is_visible()
+
+
+# A box's ES module (BoxWidget._esm) on a stand-in Jupyter model: model.send reaches the exposed function
+# `python` (the widget's reply) and the reply comes back as a custom message, its bytes as DataViews.
+_RENDER = """async ([esm, spec]) => {
+    const url = URL.createObjectURL(new Blob([esm], {type: 'text/javascript'}));
+    const widget = (await import(url)).default;
+    const handlers = {};
+    const model = {
+        get: (k) => ({spec})[k],
+        on: (e, f) => { handlers[e] = f; }, off: (e) => { delete handlers[e]; },
+        send: (content) => window.python(content).then(([reply, bytes]) =>
+            handlers['msg:custom'](reply, bytes.map((b) => new DataView(Uint8Array.from(b).buffer)))),
+    };
+    const el = document.createElement('div');
+    document.body.append(el);
+    widget.render({model, el});
+}"""
+
+
+def render_live(browser, widget, asked: list | None = None):
+    """A page with ``widget`` (a BoxWidget) rendered live on a stand-in model, every request answered by
+    ``widget.reply`` (and appended to ``asked``); returns ``(page, errors)``, the page's errors so far."""
+
+    def python(content: dict) -> list:
+        if asked is not None:
+            asked.append(content)
+        message, buffers = widget.reply(content)
+        return [message, [list(b) for b in buffers]]
+
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.expose_function("python", python)
+    page.set_content("<!doctype html><html lang='en'><body></body></html>")
+    page.evaluate(_RENDER, [widget._esm, widget.spec])
+    return page, errors
