@@ -12,6 +12,7 @@ import torch
 
 import mha
 from mha.pretrained import CONVERTERS, from_transformers
+from tests.unit.transformers_calls import random_ids, recorded_calls
 
 transformers = pytest.importorskip("transformers")
 
@@ -81,24 +82,9 @@ def tiny_model(family):
 
 def recorded_layers(model, n=N, batch=2):
     """Run the model once; return, per decoder layer, (attention module, its input, its output)."""
-    seen = {}
-
-    def record(module, args, kwargs, output):
-        x = kwargs["hidden_states"] if "hidden_states" in kwargs else args[0]
-        seen[module] = (x.detach().clone(), output[0].detach().clone())
-
-    handles = [
-        layer.self_attn.register_forward_hook(record, with_kwargs=True) for layer in model.model.layers
-    ]
-    try:
-        with torch.no_grad():
-            model(
-                torch.randint(0, SIZES["vocab_size"], (batch, n), generator=torch.Generator().manual_seed(1))
-            )
-    finally:
-        for handle in handles:
-            handle.remove()
-    return [(layer.self_attn, *seen[layer.self_attn]) for layer in model.model.layers]
+    modules = [layer.self_attn for layer in model.model.layers]
+    ids = random_ids(SIZES["vocab_size"], n, batch)
+    return [(m, x, out[0].detach().clone()) for m, x, out in recorded_calls(model, modules, ids)]
 
 
 @pytest.fixture(scope="module", params=list(FAMILIES))

@@ -17,6 +17,7 @@ import torch
 
 import mha
 from mha.pretrained import from_transformers
+from tests.unit.transformers_calls import random_ids, recorded_calls
 
 transformers = pytest.importorskip("transformers")
 
@@ -124,23 +125,9 @@ def tiny_model(family, **changes):
 
 def recorded_layers(model, n=N, batch=2):
     """Run the model once; return, per attention layer, (module, its input, its output)."""
-    seen = {}
-
-    def record(module, args, kwargs, output):
-        x = kwargs["hidden_states"] if "hidden_states" in kwargs else args[0]
-        seen[module] = (x.detach().clone(), output[0].detach().clone())
-
-    attention = [layer.self_attn for layer in model.model.layers if hasattr(layer, "self_attn")]
-    handles = [module.register_forward_hook(record, with_kwargs=True) for module in attention]
-    try:
-        with torch.no_grad():
-            model(
-                torch.randint(0, SIZES["vocab_size"], (batch, n), generator=torch.Generator().manual_seed(1))
-            )
-    finally:
-        for handle in handles:
-            handle.remove()
-    return [(module, *seen[module]) for module in attention]
+    modules = [layer.self_attn for layer in model.model.layers if hasattr(layer, "self_attn")]
+    ids = random_ids(SIZES["vocab_size"], n, batch)
+    return [(m, x, out[0].detach().clone()) for m, x, out in recorded_calls(model, modules, ids)]
 
 
 @pytest.fixture(scope="module", params=list(FAMILIES))

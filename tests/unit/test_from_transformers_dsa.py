@@ -19,6 +19,7 @@ import torch
 
 import mha
 from mha.pretrained import from_transformers
+from tests.unit.transformers_calls import random_ids, recorded_calls
 
 transformers = pytest.importorskip("transformers")
 
@@ -70,19 +71,8 @@ def tiny_model(family, **changes):
 
 def recorded_layers(model):
     """Run the model on random tokens; return each attention layer's (module, input, output)."""
-    records = []
-
-    def hook(module, args, kwargs, output):
-        records.append((module, kwargs["hidden_states"], output[0]))
-
-    handles = [layer.self_attn.register_forward_hook(hook, with_kwargs=True) for layer in model.model.layers]
-    try:
-        with torch.no_grad():
-            model(input_ids=torch.randint(0, 32, (2, N), generator=torch.Generator().manual_seed(1)))
-    finally:
-        for handle in handles:
-            handle.remove()
-    return records
+    modules = [layer.self_attn for layer in model.model.layers]
+    return [(m, x, out[0]) for m, x, out in recorded_calls(model, modules, random_ids(32, N))]
 
 
 @pytest.fixture(scope="module", params=list(FAMILIES))

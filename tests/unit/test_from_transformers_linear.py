@@ -17,6 +17,7 @@ import torch
 import mha
 from mha.pretrained import from_transformers
 from mha.pretrained.linear import from_qwen3_5, from_qwen3_next
+from tests.unit.transformers_calls import random_ids, recorded_calls
 
 transformers = pytest.importorskip("transformers")
 
@@ -71,25 +72,13 @@ def tiny_model(family):
 
 
 def ids(n=N):
-    return torch.randint(0, SIZES["vocab_size"], (2, n), generator=torch.Generator().manual_seed(1))
+    return random_ids(SIZES["vocab_size"], n)
 
 
 def recorded_layers(model):
     """Run the model on random tokens; return each linear-attention layer's (module, input, output)."""
-    records = []
-
-    def hook(module, args, kwargs, output):
-        records.append((module, kwargs["hidden_states"], output))
-
-    layers = [layer.linear_attn for layer in model.model.layers if hasattr(layer, "linear_attn")]
-    handles = [module.register_forward_hook(hook, with_kwargs=True) for module in layers]
-    try:
-        with torch.no_grad():
-            model(input_ids=ids())
-    finally:
-        for handle in handles:
-            handle.remove()
-    return records
+    modules = [layer.linear_attn for layer in model.model.layers if hasattr(layer, "linear_attn")]
+    return recorded_calls(model, modules, ids())
 
 
 @pytest.fixture(scope="module", params=list(FAMILIES))
