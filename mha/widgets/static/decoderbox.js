@@ -324,7 +324,7 @@
       get selected() { return state.selected; },
       set selected(i) { select(i, false); },
       canvas,
-      get layout() { return layout && { width: layout.width, height: layout.height, boxes: layout.boxes, cw: layout.cw }; },
+      get layout() { return ns.layoutView(layout); },
     });
   }
 

@@ -294,10 +294,7 @@
       get tokens() { return shown ? shown.tokens.slice() : null; },
       get message() { return message; },
       /** Where the panels are, in CSS pixels of the canvas: {rects: [{x, y}], cw, ch, width, height}. */
-      get layout() {
-        return layout && { rects: layout.rects, cw: layout.cw, ch: layout.ch, width: layout.width, height: layout.height,
-          boxes: layout.boxes, perLine: layout.perLine, angle: layout.angle, printed: layout.printed };
-      },
+      get layout() { return ns.layoutView(layout); },
       /** The colour scale of the panels: "shared" or "per head" (the spec's view option), or null. */
       get scale() { return c.scale ? c.scale.value : null; },
       /** Live mode: draw a payload computed by Python; returns the drawn weights [h][n][n]. */

@@ -386,6 +386,12 @@
     };
   }
 
+  /** A layout as a figure's el.mha.layout shows it: drawHeatmaps' numbers and boxes without its hit test (a
+   * function, which a test's page.evaluate could not return); null before the first drawing. */
+  function layoutView(layout) {
+    return layout && Object.fromEntries(Object.entries(layout).filter(([, v]) => typeof v !== "function"));
+  }
+
   /** A round tick spacing near `raw`: 1, 2 or 5 times a power of ten. */
   function niceStep(raw) {
     const power = 10 ** Math.floor(Math.log10(raw)), f = raw / power;
@@ -401,5 +407,5 @@
   /** A weight (0 to 1) as the figures print it in a cell: two decimals, no leading zero (".42", "1.00"). */
   const weightText = (v) => v.toFixed(2).replace(/^0/, "");
 
-  Object.assign(ns, { drawHeatmaps, colour, divergingColour, label, formatNumber, weightText, MAX_LABEL });
+  Object.assign(ns, { drawHeatmaps, layoutView, colour, divergingColour, label, formatNumber, weightText, MAX_LABEL });
 })(globalThis);

@@ -674,7 +674,7 @@
       get shown() { return state.shown.slice(); },
       set shown(at) { show(at); },
       canvas: big,
-      get layout() { return layout && { width: layout.width, height: layout.height, boxes: layout.boxes, cw: layout.cw }; },
+      get layout() { return ns.layoutView(layout); },
     });
   }
 

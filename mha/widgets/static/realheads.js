@@ -198,10 +198,7 @@
       get tokens() { return shown ? shown.tokens.slice() : null; },
       /** Live mode: Python's message to the reader (plain text; "" when all is well). */
       get message() { return message; },
-      get layout() {
-        return layout && { rects: layout.rects, cw: layout.cw, ch: layout.ch, width: layout.width, height: layout.height,
-          boxes: layout.boxes, perLine: layout.perLine, angle: layout.angle, printed: layout.printed };
-      },
+      get layout() { return ns.layoutView(layout); },
       get draws() { return draws; },
       /** Live: how many answers from Python were shown. */
       get received() { return received; },

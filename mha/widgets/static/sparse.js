@@ -86,9 +86,7 @@
       size: () => result && { panels: 2, n: result.tokens.length },
     });
     const api = ctl.expose(el, {
-      get layout() {
-        return layout && { width: layout.width, height: layout.height, boxes: layout.boxes, angle: layout.angle, cw: layout.cw };
-      },
+      get layout() { return ns.layoutView(layout); },
       canvas,
     });
     refresh();

@@ -197,9 +197,7 @@
       /** How many times the picture was drawn (a test waits for it to change). */
       get draws() { return draws; },
       /** Where the panels are and whether the values are printed in the cells (see heatmaps.js). */
-      get layout() {
-        return layout && { rects: layout.rects, cw: layout.cw, ch: layout.ch, width: layout.width, printed: layout.printed };
-      },
+      get layout() { return ns.layoutView(layout); },
       canvas,
     });
     draw();

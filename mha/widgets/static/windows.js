@@ -98,9 +98,7 @@
 
     const api = ctl.expose(el, {
       /** Where the panels and every text are, in CSS pixels of the canvas (see heatmaps.js). */
-      get layout() {
-        return layout && { width: layout.width, height: layout.height, boxes: layout.boxes, angle: layout.angle, cw: layout.cw };
-      },
+      get layout() { return ns.layoutView(layout); },
       canvas,
     });
     refresh();
