@@ -11,10 +11,12 @@ Sphinx adds it only to pages with equations.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
 from sphinx.application import Sphinx
+from sphinx.util.fileutil import copy_asset
 
 from mha.widgets.frontend import SCRIPTS
 
@@ -44,8 +46,21 @@ def add_figure_scripts(app: Sphinx) -> None:
         app.add_js_file(app.config.mha_scripts_prefix + name)
 
 
+def copy_static_files(app: Sphinx, exception: Exception | None) -> None:
+    """Sphinx copies ``html_static_path`` only when some page is out of date: after a change to a figure's
+    script or stylesheet alone, ``make book`` would keep the old copies. Copy the book's own static files (the
+    relative entries of ``html_static_path``; extensions add theirs as absolute paths, some of them templates)
+    at the end of every build; a file already equal is left as it is."""
+    if exception is not None or app.builder.format != "html":
+        return
+    for entry in app.config.html_static_path:
+        if not os.path.isabs(entry):
+            copy_asset(os.path.join(app.confdir, entry), os.path.join(app.outdir, "_static"))
+
+
 def setup(app: Sphinx) -> dict:
     app.add_config_value("mha_scripts_prefix", "", "html")
     app.connect("builder-inited", add_figure_scripts)
     app.connect("html-page-context", drop_unused_figure_scripts, priority=900)  # after the scripts are added
+    app.connect("build-finished", copy_static_files)
     return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}
