@@ -1,7 +1,7 @@
 """What the figures' own browser tests share: one figure's axe-core scan, its printed picture, and a box that
 asks Python (mha.widgets.frontend.BoxWidget) live on a stand-in Jupyter model.
 
-(The whole site's scan is tests/browser/site_axe.py, whose rules these share: ``TAGS`` and ``IMPACTS``.)
+(The whole site's scan is tests/browser/visits.py, whose rules these share: ``TAGS`` and ``IMPACTS``.)
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import struct
 from axe_playwright_python.sync_playwright import Axe
 from pypdf import PdfReader
 
-from tests.browser.site_axe import IMPACTS, TAGS
+from tests.browser.visits import IMPACTS, TAGS
 
 
 def axe_findings(page, selector: str) -> list[str]:

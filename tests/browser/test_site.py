@@ -1,147 +1,20 @@
-"""The built site in headless Chromium, as a reader meets it (its files: tests/book/test_site.py).
+"""The built site's interactive figures in headless Chromium, as a reader meets them (the pages themselves:
+tests/browser/test_site_pages.py; the site's files: tests/book/test_site.py).
 
-Every page is loaded twice, as a reader offline would meet it: from a local server (http://) and opened from
-disk (file://, where Chromium runs no ES modules and allows no fetch), with every request to another host
-blocked. A page requests nothing from another host, raises no error and logs none, decodes every image, and
-MathJax (vendored in _vendor/mathjax) typesets every equation: no TeX delimiters left in the text outside
-code, no TeX errors, no missing fonts. Then each interactive figure's numbers are checked once, end to end,
-over file:// (the stricter scheme): the ports on many more cases run in tests/unit/test_ports.py.
+Each interactive figure's numbers are checked once, end to end, from disk (file://, the stricter scheme:
+Chromium runs no ES modules and allows no fetch there), with every request to another host blocked: the ports
+on many more cases run in tests/unit/test_ports.py. And the vendored MathJax loads what it loads on demand.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 import torch
 
-from tests.built_site import CHAPTER_PAGES, PAGES, SITE, is_local, open_page
+from tests.built_site import CHAPTER_PAGES, SITE, open_page
 from tests.port_cases import SHIPPED_SENTENCES, site_explorer_sweep
 
 pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
-
-
-# Reads a loaded page once MathJax has typeset it (pages without equations do not load MathJax) and the fonts
-# it asked for have loaded or failed. TeX delimiters are looked for in every text node, shown or folded away
-# (solutions), except in code, where they are the point, and in MathJax's own output.
-_READ_PAGE = r"""async () => {
-  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
-  await document.fonts.ready;
-  const skip = "pre, code, script, style, noscript, template, textarea, mjx-container";
-  const rawTex = new Set();
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    if (node.parentElement.closest(skip)) continue;
-    if (["\\(", "\\[", "$$", "\\begin{"].some(d => node.data.includes(d))) rawTex.add(node.data.trim());
-  }
-  return {
-    title: document.title,
-    brokenImages: [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src),
-    equations: document.querySelectorAll("mjx-container").length,
-    rawTex: [...rawTex].map(text => text.slice(0, 80)),
-    texErrors: [...document.querySelectorAll("mjx-container merror, mjx-container mtext[mathcolor=red]")]
-      .map(e => e.getAttribute("data-mjx-error") || e.textContent),
-    fontsFailed: [...document.fonts].filter(f => f.status === "error").map(f => f.family),
-  };
-}"""
-
-
-@dataclass
-class Visit:
-    """What the browser met on one page, with every request to another host blocked."""
-
-    title: str
-    errors: list[str]  # uncaught exceptions and console errors
-    other_hosts: list[str]  # requests to other hosts (all blocked)
-    failed_local: list[str]  # the site's own files that failed to load
-    broken_images: list[str]
-    equations: int  # typeset by MathJax (mjx-container elements)
-    raw_tex: list[str]  # text outside code that still shows TeX delimiters
-    tex_errors: list[str]  # MathJax's errors and undefined macros
-    fonts_failed: list[str]
-
-
-def _visit(browser, url: str, origin: str) -> Visit:
-    tab = browser.new_page()
-    errors, other_hosts, failed_local = [], [], []
-
-    def on_console(message):
-        source = message.location.get("url", "")
-        # A blocked request to another host logs "Failed to load resource"; `other_hosts` reports it.
-        if message.type == "error" and not (
-            message.text.startswith("Failed to load resource") and not is_local(source, origin)
-        ):
-            errors.append(f"console error: {message.text} ({source})")
-
-    tab.on("pageerror", lambda error: errors.append(f"page error: {error}"))
-    tab.on("console", on_console)
-    tab.on("requestfailed", lambda r: is_local(r.url, origin) and failed_local.append(r.url))
-    tab.on("request", lambda r: is_local(r.url, origin) or other_hosts.append(r.url))
-    tab.route(lambda url: not is_local(url, origin), lambda route: route.abort())
-    tab.goto(url, wait_until="load")
-    seen = tab.evaluate(_READ_PAGE)
-    tab.close()
-    return Visit(
-        seen["title"],
-        errors,
-        other_hosts,
-        failed_local,
-        seen["brokenImages"],
-        seen["equations"],
-        seen["rawTex"],
-        seen["texErrors"],
-        seen["fontsFailed"],
-    )
-
-
-@pytest.fixture(scope="module")
-def visit(server, browser):
-    """visit(scheme, page): the page over http:// from the local server, or from disk (file://); each once."""
-    visits: dict[tuple[str, str], Visit] = {}
-
-    def load(scheme: str, page: str) -> Visit:
-        if (scheme, page) not in visits:
-            if scheme == "http":
-                visits[scheme, page] = _visit(browser, f"{server}/{page}.html", server)
-            else:
-                visits[scheme, page] = _visit(browser, (SITE / f"{page}.html").as_uri(), "file://")
-        return visits[scheme, page]
-
-    return load
-
-
-SCHEMES = ["http", "file"]
-
-
-@pytest.mark.parametrize("page", PAGES)
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_pages_render_in_a_browser_with_every_image_decoded(scheme, page, visit):
-    seen = visit(scheme, page)
-    failed, broken = seen.failed_local, seen.broken_images
-    assert not failed, f"{page} ({scheme}): the site's own files failed to load: {failed}"
-    assert not broken, f"{page} ({scheme}): images not decoded: {broken}"
-    assert seen.title, f"{page} has no title"
-
-
-@pytest.mark.parametrize("page", PAGES)
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_pages_raise_no_errors_and_need_no_other_host(scheme, page, visit):
-    """A reader offline gets the whole page: nothing comes from a CDN, and no script fails."""
-    seen = visit(scheme, page)
-    other_hosts, errors = sorted(set(seen.other_hosts)), seen.errors
-    assert not other_hosts, f"{page} ({scheme}) requests other hosts: {other_hosts}"
-    assert not errors, f"{page} ({scheme}): " + "\n".join(errors)
-
-
-@pytest.mark.parametrize("page", CHAPTER_PAGES)
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_chapters_show_typeset_equations_not_tex(scheme, page, visit):
-    seen = visit(scheme, page)
-    raw_tex, tex_errors, fonts_failed = seen.raw_tex, seen.tex_errors, seen.fonts_failed
-    assert seen.equations > 0, f"{page} ({scheme}): MathJax typeset no equation"
-    assert not raw_tex, f"{page} ({scheme}) shows raw TeX: {raw_tex}"
-    assert not tex_errors, f"{page} ({scheme}): TeX errors or undefined macros: {tex_errors}"
-    assert not fonts_failed, f"{page} ({scheme}): fonts failed to load: {fonts_failed}"
 
 
 def test_mathjax_loads_its_extensions_and_fonts_from_disk(browser):

@@ -38,8 +38,8 @@ def test_the_sparse_figure_keeps_the_keys_python_keeps(browser):
     assert not errors, errors
 
 
-@pytest.mark.parametrize("theme", ["light", "dark"])
-@pytest.mark.parametrize("width", [1280, 390])
+# A width does not change colours, nor a theme widths: the two states cover both themes and both widths.
+@pytest.mark.parametrize(("theme", "width"), [("light", 1280), ("dark", 390)])
 def test_the_sparse_figure_passes_axe_core_in_both_themes_on_desktop_and_phone(browser, theme, width):
     context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=theme)
     tab = context.new_page()
