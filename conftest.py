@@ -1,5 +1,5 @@
 """Repository-wide pytest hooks: nbval's cells are marked ``notebook``, and a run ends with each notebook's
-time.
+time and the heaviest xdist groups' (tests/conftest.py sends the heaviest first: its ``GROUP_SECONDS``).
 
 The lanes of the tests, their markers and shared fixtures are in tests/conftest.py.
 
@@ -16,6 +16,7 @@ import pytest
 
 NOTEBOOK_BUDGET_S = 20.0
 _seconds: defaultdict[str, float] = defaultdict(float)
+_groups: defaultdict[str, float] = defaultdict(float)  # xdist group -> seconds of its tests
 
 
 def pytest_collection_modifyitems(config, items):
@@ -28,9 +29,15 @@ def pytest_runtest_logreport(report):
     path = report.nodeid.split("::", 1)[0]
     if path.endswith(".ipynb"):
         _seconds[path] += report.duration
+    if "@" in report.nodeid:  # "<nodeid>@<group>" under `--dist loadgroup`
+        _groups[report.nodeid.rsplit("@", 1)[1]] += report.duration
 
 
 def pytest_terminal_summary(terminalreporter, config):
+    if _groups:
+        terminalreporter.section("the heaviest xdist groups (seconds of their tests)")
+        for group, seconds in sorted(_groups.items(), key=lambda g: -g[1])[:20]:
+            terminalreporter.write_line(f"{seconds:6.1f} s  {group}")
     if not _seconds:
         return
     workers = getattr(config.option, "numprocesses", None)
@@ -41,3 +48,4 @@ def pytest_terminal_summary(terminalreporter, config):
     for path, seconds in sorted(_seconds.items()):
         flag = "  OVER BUDGET" if seconds > NOTEBOOK_BUDGET_S else ""
         terminalreporter.write_line(f"{seconds:6.1f} s  {path}{flag}")
+    terminalreporter.write_line(f"{sum(_seconds.values()):6.1f} s  every notebook ({len(_seconds)})")

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from _pytest.nodeid import NodeId
 
 from scripts import chromium
 from tests.built_site import SITE
@@ -35,24 +36,76 @@ LANES = ("unit", "book", "browser")
 TESTS = Path(__file__).resolve().parent
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which names each test's group
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.suffix == ".ipynb":
             continue
-        parts = item.path.relative_to(TESTS).parts if item.path.is_relative_to(TESTS) else ()
-        lane = parts[0] if len(parts) > 1 else None
-        if lane not in LANES:
-            raise pytest.UsageError(
-                f"{item.path}: a test file sits in its lane's folder, tests/{'|'.join(LANES)}/"
-            )
-        item.add_marker(lane)
-        names = getattr(item, "fixturenames", ())
-        if "browser" in names:
-            item.add_marker(pytest.mark.browser)
-        if "minilm" in names:
-            item.add_marker(pytest.mark.pretrained)
-        if lane == "unit" and ("browser" in names or item.get_closest_marker("site")):
-            raise pytest.UsageError(f"{item.nodeid}: a unit test needs no browser and no built book")
+        _lane_markers(item)
+    _groups_heavy_first(config, items)
+
+
+def _lane_markers(item) -> None:
+    parts = item.path.relative_to(TESTS).parts if item.path.is_relative_to(TESTS) else ()
+    lane = parts[0] if len(parts) > 1 else None
+    if lane not in LANES:
+        lanes = "|".join(LANES)
+        raise pytest.UsageError(f"{item.path}: a test file sits in its lane's folder, tests/{lanes}/")
+    item.add_marker(lane)
+    names = getattr(item, "fixturenames", ())
+    if "browser" in names:
+        item.add_marker(pytest.mark.browser)
+    if "minilm" in names:
+        item.add_marker(pytest.mark.pretrained)
+    if lane == "unit" and ("browser" in names or item.get_closest_marker("site")):
+        raise pytest.UsageError(f"{item.nodeid}: a unit test needs no browser and no built book")
+
+
+# -- two workers kept busy ---------------------------------------------------------------------------------
+#
+# `make test` runs `--dist loadgroup`: the tests of one xdist group run on one worker, in order. Each test is
+# in one group: its own `xdist_group` mark if it has one, else a notebook's cells (one kernel), a page's
+# checks (the tests with a `page` parameter that ask for `visits`: the page is visited once), or its module
+# (its module-scoped fixtures are set up once). The groups go out heaviest first (the seconds below, measured
+# on two idle cores; every other group counts one), so that no long group starts last: the two workers finish
+# close together.
+GROUP_SECONDS = {}
+PAGE_SECONDS = 4.0  # a page's visits, without the figures' own tests
+
+
+def group_of(item) -> str:
+    """The xdist group of ``item`` (see above)."""
+    mark = item.get_closest_marker("xdist_group")
+    if mark is not None:
+        return str(mark.args[0] if mark.args else mark.kwargs["name"])
+    if item.path.suffix == ".ipynb":
+        return f"notebook:{item.path.stem}"
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if "page" in params and "visits" in getattr(item, "fixturenames", ()):
+        from tests.browser.visits import page_group
+
+        return page_group(params.get("lang", "en"), params["page"])
+    return item.path.relative_to(TESTS.parent).as_posix()
+
+
+def _seconds(group: str) -> float:
+    return GROUP_SECONDS.get(group, PAGE_SECONDS if group.startswith("page:") else 1.0)
+
+
+def _groups_heavy_first(config, items) -> None:
+    groups: dict[str, list] = {}
+    for item in items:
+        name = group_of(item)
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(name))
+        groups.setdefault(name, []).append(item)
+        if getattr(config.option, "loadgroup", False):  # an xdist worker of `--dist loadgroup`
+            # xdist's scheduler reads a test's group from its id, "<nodeid>@<group>"; xdist 3.8 writes
+            # that id into `item._nodeid`, which pytest 9 no longer reads (its ids are structured), so
+            # it is written here, where pytest 9 keeps it.
+            item._id = NodeId.parse(f"{item.nodeid}@{name}")
+    ordered = sorted(groups, key=lambda g: -_seconds(g))  # stable: collection order among equals
+    items[:] = [item for name in ordered for item in groups[name]]
 
 
 @pytest.fixture(autouse=True)
