@@ -4,13 +4,19 @@ Usage:
     python -m scripts.execute_notebooks [chapters/NAME.ipynb ...]   # default: every chapter
 
 Each notebook runs top to bottom in a fresh kernel with the chapter folder as working directory, as nbval
-runs it in CI. Widget state is not stored: a widget needs a live kernel anyway, and stored state would make
+runs it in CI, on portable kernels (:data:`PORTABLE`: the kernels every x86 CPU has, one thread, MKL's
+reproducible mode), and records them in its metadata (``mha.executed_with``). `make test` then executes
+every notebook once more on the test machine's own kernels (AVX2, AVX-512, AMX) and threads and compares the
+outputs with the stored ones (nbval): two kinds of kernel giving the same outputs shows that the outputs do
+not depend on the CPU (tests/book/test_notebook_outputs.py checks the record, and that no output prints
+float round-off). Widget state is not stored: a widget needs a live kernel anyway, and stored state would make
 every page of the site load the widget manager from a CDN. The widgets in `mha` also output a static root
 of the same figure, with its data inline, which the site's own scripts run in the reader's browser.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -19,6 +25,13 @@ import nbformat
 from nbclient import NotebookClient
 
 CHAPTERS = Path(__file__).resolve().parents[1] / "chapters"
+# The kernel's environment: every x86 CPU's kernels, one thread, MKL's reproducible results.
+PORTABLE = {
+    "ATEN_CPU_CAPABILITY": "default",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "MKL_CBWR": "COMPATIBLE",
+}
 
 
 def execute(path: Path) -> float:
@@ -36,8 +49,9 @@ def execute(path: Path) -> float:
         record_timing=False,  # no timestamps in cell metadata: re-running changes only what changed
     )
     start = time.perf_counter()
-    client.execute()
+    client.execute(env={**os.environ, **PORTABLE})
     seconds = time.perf_counter() - start
+    notebook.metadata["mha"] = {"executed_with": PORTABLE}
     nbformat.write(notebook, path)
     return seconds
 

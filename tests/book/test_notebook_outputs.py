@@ -1,4 +1,11 @@
-"""Stored notebook outputs must read the same on every machine: no printed float round-off.
+"""Stored notebook outputs must read the same on every machine: made on portable kernels, no printed float
+round-off.
+
+Which run proves what (CONTRIBUTING.md): `make notebooks` executes the chapters on portable kernels and one
+thread (scripts/execute_notebooks.py records them in each notebook's metadata, and the first test here checks
+the record); `make test` executes them once more under nbval on the test machine's own kernels and threads
+and compares every output with the stored one. Outputs that two kinds of kernel print alike, and that print
+no float round-off (the scan below), read the same on every machine.
 
 The last digits of a float32 difference depend on the CPU's kernels (AVX2, AVX-512, AMX), the thread count
 and the summation order, so a cell that prints ``max |a - b| = 8.9e-08`` passes strict nbval on one machine
@@ -16,6 +23,7 @@ import re
 import nbformat
 import pytest
 
+from scripts.execute_notebooks import PORTABLE
 from tests import ROOT
 
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
@@ -65,6 +73,15 @@ def outputs_of(cell) -> list[tuple[str, bool]]:
             plain = data["text/plain"]
             texts.append((plain, plain.count("\n") > 1))
     return texts
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_stored_outputs_were_made_on_portable_kernels(path):
+    made = nbformat.read(path, as_version=4).metadata.get("mha", {}).get("executed_with")
+    assert made == PORTABLE, (
+        f"{path.name}: its outputs were made with {made}, not on portable kernels {PORTABLE}: "
+        f"`make notebooks NB=chapters/{path.name}` re-executes it"
+    )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)

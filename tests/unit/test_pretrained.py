@@ -7,6 +7,7 @@ attention so that it returns its weights.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import math
 
@@ -18,7 +19,6 @@ from mha.chapters.minilm_heads import LINEAGE, load_corpus, load_head_results
 from mha.costs import MODEL_CONFIGS
 from mha.pretrained import minilm
 from mha.pretrained.heads import (
-    _pair_texts,
     ablate_encoder_heads,
     ablated_embeddings,
     classify_heads,
@@ -300,16 +300,16 @@ def test_corpus_is_large_and_varied_enough():
     assert all(a != b for a, b in corpus["paraphrase_pairs"])
 
 
-@pytest.mark.slow  # a census of 60 sentences
-def test_shipped_head_results_agree_with_live_recomputation(encoder):
-    results, corpus = load_head_results(), load_corpus()
-    assert results["metadata"]["model_package_version"] == minilm.model_version()
-    census = head_census(encoder, corpus["sentences"])
-    for name, values in census.items():
-        torch.testing.assert_close(values, torch.tensor(results["census"][name]), atol=1e-4, rtol=0)
-    assert classify_heads(census) == results["labels"]
+def test_shipped_head_results_are_one_consistent_run_of_the_installed_model():
+    """The shipped census, ablations and pruning hang together (what `make minilm-heads` wrote); that they are
+    what the model computes, the chapter "What trained heads do" checks live under nbval (the census, and
+    the pruning's first three steps)."""
+    results = load_head_results()
+    installed = importlib.metadata.version(minilm.MODEL_PACKAGE)  # read, not loaded: no `minilm` fixture
+    assert results["metadata"]["model_package_version"] == installed
     assert sum(results["counts"].values()) == 72
-
+    census = {name: torch.tensor(values) for name, values in results["census"].items()}
+    assert classify_heads(census) == results["labels"]
     pruning = results["pruning"]
     assert len(pruning["removed"]) == 72 and len(pruning["cosine"]) == 73
     assert pruning["passes"] == sum(72 - k for k in range(72)) == 2628  # step k scores the heads left
@@ -318,13 +318,6 @@ def test_shipped_head_results_agree_with_live_recomputation(encoder):
     single = torch.tensor(results["single_ablation"]["cosine"])  # (L, h)
     first = divmod(int(single.argmax()), 12)  # greedy's first step is the best single ablation
     assert list(first) == pruning["removed"][0]
-
-    texts = _pair_texts(corpus["paraphrase_pairs"])
-    intact = sentence_embeddings(encoder, texts)
-    for k in (1, 2, 3):
-        pruned = ablated_embeddings(encoder, texts, [tuple(pair) for pair in pruning["removed"][:k]])
-        assert mean_cosine(pruned, intact) == pytest.approx(pruning["cosine"][k], abs=1e-4)
-        assert paraphrase_accuracy(pruned) == pytest.approx(pruning["paraphrase_accuracy"][k], abs=1e-6)
 
 
 @pytest.mark.slow  # 144 partial passes

@@ -150,17 +150,6 @@ def test_bad_world_sizes_and_ranks_name_themselves():
         tensor_parallel_forward(attn, torch.randn(1, 3, 16))
 
 
-@pytest.mark.slow  # starts two processes that import torch
-def test_two_processes_with_gloo_equal_one_process():
-    attn = _layer(rope_theta=10000.0, qk_norm=True)
-    x = torch.randn(2, 5, 32, dtype=torch.float64)  # (B, n, d_model)
-    mask = mha.causal_mask(5)
-    out, all_reduces = tensor_parallel_forward(attn, x, world_size=2, mask=mask)
-    whole, _ = attn(x, mask=mask)
-    torch.testing.assert_close(out, whole, atol=1e-12, rtol=0)
-    assert all_reduces == [1, 1]
-
-
 # -- the forgotten correction of the exercise ----------------------------------------------------------------
 
 
