@@ -1,7 +1,7 @@
 # Two commands do all the set-up on a fresh machine:
 #   make book   build the site into _build/html, and the Chinese site into _build/html/zh (creates .venv on first use)
-#   make test   lint, build the book with warnings as errors, run every test and every notebook (nbval),
-#               then every notebook again on portable kernels and one thread
+#   make test   lint, build the book with warnings as errors, run every test and every notebook (nbval): the
+#               one gate, what CI runs; each phase prints how long it took
 # For everyday work:
 #   make check  lint, import contracts, tests/unit and the chapters' source checks of tests/book: no browser,
 #               no built book, no notebook run, no pretrained model (tests/conftest.py has the lanes)
@@ -12,9 +12,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BOOK_FLAGS := -W -n --keep-going
 PYTEST := $(BIN)/python -m pytest
-# Kernels every x86 CPU has, one thread and MKL's reproducible mode: the stored outputs must read the same
-# here as with the machine's own fastest kernels (AVX-512, AMX) and several threads.
-PORTABLE := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 MKL_CBWR=COMPATIBLE
+# Two workers (the machines have 2 cores); tests/conftest.py puts each test in an xdist group (a notebook's
+# cells, a page's checks, a module) and sends the heaviest groups first, so the two finish close together.
+XDIST := -n 2 --dist loadgroup --no-loadscope-reorder
 CHECK := not site and not slow and not pretrained
 
 .PHONY: book test check lint format notebooks weights decoder minilm-heads lab bench clean slides book-students pdf
@@ -32,35 +32,40 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 # browser). The Chinese build's log goes to _build/zh/build.log; its warnings and errors to the terminal.
 book: $(STAMP)
 	@mkdir -p _build/zh
-	@$(BIN)/python -m scripts.zh_book > _build/zh/build.log & zh=$$!; \
+	@start=$$(date +%s); \
+	( $(BIN)/python -m scripts.zh_book > _build/zh/build.log; status=$$?; \
+	  echo "make: the Chinese site took $$(( $$(date +%s) - start )) s"; exit $$status ) & zh=$$!; \
 	$(BIN)/jupyter-book build . $(BOOK_FLAGS); en=$$?; \
+	echo "make: the English site took $$(( $$(date +%s) - start )) s"; \
 	wait $$zh; zh=$$?; \
 	if [ $$zh -ne 0 ]; then tail -n 20 _build/zh/build.log; echo "the Chinese site failed (_build/zh/build.log)"; fi; \
 	[ $$en -eq 0 ] && [ $$zh -eq 0 ]
 	@echo "Open the book: $(CURDIR)/_build/html/index.html (中文版: $(CURDIR)/_build/html/zh/index.html)"
 
-# Two workers (the machines have 2 cores), each file on one worker, so that a notebook's cells run in order in
-# one kernel and a module's browser or JupyterLab is started once.
+# Every test and every notebook, once: nbval executes each chapter on this machine's own kernels and compares
+# its outputs with the stored ones, which `make notebooks` made on portable kernels (CONTRIBUTING.md, "Which
+# run proves what"). The log ends with the 25 slowest tests and each notebook's time.
 test: $(STAMP) lint book
-	$(PYTEST) -n 2 --dist loadfile --nbval --nbval-current-env --durations=15 tests chapters
-	$(PORTABLE) $(PYTEST) -n 2 --dist loadfile --nbval --nbval-current-env -m notebook chapters
+	@start=$$(date +%s); \
+	$(PYTEST) $(XDIST) --nbval --nbval-current-env --durations=25 tests chapters; status=$$?; \
+	echo "make: the tests and notebooks took $$(( $$(date +%s) - start )) s"; exit $$status
 
 check: $(STAMP) lint
-	$(PYTEST) -n 2 --dist loadfile -m "$(CHECK)" tests/unit tests/book
+	$(PYTEST) $(XDIST) -m "$(CHECK)" tests/unit tests/book
 
 lint: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/lint-imports
+	@start=$$(date +%s); \
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports; status=$$?; \
+	echo "make: lint took $$(( $$(date +%s) - start )) s"; exit $$status
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-# Re-run every chapter (or NB=chapters/x.ipynb) in place to refresh its stored outputs, carry them into the
-# Chinese notebooks (scripts/zh_sync.py), then `make test`.
+# Re-run every chapter (or NB=chapters/x.ipynb) in place on portable kernels to refresh its stored outputs
+# (scripts/execute_notebooks.py), carry them into the Chinese notebooks (scripts/zh_sync.py), then `make test`.
 notebooks: $(STAMP)
-	$(PORTABLE) $(BIN)/python -m scripts.execute_notebooks $(NB)
+	$(BIN)/python -m scripts.execute_notebooks $(NB)
 	$(BIN)/python -m scripts.zh_sync
 
 # Retrain the toy models of the appendix (Heads in toy models) into mha/chapters/data/heads_weights.safetensors
