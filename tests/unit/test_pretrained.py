@@ -320,14 +320,27 @@ def test_shipped_head_results_are_one_consistent_run_of_the_installed_model():
     assert list(first) == pruning["removed"][0]
 
 
-@pytest.mark.slow  # 144 partial passes
-def test_greedy_pruning_first_removes_the_head_whose_single_ablation_hurts_least(encoder):
-    pairs = load_corpus()["paraphrase_pairs"][:2]  # 4 sentences: 2 x 72 ablations of half the model each
+def _random_encoder() -> MiniLMEncoder:
+    """A two-layer toy encoder of three heads a layer, its weights drawn at random (seed 0), on the toy
+    vocabulary of :func:`_uniform_encoder`: the search's rules hold for any encoder, and this one is fast."""
+    tokenizer = _uniform_encoder().tokenizer
+    config = MiniLMConfig(vocab_size=6, max_positions=16, d_model=12, h=3, d_ff=16, n_layers=2)
+    torch.manual_seed(0)
+    return MiniLMEncoder(config, tokenizer).eval()
+
+
+def test_greedy_pruning_first_removes_the_head_whose_single_ablation_hurts_least():
+    encoder = _random_encoder()  # 6 heads
+    pairs = [("a b a", "b a b"), ("a a b", "b b a")]  # 4 sentences
     curve = greedy_pruning(encoder, pairs, steps=1)
     single = single_head_ablation(encoder, pairs)
-    assert curve["removed"] == [divmod(int(single["cosine"].argmax()), 12)]
-    assert curve["passes"] == 72  # step 1 scores every head
+    assert curve["removed"] == [divmod(int(single["cosine"].argmax()), 3)]
+    assert curve["passes"] == 6  # step 1 scores every head
     assert curve["cosine"] == [pytest.approx(1.0), pytest.approx(single["cosine"].max().item(), abs=1e-6)]
     assert len(curve["paraphrase_accuracy"]) == 2
+    whole = greedy_pruning(encoder, pairs)  # every step: removing the head whose loss hurts least
+    assert whole["passes"] == 6 + 5 + 4 + 3 + 2 + 1 and sorted(whole["removed"]) == sorted(
+        (i, j) for i in range(2) for j in range(3)
+    )
     with pytest.raises(ValueError, match="steps"):
-        greedy_pruning(encoder, pairs, steps=73)
+        greedy_pruning(encoder, pairs, steps=7)
