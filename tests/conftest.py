@@ -23,6 +23,7 @@ way fails (which ``make check``, where no ``pretrained`` test runs, always sees)
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 
 import pytest
@@ -106,6 +107,16 @@ def _groups_heavy_first(config, items) -> None:
             item._id = NodeId.parse(f"{item.nodeid}@{name}")
     ordered = sorted(groups, key=lambda g: -_seconds(g))  # stable: collection order among equals
     items[:] = [item for name in ordered for item in groups[name]]
+
+
+def pytest_configure(config):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # Two workers on two cores: one thread each. Two threads each made four threads on two cores, which
+        # spin while they wait for one another (make check: 163 s, and 52 s with one thread each). The
+        # notebooks' kernels keep the machine's threads (their outputs must not depend on them), and wait
+        # for one another without spinning.
+        torch.set_num_threads(1)
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 @pytest.fixture(autouse=True)
