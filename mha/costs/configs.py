@@ -35,6 +35,16 @@ QK_NORMS = ("per head", "whole projection")  # where QK-norm normalises, see Mod
 ROPE_SCALINGS = ("linear", "llama3", "yarn")  # transformers' rope_type of the scalings the models ship
 
 
+class _FromFamily:
+    """The default of the fields a family states (``ModelConfig.family``)."""
+
+    def __repr__(self) -> str:
+        return "FAMILY"
+
+
+FAMILY = _FromFamily()  # a field left to the model's family (none without one)
+
+
 @dataclass(frozen=True)
 class RopeScaling:
     """How a rotary model stretches its angles to reach beyond the length it was first trained at.
@@ -173,20 +183,20 @@ class ModelConfig:
     local_rope_theta: float | None = field(default=None, kw_only=True)  # base of local layers, if different
     rope_scaling: RopeScaling | None = field(default=None, kw_only=True)  # the shipped scaling; None: none
     nope_period: int | None = field(default=None, kw_only=True)  # layer i has no positions iff (i+1) % p == 0
-    qk_norm: str | None = field(default=None, kw_only=True)  # one of QK_NORMS; None: no QK-norm
+    qk_norm: str | None = field(default=FAMILY, kw_only=True)  # one of QK_NORMS; None: no QK-norm
     softcap: float | None = field(default=None, kw_only=True)  # attention-logit soft-cap c; None: none
-    sinks: bool = field(default=False, kw_only=True)  # a learned sink logit per head (gpt-oss)
+    sinks: bool = field(default=FAMILY, kw_only=True)  # a learned sink logit per head (gpt-oss)
     rope_fraction: float | None = field(default=None, kw_only=True)  # share of a head that turns; None: all
-    rope_style: str | None = field(default=None, kw_only=True)  # one of ROPE_STYLES where the source says
-    gate: bool = field(default=False, kw_only=True)  # an output gate sigmoid(x W_g) on the attention layers
+    rope_style: str | None = field(default=FAMILY, kw_only=True)  # one of ROPE_STYLES where the source says
+    gate: bool = field(default=FAMILY, kw_only=True)  # an output gate sigmoid(x W_g) on the attention layers
     # The kinds of layer (mha.costs.layers), for models that mix them:
     layer_types: tuple[str, ...] | None = field(default=None, kw_only=True)  # per layer, one of LAYER_KINDS;
     # None: from window and global_period (sliding, or chunked, and full), or all latent with kv_latent
-    chunked: bool = field(default=False, kw_only=True)  # the local layers are chunks of window (Llama 4)
+    chunked: bool = field(default=FAMILY, kw_only=True)  # the local layers are chunks of window (Llama 4)
     local_kv_heads: int | None = field(default=None, kw_only=True)  # sliding/chunked layers' h_kv if not
     # n_kv_heads (Gemma 4 31B: 16, its full layers 4)
     local_head_dim: int | None = field(default=None, kw_only=True)  # their d_k if not head_dim (Gemma 4)
-    k_eq_v: bool = field(default=False, kw_only=True)  # keys are the values in the layers of n_kv_heads x
+    k_eq_v: bool = field(default=FAMILY, kw_only=True)  # keys are the values in the layers of n_kv_heads x
     # head_dim (Gemma 4's full layers, all of DeepSeek-V4's): counted as one tensor per token, the least such
     # a layer keeps (mha's KeysAsValues and transformers keep the normed keys and values apart, two)
     v_head_dim: int | None = field(default=None, kw_only=True)  # latent: a head's value width if not head_dim
@@ -199,7 +209,8 @@ class ModelConfig:
     mtp_layers: int | None = field(default=None, kw_only=True)  # multi-token-prediction layers after the
     # n_layers (not counted in the cache); None: none stated
     family: Family | None = field(default=None, kw_only=True)  # the family of mha.families whose parts it
-    # has: qk_norm, sinks, gate, rope_style, k_eq_v and chunked are then the family's (not given here)
+    # has: the fields above whose default is FAMILY (qk_norm, sinks, gate, rope_style, k_eq_v, chunked) are
+    # then the family's, unless the model differs from its family and says so (Llama 4 Maverick: no QK-norm)
 
     def __post_init__(self) -> None:
         try:
@@ -215,21 +226,19 @@ class ModelConfig:
             raise ValueError(f"{self.name}: every config needs a source")
 
     def _fill_family(self) -> None:
-        """With a ``family``, the fields it states, from it: one vocabulary with ``from_transformers``."""
+        """The fields left at ``FAMILY``: the family's (one vocabulary with ``from_transformers``), or,
+        without a family, none (``None``, ``False``)."""
         f = self.family
-        if f is None:
-            return
-        if not isinstance(f, Family):
+        if f is not None and not isinstance(f, Family):
             raise TypeError(f"family must be an mha.families.Family, got {type(f).__name__}")
-        filled = {"qk_norm": None if f.qk_norm is None else "per head", "sinks": f.sinks, "gate": f.gate}
-        filled.update(rope_style=f.rope_style, k_eq_v=f.keys_as_values, chunked=f.chunked)
-        defaults = {"qk_norm": None, "sinks": False, "gate": False, "rope_style": None, "k_eq_v": False}
-        defaults["chunked"] = False
-        given = [name for name in filled if getattr(self, name) not in (defaults[name], filled[name])]
-        if given:  # a field the family states, stated again otherwise
-            raise ValueError(f"{', '.join(given)}: the family {f.name} states them (family=)")
+        filled = {"qk_norm": None, "sinks": False, "gate": False, "rope_style": None, "k_eq_v": False}
+        filled["chunked"] = False
+        if f is not None:
+            filled = {"qk_norm": None if f.qk_norm is None else "per head", "sinks": f.sinks, "gate": f.gate}
+            filled.update(rope_style=f.rope_style, k_eq_v=f.keys_as_values, chunked=f.chunked)
         for name, value in filled.items():
-            object.__setattr__(self, name, value)
+            if getattr(self, name) is FAMILY:
+                object.__setattr__(self, name, value)
 
     def _check(self) -> None:
         latent = self.kv_latent is not None
@@ -510,8 +519,7 @@ class ModelConfig:
         if given := [name for name in mixed if getattr(self, name) is not None]:
             raise ValueError(f"{self.name}: layers of several kinds or shapes ({', '.join(given)}): "
                              "count them one by one, Layer.global_elements")  # fmt: skip
-        local = {"window": None, "global_period": None, "local_rope_theta": None, "chunked": False}
-        return replace(self, **local, family=None)  # its family's other parts kept, as its own fields
+        return replace(self, window=None, global_period=None, local_rope_theta=None, chunked=False)
 
     @property
     def n_attention_layers(self) -> int:
@@ -520,8 +528,6 @@ class ModelConfig:
         return 3 * self.n_layers if self.kind == "encoder-decoder" else self.n_layers
 
 
-_LLAMA4_NO_QK_NORM = replace(LLAMA4, qk_norm=None)  # Llama 4 Maverick: use_qk_norm false
-_GEMMA4_NO_K_EQ_V = replace(GEMMA4, keys_as_values=False)  # Gemma 4 E2B: attention_k_eq_v false
 _LLAMA3_SCALING = RopeScaling("llama3", 8.0, 8192, low_freq_factor=1.0, high_freq_factor=4.0)
 _QWEN3_SCALING = RopeScaling("yarn", 4.0, 32768, in_config=False)  # the model card's, not in config.json
 _GPT_OSS_SCALING = RopeScaling("yarn", 32.0, 4096, beta_fast=32.0, beta_slow=1.0, truncate=False)
@@ -969,7 +975,8 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             head_dim=512, window=512, global_period=5, local_head_dim=256,
             kv_shared_from=(None,) * 15 + tuple(14 if (i + 1) % 5 == 0 else 13 for i in range(15, 35)),
             positions="rotary", rope_theta=1_000_000.0, local_rope_theta=10000.0, rope_fraction=0.25,
-            family=_GEMMA4_NO_K_EQ_V,
+            family=GEMMA4,
+            k_eq_v=False,  # attention_k_eq_v false: Gemma 4 with values of their own
         ),
         ModelConfig(
             "Kimi K2", 7168, 64, None, 61, None, 131072, "decoder",
@@ -1032,7 +1039,8 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "model.py, nope_layer_interval) does: chunked attention on the RoPE layers, global on the "
             "others. trained_context: UNVERIFIED (the model card advertises 1M)",
             head_dim=128, window=8192, global_period=4, positions="rotary",
-            rope_theta=500000.0, nope_period=4, family=_LLAMA4_NO_QK_NORM,
+            rope_theta=500000.0, nope_period=4, family=LLAMA4,
+            qk_norm=None,  # use_qk_norm false: Llama 4 without its QK-norm
         ),
         ModelConfig(
             "OLMo 3 7B", 4096, 32, 32, 32, None, 65536, "decoder",
