@@ -75,7 +75,8 @@ def same_output_but_ties(pair: Pair) -> None:
     every key in one and not the other scores exactly what the query's k-th best key scores (a tie)."""
     ours, theirs = pair.layers
     x, mask, position_embeddings = pair.inputs
-    steps = ours.steps(x, mask)
+    steps = {}  # our layer's intermediates, from its forward
+    ours(x, mask, record=steps)
     q_resid = theirs.q_a_layernorm(theirs.q_a_proj(x))  # the query latent their indexer reads
     best = theirs.indexer(x, q_resid, position_embeddings, mask[None], None).long()  # (B, n, top_k)
     chosen = torch.zeros_like(steps["selected"]).scatter_(-1, best, True) & mask  # (B, n, n)

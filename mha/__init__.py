@@ -1,9 +1,10 @@
 """mha: multi-head attention, small and tested, for the book "Multi-Head Attention, interactively".
 
 ``import mha`` is the attention code and nothing else: the scaled dot-product attention function, the
-multi-head module (with a KV cache, and today's options: head width, rotary positions in full, in part or
-absent, norms of queries, keys and values, keys as values, an output gate, scale, soft-capping, windows,
-chunks, sinks, a temperature), multi-head latent attention (DeepSeek-V3's layer, with its small cache and
+multi-head module (the 2017 layer, with a KV cache, and today's changes as parts it always calls: rotary
+positions in full, in part or absent with a temperature, norms of queries, keys and values, soft-capping,
+sinks, windows, chunks, an output gate; keys as values as a subclass), the families' parts as data
+(``mha.families``), multi-head latent attention (DeepSeek-V3's layer, with its small cache and
 absorbed form, and DeepSeek Sparse Attention's top-k keys), masks and positional encodings, importing only
 PyTorch; and beside it ``mha.linear``, linear attention with a state instead of a cache (Gated DeltaNet,
 Qwen3-Next's and Qwen3.5's layer).

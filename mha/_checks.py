@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import torch
 
+from mha.cache import KVCache
+
 
 def check_float_tensor(name: str, x: object) -> torch.Tensor:
     """Return ``x`` if it is a floating-point tensor, else raise ``TypeError`` naming ``name``."""
@@ -178,19 +180,24 @@ def check_cache(
     return n_past
 
 
-def check_rotary_width(d_k: int, fraction: object) -> int:
-    """Return the rotary width ``r = fraction d_k``: an even integer, with ``0 < fraction <= 1``."""
+def check_fraction(fraction: object) -> float:
+    """Return ``fraction``, the share of a head that rotary positions turn, if ``0 < fraction <= 1``."""
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
         raise ValueError(
-            f"rope_fraction must be a number in (0, 1], the share of a head that turns, got {fraction!r}"
+            f"fraction must be a number in (0, 1], the share of a head that turns, got {fraction!r}"
         )
-    r = fraction * d_k
+    return float(fraction)
+
+
+def check_rotary_width(d_k: int, fraction: object) -> int:
+    """Return the rotary width ``r = fraction d_k``: an even integer, with ``0 < fraction <= 1``."""
+    r = check_fraction(fraction) * d_k
     if r == int(r) and int(r) % 2 == 0:
         return int(r)
     if fraction == 1:
-        raise ValueError(f"rope_theta (rotary embeddings) needs an even head width d_k, got d_k={d_k}")
+        raise ValueError(f"rotary positions need an even head width d_k, got d_k={d_k}")
     raise ValueError(
-        f"rope_fraction={fraction} turns {r:g} of the d_k={d_k} coordinates of a head; rotary embeddings "
+        f"fraction={fraction} turns {r:g} of the d_k={d_k} coordinates of a head; rotary positions "
         "turn pairs, so that must be an even number"
     )
 
@@ -208,3 +215,57 @@ def check_numbers(name: str, value: object, legend: str) -> tuple[float, ...]:
     if not isinstance(value, (tuple, list)) or len(value) != len(names):
         raise TypeError(f"{name} must be a tuple {legend} of positive numbers, got {value!r}")
     return tuple(check_positive_number(f"{name}'s {n}", v) for n, v in zip(names, value, strict=True))
+
+
+def check_part(name: str, part: object, **shape: int) -> torch.nn.Module:
+    """Return ``part`` if it is an ``nn.Module`` that fits a layer of ``shape`` (``h``, ``d_k``, ``d_model``).
+
+    A part with a ``check(**shape)`` method checks itself; a norm (``normalized_shape``, as ``nn.RMSNorm``)
+    must normalise one head, ``(d_k,)``.
+    """
+    if not isinstance(part, torch.nn.Module):
+        raise TypeError(f"{name} must be an nn.Module (a part of the layer), got {type(part).__name__}")
+    if hasattr(part, "check"):
+        part.check(**shape)
+    normalized = getattr(part, "normalized_shape", None)
+    if normalized is not None and tuple(normalized) != (shape["d_k"],):
+        raise ValueError(
+            f"{name} normalises {tuple(normalized)}, but a head has d_k={shape['d_k']}: ({shape['d_k']},)"
+        )
+    return part
+
+
+def check_attention_inputs(
+    layer: torch.nn.Module,
+    query: object,
+    key: object,
+    value: object,
+    mask: object,
+    cache: object,
+    record: object,
+) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Check a call of :meth:`mha.MultiHeadAttention.forward` against its ``layer``; return ``key`` and
+    ``value`` (``query`` and ``key`` where ``None``) and the position of the first new token (``0``, or where
+    the cache ends)."""
+    key = query if key is None else key
+    value = key if value is None else value
+    check_layer_inputs(query, key, value, d_model=layer.d_model, weight=layer.W_q.weight)
+    n_k = key.size(1) + check_kv_cache(cache, query, h_kv=layer.n_kv_heads, d_k=layer.d_k)
+    if mask is not None:
+        check_mask(mask, (query.size(0), layer.h, query.size(1), n_k), "(B, h, n_q, n_k)")
+    if record is not None and not isinstance(record, dict):
+        raise TypeError(
+            f"record must be a dict (it receives the intermediates) or None, got {type(record).__name__}"
+        )
+    return key, value, 0 if cache is None else cache.end
+
+
+def check_kv_cache(cache: object, x: object, *, h_kv: int, d_k: int) -> int:
+    """Check the :class:`mha.KVCache` (or ``None``) of a layer with ``h_kv`` heads of ``d_k`` against the new
+    tokens ``x`` ``(B, n, d_model)``; return how many tokens it holds."""
+    if check_float_tensor("x", x).dim() != 3:
+        raise ValueError(f"x must have shape (B, n, d_model), got {tuple(x.shape)}")
+    if cache is None:
+        return 0
+    shape = ("(B, h_kv, n_past, d_k)", (x.size(0), h_kv, None, d_k))
+    return check_cache(cache, KVCache, x, {"k": shape, "v": shape})

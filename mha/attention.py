@@ -2,7 +2,7 @@
 
 This is the readable reference that the rest of the book builds on. PyTorch's fused
 ``torch.nn.functional.scaled_dot_product_attention`` computes the same thing faster; the tests check that
-the two agree. :class:`Projected` is what the attention layers hand to either of them.
+the two agree. :class:`Projected` is what latent attention hands to either of them.
 
 Shape legend:
     ...  any leading (batch, head) dimensions, shared by q, k, v and the output
@@ -90,42 +90,23 @@ def attention_steps(
     *,
     dropout_p: float = 0.0,
     scale: float | None = None,
-    softcap: float | None = None,
-    sinks: torch.Tensor | None = None,
 ) -> dict[str, torch.Tensor]:
     """The computation of :func:`scaled_dot_product_attention`, keeping each step; inputs are not checked.
 
-    :func:`scaled_dot_product_attention` and :class:`mha.MultiHeadAttention` both compute through this
-    function, so a view of the steps (``mha.compute.stages``) is the forward pass itself, not a copy.
-
-    Options of today's layers (each ``None`` by default, which gives the 2017 layer):
-
-    - ``scale``: the factor on ``q k^T`` instead of ``1 / sqrt(d_k)`` (Gemma's ``query_pre_attn_scalar``,
-      or latent attention, whose absorbed queries are wider than the head they score).
-    - ``softcap``: logit soft-capping, ``c tanh(s / c)`` on the scaled scores before the mask (Gemma 2),
-      which keeps every score inside ``(-c, c)``.
-    - ``sinks``: one learned logit per head, shape ``(h,)`` with the head axis at ``-3`` (gpt-oss). It joins
-      each row's softmax as an extra "key" with no value and is then dropped, so a row's weights sum to
-      ``1 - sink`` and a head can attend to nothing.
+    :func:`scaled_dot_product_attention` and :class:`mha.MultiHeadLatentAttention` compute through this
+    function (:class:`mha.MultiHeadAttention` writes the same steps out in its ``forward``, with its
+    parts). ``scale`` is the factor on ``q k^T`` instead of ``1 / sqrt(d_k)`` (latent attention, whose
+    absorbed queries are wider than the head they score).
 
     Returns:
         ``{"scores": (..., n_q, n_k), "scaled_scores": (..., n_q, n_k), "weights": (..., n_q, n_k),
-        "out": (..., n_q, d_v)}``: ``q k^T``, scaled (and capped), after the softmax (and the mask), and the
-        weighted sum of the values; with ``sinks``, also ``"sink": (..., n_q)``, each row's weight on the
-        sink.
+        "out": (..., n_q, d_v)}``: ``q k^T``, scaled, after the softmax (and the mask), and the weighted sum
+        of the values.
     """
     scores = q @ k.transpose(-2, -1)  # (..., n_q, d_k) @ (..., d_k, n_k) -> (..., n_q, n_k)
     scaled = scores / math.sqrt(q.size(-1)) if scale is None else scores * scale  # (..., n_q, n_k)
-    if softcap is not None:
-        scaled = softcap * torch.tanh(scaled / softcap)  # every score inside (-softcap, softcap)
     masked = scaled if mask is None else scaled.masked_fill(~mask, float("-inf"))  # a masked key gets 0
-    steps = {"scores": scores, "scaled_scores": scaled}
-    if sinks is None:
-        weights = torch.softmax(masked, dim=-1)  # (..., n_q, n_k)
-    else:
-        sink = sinks.to(masked)[:, None, None].expand(*masked.shape[:-1], 1)  # (..., n_q, 1)
-        with_sink = torch.softmax(torch.cat([masked, sink], dim=-1), dim=-1)  # (..., n_q, n_k + 1)
-        weights, steps["sink"] = with_sink[..., :-1], with_sink[..., -1]  # (..., n_q, n_k), (..., n_q)
+    weights = torch.softmax(masked, dim=-1)  # (..., n_q, n_k)
     if mask is not None:
         # A row with every key masked is softmax(-inf, ..., -inf) = NaN; zero it (no NaN, no silent average).
         weights = weights.masked_fill(~mask, 0.0)
@@ -133,11 +114,11 @@ def attention_steps(
     if dropout_p > 0.0:
         attended = torch.nn.functional.dropout(weights, p=dropout_p)
     out = attended @ v  # (..., n_q, n_k) @ (..., n_k, d_v) -> (..., n_q, d_v)
-    return {**steps, "weights": weights, "out": out}
+    return {"scores": scores, "scaled_scores": scaled, "weights": weights, "out": out}
 
 
 class Projected(NamedTuple):
-    """What a layer attends with, computed before the scores (by ``_project`` of both attention classes)."""
+    """What :class:`mha.MultiHeadLatentAttention` attends with, computed before the scores (``_project``)."""
 
     q: Tensor  # (B, h, n_q, d): the queries, ready to score
     k: Tensor  # (B, h_k, n_k, d): every key to score against, cached ones included (h_k: h_kv, h or 1)

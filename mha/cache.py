@@ -2,8 +2,8 @@
 
 :class:`KVCache` holds the keys and values of :class:`mha.MultiHeadAttention`, :class:`LatentCache` the latent
 and the rotary key of :class:`mha.MultiHeadLatentAttention`. Each is a named tuple of tensors whose
-sequence axis is the second to last, so :func:`grow` appends new tokens to either; :func:`trim` drops the
-tokens a window or a chunk hides from every later query.
+sequence axis is the second to last, so :func:`grow` appends new tokens to either (a window or a chunk
+drops the tokens it hides from every later query: :mod:`mha.bands`).
 
 Shape legend:
     B     batch size
@@ -30,20 +30,24 @@ class KVCache(NamedTuple):
     A sliding-window or chunked layer keeps only the tokens a later query may still see; ``start`` is the
     position of the first one held (0 until tokens are dropped), so the next token sits at ``start + n``.
 
-    A keys-as-values layer (``k_eq_v``, Gemma 4's full layers) holds one tensor per token, not two: ``k`` is
-    the key projection before its norm and rotation, from which the layer computes both its keys and its
-    values, and ``v`` is ``None``.
+    A keys-as-values layer (:class:`mha.multihead.KeysAsValues`, Gemma 4's full layers) holds two tensors too,
+    as transformers' cache does: its keys (normalised and rotated) and its values (the same projection,
+    normalised as values), so that a decoding step works on the new tokens only.
     """
 
     k: Tensor
-    v: Tensor | None
+    v: Tensor
     start: int = 0
 
     @property
+    def end(self) -> int:
+        """The position of the next token: ``start + n``."""
+        return self.start + self.k.size(-2)
+
+    @property
     def nbytes(self) -> int:
-        """Bytes held: ``2 B h_kv n d_k`` elements (``B h_kv n d_k`` with keys as values), what
-        :func:`mha.costs.kv_cache_bytes` counts per layer."""
-        return sum(t.nbytes for t in (self.k, self.v) if t is not None)
+        """Bytes held: ``2 B h_kv n d_k`` elements, what :func:`mha.costs.kv_cache_bytes` counts per layer."""
+        return self.k.nbytes + self.v.nbytes
 
 
 class LatentCache(NamedTuple):
@@ -72,16 +76,3 @@ def grow(cache: Cache | None, new: Cache) -> Cache:
         return new
     fields = zip(cache, new, strict=True)
     return type(new)(*(torch.cat([a, b], dim=-2) if isinstance(b, Tensor) else a for a, b in fields))
-
-
-def trim(cache: KVCache, window: int | None, chunk: int | None) -> KVCache:
-    """``cache`` without the tokens that no later query sees, through a sliding window of ``window`` keys or
-    in its chunk of ``chunk`` positions."""
-    end = cache.start + cache.k.size(-2)  # the position of the next token
-    first = max(cache.start, end - (window or end), end // chunk * chunk if chunk else 0)  # the first it sees
-    if first == cache.start:
-        return cache
-    drop = first - cache.start
-    # clone: a slice would keep the whole storage alive, and nbytes would undercount it
-    k, v = (None if t is None else t[..., drop:, :].clone() for t in cache[:2])  # (B, h_kv, n, d_k) each
-    return KVCache(k, v, first)

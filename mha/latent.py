@@ -32,6 +32,7 @@ from torch import Tensor, nn
 
 from mha._checks import (
     check_cache,
+    check_float_tensor,
     check_layer_inputs,
     check_mask,
     check_positive_int,
@@ -46,8 +47,8 @@ from mha.positional import apply_rotary, rotary_tables
 
 
 class LatentSteps(TypedDict, total=False):
-    """What :meth:`MultiHeadLatentAttention.steps` returns, in the order of computation (the fused path keeps
-    no ``scores``, ``scaled_scores`` or ``weights``)."""
+    """What :meth:`MultiHeadLatentAttention.forward` records (``record=``), in the order of computation (the
+    fused path keeps no ``scores``, ``scaled_scores`` or ``weights``)."""
 
     c_q: Tensor  # (B, n_q, d_cq), the query latent (x itself without q_rank)
     q_nope: Tensor  # (B, h, n_q, d_nope)
@@ -138,25 +139,10 @@ class MultiHeadLatentAttention(nn.Module):
         top_k: int | None = None,
     ) -> None:
         super().__init__()
-        for name, value in (("d_model", d_model), ("h", h), ("kv_rank", kv_rank), ("d_nope", d_nope)):
-            check_positive_int(name, value)
-        for name, value in (("d_v", d_v), ("q_rank", q_rank)):  # None: d_v = d_nope; no query latent
-            if value is not None:
-                check_positive_int(name, value)
-        if check_positive_int("d_rope", d_rope) % 2:
-            raise ValueError(f"d_rope must be even (rotary embeddings turn pairs), got {d_rope}")
-        check_positive_number("rope_theta", rope_theta)
-        d_v = d_nope if d_v is None else d_v
-        check_probability("dropout", dropout)
+        sizes = {"d_model": d_model, "h": h, "kv_rank": kv_rank, "d_nope": d_nope, "d_rope": d_rope}
         indexer = {"index_heads": index_heads, "index_dim": index_dim, "top_k": top_k}
-        if any(v is not None for v in indexer.values()):  # DeepSeek Sparse Attention
-            given = ", ".join(f"{k}={v!r}" for k, v in indexer.items())
-            if None in indexer.values() or q_rank is None:
-                raise ValueError(f"index_heads, index_dim and top_k go together, with q_rank; got {given}")
-            for name, value in indexer.items():
-                check_positive_int(name, value)
-            if index_dim < d_rope:
-                raise ValueError(f"index_dim={index_dim} must be at least d_rope={d_rope}: that many turn")
+        _check_options(sizes, {"d_v": d_v, "q_rank": q_rank}, indexer, rope_theta, dropout)
+        d_v = d_nope if d_v is None else d_v
         self.index_heads, self.index_dim, self.top_k = index_heads, index_dim, top_k
         self.d_model, self.h, self.q_rank, self.kv_rank = d_model, h, q_rank, kv_rank
         self.d_nope, self.d_rope, self.d_v = d_nope, d_rope, d_v
@@ -181,30 +167,56 @@ class MultiHeadLatentAttention(nn.Module):
         return ", ".join(f"{name}={getattr(self, name)}" for name in names)
 
     def forward(
-        self, x: Tensor, mask: Tensor | None = None, *, need_weights: bool = True, absorb: bool = False
+        self,
+        x: Tensor,
+        mask: Tensor | None = None,
+        *,
+        cache: LatentCache | None = None,
+        need_weights: bool = True,
+        absorb: bool = False,
+        record: dict | None = None,
     ) -> tuple[Tensor, Tensor | None]:
-        """Self-attention over ``x`` at positions ``0 .. n-1``.
+        """Self-attention over ``x`` at the positions after the cached tokens (``0 .. n-1`` without a cache).
 
         Args:
             x: shape ``(B, n, d_model)``.
             mask: optional boolean tensor, ``True`` where a query may attend to a key, broadcastable to
-                ``(B, h, n, n)``; a decoder passes :func:`mha.causal_mask`.
+                ``(B, h, n, n_past + n)``; a decoder passes :func:`mha.causal_mask`.
+            cache: the :class:`LatentCache` of the tokens before these (:meth:`decode`), or ``None``.
             need_weights: ``True`` runs the explicit path and returns the weights;
                 ``False`` runs PyTorch's fused kernel and returns ``None`` for them.
             absorb: compute in the absorbed form (see the class docstring); the result is the same.
+            record: a dict that receives this pass's intermediates, by name, in the order of computation
+                (:class:`LatentSteps` gives the names and shapes; the fused path keeps no scores or weights).
 
         Returns:
-            ``(out, weights)``: ``(B, n, d_model)`` and ``(B, h, n, n)`` (or ``None``).
+            ``(out, weights)``: ``(B, n, d_model)`` and ``(B, h, n, n_past + n)`` (or ``None``).
         """
-        steps = self.steps(x, mask, absorb=absorb, fused=not need_weights)
-        return steps["out"], steps.get("weights")
+        p = self._project(x, mask, cache, absorb, record)
+        seen = {} if record is None else record  # the intermediates, for a caller who asked (record=)
+        seen.update(p.steps, q_heads=p.q, k_heads=p.k, v_heads=p.v)
+        dropout_p = self.dropout if self.training else 0.0
+        if need_weights:
+            attention = attention_steps(p.q, p.k, p.v, p.mask, dropout_p=dropout_p, scale=self.scale)
+            heads, weights = attention.pop("out"), attention["weights"]  # (B, h, n_q, d_v or d_c absorbed)
+            seen.update(attention)  # scores, scaled_scores, weights: (B, h, n_q, n_k)
+        else:  # absorbed, the one latent key/value head serves every query head, as in GQA
+            kernel = {"dropout_p": dropout_p, "scale": self.scale, "enable_gqa": absorb}
+            heads, weights = F.scaled_dot_product_attention(p.q, p.k, p.v, p.mask, **kernel), None
+        if absorb:  # the value up-projection, after the attention: (B, h, n_q, d_c) @ (h, d_c, d_v)
+            heads = heads @ self._up_projections()[1].transpose(1, 2)  # (B, h, n_q, d_v)
+        concat = merge_heads(heads)  # (B, n_q, h d_v)
+        out = self.W_o(concat)  # (B, n_q, d_model)
+        seen.update(heads=heads, concat=concat, out=out, cache=p.cache)
+        return out, weights
 
     def decode(
         self, x: Tensor, cache: LatentCache | None = None, *, need_weights: bool = False, absorb: bool = True
     ) -> tuple[Tensor, Tensor | None, LatentCache]:
         """Causal self-attention for new tokens, reusing the latents and rotary keys of the tokens before.
 
-        Token by token this equals ``forward(x, mask=causal_mask(n))`` on the whole sequence.
+        This is ``forward`` with the cache and :func:`mha.causal_mask`; token by token it equals
+        ``forward(x, mask=causal_mask(n))`` on the whole sequence.
 
         Args:
             x: the new tokens, shape ``(B, n_new, d_model)``.
@@ -216,53 +228,20 @@ class MultiHeadLatentAttention(nn.Module):
             ``(out, weights, cache)``: ``(B, n_new, d_model)``, the weights or ``None``, and the cache grown
             by ``n_new`` tokens, ``kv_rank + d_rope`` elements each.
         """
-        steps = self.steps(x, cache=cache, absorb=absorb, causal=True, fused=not need_weights)
-        return steps["out"], steps.get("weights"), steps["cache"]
-
-    def steps(
-        self,
-        x: Tensor,
-        mask: Tensor | None = None,
-        *,
-        cache: LatentCache | None = None,
-        absorb: bool = False,
-        causal: bool = False,
-        fused: bool = False,
-    ) -> LatentSteps:
-        """The forward pass, keeping every intermediate; ``forward`` and ``decode`` return some of them.
-
-        Takes the arguments of :meth:`forward`, and a ``cache`` from :meth:`decode` (its tokens come first).
-        The explicit and the fused path differ only in how the heads are computed.
-
-        Args:
-            causal: put :func:`mha.causal_mask` ``(n_q, n_k)`` (cached tokens counted) on top of ``mask``.
-            fused: compute the heads with PyTorch's fused kernel, which keeps no scores or weights.
-
-        Returns:
-            The intermediates in the order of computation (:class:`LatentSteps` gives the keys and shapes).
-        """
-        p = self._project(x, mask, cache, absorb, causal)
-        dropout_p = self.dropout if self.training else 0.0
-        if fused:  # absorbed, the one latent key/value head serves every query head, as in GQA
-            heads = F.scaled_dot_product_attention(
-                p.q, p.k, p.v, p.mask, dropout_p, scale=self.scale, enable_gqa=absorb
-            )  # (B, h, n_q, d_v), or (B, h, n_q, d_c) absorbed
-            attention = {}
-        else:
-            attention = attention_steps(p.q, p.k, p.v, p.mask, dropout_p=dropout_p, scale=self.scale)
-            heads = attention.pop("out")  # (B, h, n_q, d_v), or (B, h, n_q, d_c) absorbed
-        if absorb:  # the value up-projection, after the attention: (B, h, n_q, d_c) @ (h, d_c, d_v)
-            heads = heads @ self._up_projections()[1].transpose(1, 2)  # (B, h, n_q, d_v)
-        concat = merge_heads(heads)  # (B, n_q, h d_v)
-        out = self.W_o(concat)  # (B, n_q, d_model)
-        qkv = {"q_heads": p.q, "k_heads": p.k, "v_heads": p.v}
-        return {**p.steps, **qkv, **attention, "heads": heads, "concat": concat, "out": out, "cache": p.cache}
+        n_k = x.size(1) + self._cached(x, cache)  # the cached tokens, then the new ones
+        mask, seen = causal_mask(x.size(1), n_k, device=x.device), {}  # (n_new, n_k), aligned bottom-right
+        out, weights = self(x, mask, cache=cache, need_weights=need_weights, absorb=absorb, record=seen)
+        return out, weights, seen["cache"]
 
     def _project(
-        self, x: Tensor, mask: Tensor | None, cache: LatentCache | None, absorb: bool, causal: bool
+        self, x: Tensor, mask: Tensor | None, cache: LatentCache | None, absorb: bool, record: dict | None
     ) -> Projected:
         """Check the inputs; the queries, the grown cache, and the keys and values each head attends to."""
         n_past = self._checked(x, mask, cache)
+        if record is not None and not isinstance(record, dict):
+            raise TypeError(
+                f"record must be a dict (it receives the intermediates) or None, got {type(record).__name__}"
+            )
         h, d_nope, d_r, d_v, d_c = self.h, self.d_nope, self.d_rope, self.d_v, self.kv_rank
         B, n, _ = x.shape
         c_q = x if self.W_dq is None else self.q_norm(self.W_dq(x))  # (B, n_q, d_cq)
@@ -277,9 +256,6 @@ class MultiHeadLatentAttention(nn.Module):
             k_index = apply_rotary(self.ik_norm(self.W_ik(x)), cos, sin)  # (B, n_q, d_i)
         cache = grow(cache, LatentCache(self.kv_norm(c_kv), k_rope, k_index))  # (B, n_k, d_c), (B, n_k, d_r)
         n_k = cache.c_kv.size(1)
-        if causal:
-            band = causal_mask(n, n_k, device=x.device)  # (n_q, n_k)
-            mask = band if mask is None else mask & band
         steps = {"c_q": c_q, "q_nope": q_nope, "q_rope": q_rope}
         if self.top_k is not None:
             mask, index_steps = self._select(x, c_q, cos, sin, cache.k_index, mask)
@@ -332,12 +308,44 @@ class MultiHeadLatentAttention(nn.Module):
         """Check the input (``query`` in errors, as in :class:`mha.MultiHeadAttention`), cache and mask;
         return the number of cached tokens."""
         check_layer_inputs(x, x, x, d_model=self.d_model, weight=self.W_dkv.weight)
+        n_past = self._cached(x, cache)
+        if mask is not None:
+            check_mask(mask, (x.size(0), self.h, x.size(1), n_past + x.size(1)), "(B, h, n_q, n_k)")
+        return n_past
+
+    def _cached(self, x: Tensor, cache: LatentCache | None) -> int:
+        """Check ``cache`` (or ``None``) against this layer and the new tokens ``x``; return its length."""
+        if check_float_tensor("x", x).dim() != 3:
+            raise ValueError(f"x must have shape (B, n, d_model), got {tuple(x.shape)}")
         widths = {"c_kv": ("(B, n_past, d_c)", self.kv_rank), "k_rope": ("(B, n_past, d_r)", self.d_rope)}
         widths["k_index"] = ("(B, n_past, d_i)", self.index_dim)
         shapes = {name: (legend, (x.size(0), None, d)) for name, (legend, d) in widths.items()}
         if self.top_k is None:
             shapes["k_index"] = ("be None: this layer has no indexer", None)
-        n_past = 0 if cache is None else check_cache(cache, LatentCache, x, shapes)
-        if mask is not None:
-            check_mask(mask, (x.size(0), self.h, x.size(1), n_past + x.size(1)), "(B, h, n_q, n_k)")
-        return n_past
+        return 0 if cache is None else check_cache(cache, LatentCache, x, shapes)
+
+
+def _check_options(sizes: dict, optional: dict, indexer: dict, rope_theta: float, dropout: float) -> None:
+    """Check the arguments of :class:`MultiHeadLatentAttention`: its ``sizes`` (positive ints, ``d_rope``
+    even), the ``optional`` sizes (``None`` or positive), the indexer's three (all or none; with
+    ``q_rank``)."""
+    for name, value in sizes.items():
+        check_positive_int(name, value)
+    for name, value in optional.items():  # None: d_v = d_nope; no query latent
+        if value is not None:
+            check_positive_int(name, value)
+    if sizes["d_rope"] % 2:
+        raise ValueError(f"d_rope must be even (rotary embeddings turn pairs), got {sizes['d_rope']}")
+    check_positive_number("rope_theta", rope_theta)
+    check_probability("dropout", dropout)
+    if all(v is None for v in indexer.values()):
+        return
+    given = ", ".join(f"{k}={v!r}" for k, v in indexer.items())  # DeepSeek Sparse Attention
+    if None in indexer.values() or optional["q_rank"] is None:
+        raise ValueError(f"index_heads, index_dim and top_k go together, with q_rank; got {given}")
+    for name, value in indexer.items():
+        check_positive_int(name, value)
+    if indexer["index_dim"] < sizes["d_rope"]:
+        raise ValueError(
+            f"index_dim={indexer['index_dim']} must be at least d_rope={sizes['d_rope']}: that many turn"
+        )

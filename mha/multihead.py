@@ -8,43 +8,38 @@ the same thing as ``h`` separate matrices (the chapter "The math" checks this nu
 Shape legend:
     B        batch size
     n_q      number of queries (target length)
-    n_k      number of keys and values (source length)
+    n_k      number of keys and values (source length; the cached tokens too, when decoding)
     d_model  model width, the size of each input and output vector
     h        number of query heads
     h_kv     number of key/value heads (``n_kv_heads``; ``h`` for ordinary multi-head attention)
     d_k      width of each head: d_model / h, unless a model sets it apart (``head_dim``); d_v = d_k here
 
-Today's layers are options of this one module, each off by default (the 2017 layer): a head width, rotary
-positions (partial, interleaved, proportional), norms of queries, keys and values, keys as values, an output
-gate, a scale, soft-capping, windows, chunks, sinks and a temperature. ``mha.pretrained.from_transformers``
-builds the attention of Llama, Qwen3, Qwen3-Next, Qwen3.5, Gemma 3, Gemma 4, gpt-oss and Llama 4 from them,
-and the tests check each against transformers.
+``forward`` is the 2017 layer, read top to bottom. What today's models change in it are *parts*, small modules
+that the forward always calls and that do nothing in the 2017 layer (:data:`PARTS`); keys that double as
+values are a subclass, :class:`KeysAsValues`. The parts of today's families are data, :mod:`mha.families`.
 """
 
 from __future__ import annotations
 
-from typing import TypedDict
+from functools import partial
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from mha._checks import (
-    check_cache,
-    check_choice,
+    check_attention_inputs,
     check_heads,
-    check_layer_inputs,
-    check_mask,
-    check_numbers,
-    check_positive_int,
+    check_kv_cache,
+    check_part,
     check_positive_number,
     check_probability,
-    check_rotary_width,
 )
-from mha.attention import Projected, attention_steps
-from mha.cache import KVCache, grow, trim
+from mha.bands import NoBand
+from mha.cache import KVCache, grow
+from mha.gates import NoGate
 from mha.masks import causal_mask
-from mha.positional import rotate
+from mha.positional import NoPositions
 
 
 def split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:
@@ -64,85 +59,44 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     return x.transpose(1, 2).contiguous().view(B, n, h * d_k)  # (B, n, h, d_k) -> (B, n, h * d_k)
 
 
-class AttentionSteps(TypedDict, total=False):
-    """What :meth:`MultiHeadAttention.steps` returns, in the order of computation; a key is missing where its
-    option is off or its path did not compute it (``fused``). With ``k_eq_v``, ``k`` and ``v`` are both the
-    key projection, and from ``k_normed`` on, keys and values cover the cached tokens too."""
-
-    q: Tensor  # (B, n_q, h d_k), the projections
-    k: Tensor  # (B, n_k, h_kv d_k)
-    v: Tensor  # (B, n_k, h_kv d_k)
-    q_normed: Tensor  # (B, h, n_q, d_k), with qk_norm
-    k_normed: Tensor  # (B, h_kv, n_k, d_k)
-    v_normed: Tensor  # (B, h_kv, n_k, d_k), with v_norm
-    q_rotated: Tensor  # (B, h, n_q, d_k), with rope_theta
-    k_rotated: Tensor  # (B, h_kv, n_k, d_k)
-    temperature: Tensor  # (n_q,), with temperature: each query's factor
-    q_heads: Tensor  # (B, h, n_q, d_k), the queries attended with
-    k_heads: Tensor  # (B, h, n_k, d_k): cached keys included, grouped-query heads repeated for their queries
-    v_heads: Tensor  # (B, h, n_k, d_k)
-    scores: Tensor  # (B, h, n_q, n_k), q k^T
-    scaled_scores: Tensor  # (B, h, n_q, n_k), scaled (and capped)
-    sink: Tensor  # (B, h, n_q), with sinks: each row's weight on its sink, from the softmax of the weights
-    weights: Tensor  # (B, h, n_q, n_k), after the softmax and the mask
-    heads: Tensor  # (B, h, n_q, d_k), each head's output
-    concat: Tensor  # (B, n_q, h d_k), the heads side by side
-    gate: Tensor  # (B, n_q, h d_k), with gate: sigmoid(x W_g), what multiplies concat
-    out: Tensor  # (B, n_q, d_model)
-    cache: KVCache  # for the next decode call
+# The 2017 layer's part for each slot, which changes nothing; MultiHeadAttention's docstring names others.
+PARTS = dict(positions=NoPositions, q_norm=nn.Identity, k_norm=nn.Identity, v_norm=nn.Identity)
+PARTS.update(scores=nn.Identity, softmax=partial(nn.Softmax, dim=-1), band=NoBand, gate=NoGate)
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention with optional grouped-query heads and the options of today's decoders.
+    """Multi-head attention: the 2017 layer, with grouped-query heads and a part for each later change.
+
+    :meth:`forward` calls every part, and the defaults (:data:`PARTS`) do nothing, so
+    ``MultiHeadAttention(d_model, h)`` is the paper's layer. A part is a module, one named below or a new one
+    with the same call (CONTRIBUTING.md, "Adding an option"); its ``check`` method, if any, checks that it
+    fits the layer.
 
     Args:
         d_model: width of the input and output vectors.
         h: number of attention heads; must divide ``d_model`` unless ``head_dim`` is given.
-        n_kv_heads: number of key/value heads for grouped-query attention; must divide ``h``. ``None``
-            (the default) means ``h``: ordinary multi-head attention. ``1`` is multi-query attention.
-        head_dim: the head width ``d_k``, when a model sets it apart from ``d_model / h`` (Gemma, gpt-oss,
-            Qwen3-30B-A3B); ``None`` means ``d_model / h``.
+        n_kv_heads: key/value heads (grouped-query attention), dividing ``h``; ``None``: ``h``; 1: MQA.
+        head_dim: the head width ``d_k`` where a model sets it apart (Gemma); ``None``: ``d_model / h``.
         bias: whether the projections have biases.
         dropout: dropout probability on the attention weights, applied in training mode only.
-        rope_theta: rotary position embeddings with this base (Su et al. 2021; half-split pairs, as Llama and
-            transformers): queries and keys at positions ``0 .. n-1``, offset by the cache when decoding.
-            ``None``: no positions in the layer (Llama 4's NoPE layers).
-        rope_fraction: partial rotary: the share of each head that turns, its first ``fraction d_k``
-            coordinates (an even number; Qwen3-Next 0.25); the rest carry no position.
-        rope_style: ``"half-split"`` (the default), ``"interleaved"`` (pairs of neighbours, Llama 4) or
-            ``"proportional"`` (Gemma 4: pairs across the whole head, only the first ``fraction d_k / 2`` of
-            them turning, at the frequencies of a full rotary); :func:`mha.positional.rotary_tables` draws
-            the three.
-        qk_norm: an RMSNorm over each head's query and key (``q_norm``, ``k_norm``: ``nn.RMSNorm(d_k)``,
-            eps 1e-6), before the rotation (Qwen3, Gemma 3, OLMo 2). Gemma 3's ``x_hat (1 + w)`` is this norm
-            with weight ``1 + w``. ``"weightless"``: the norm without a weight (Llama 4, which normalises
-            after its rotation; a rotation keeps lengths, so the two orders agree).
-        v_norm: a weightless RMSNorm over each head's value (``v_norm``, Gemma 4).
-        k_eq_v: keys double as values (Gemma 4's full layers): no ``W_v``; each head's value is its key
-            projection before the key's norm and rotation (after ``v_norm``). :meth:`decode` then caches one
-            tensor per token, not two.
-        gate: an output gate (Qwen3-Next, Qwen3.5; Qiu et al. 2025): the merged heads are multiplied by
-            ``sigmoid(x W_g)``, one gate per head coordinate, before ``W_o``.
-        scale: the factor on ``q k^T``; ``None`` means ``1 / sqrt(d_k)`` (Gemma 3: ``query_pre_attn_scalar``
-            to the power -1/2; Gemma 4: 1).
-        softcap: logit soft-capping ``c tanh(s / c)`` of the scaled scores (Gemma 2).
-        window: a sliding window: query ``i`` sees keys ``j`` with ``i - w < j <= i`` (``w`` keys, itself
-            included), on top of the mask it is given; :meth:`decode` keeps only the last ``w`` keys.
-        chunk: chunked attention (Llama 4): a query sees the earlier keys of its own chunk of ``chunk``
-            positions (aligned to position 0), on top of the mask it is given; :meth:`decode` keeps only
-            the current chunk.
-        sinks: one learned logit per head (``sinks``, shape ``(h,)``) that joins each softmax and is then
-            dropped, so a head may attend to nothing (gpt-oss).
-        temperature: Llama 4's attention-temperature tuning of its NoPE layers, ``(floor_scale,
-            attn_scale)``: the query at position ``p`` is multiplied by
-            ``1 + attn_scale log(1 + floor((p + 1) / floor_scale))``, exactly 1 below ``floor_scale - 1``.
+        scale: the factor on ``q k^T``; ``None``: ``1 / sqrt(d_k)`` (Gemma 3: its own, Gemma 4: 1).
+        positions: ``q, k = positions(q, k, start)``, new tokens at positions ``start, start + 1, ...``:
+            ``NoPositions``, ``Rotary`` (full, partial, interleaved, proportional) or ``Temperature`` (Llama
+            4's NoPE layers), of :mod:`mha.positional`.
+        q_norm, k_norm, v_norm: a norm over each head's query, key or value, before the positions:
+            ``nn.Identity()`` or ``nn.RMSNorm(d_k, eps=1e-6)`` (Qwen3, Gemma; weightless for Llama 4).
+        scores: what the scaled scores go through: ``nn.Identity()`` or :class:`mha.scores.SoftCap`.
+        softmax: from the masked scores to the weights: ``nn.Softmax(dim=-1)`` or :class:`mha.scores.Sinks`.
+        band: the keys a query sees on top of the mask, and what decoding keeps: ``NoBand``, ``Window`` or
+            ``Chunk``, of :mod:`mha.bands`.
+        gate: ``gate(concat, x)`` before ``W_o``: ``NoGate`` or ``OutputGate``, of :mod:`mha.gates`.
 
     Attributes:
         W_q: ``nn.Linear(d_model, h * d_k)``, the ``h`` query projections side by side.
         W_k: ``nn.Linear(d_model, n_kv_heads * d_k)``, the key projections.
-        W_v: ``nn.Linear(d_model, n_kv_heads * d_k)``, the value projections (``None`` with ``k_eq_v``).
+        W_v: ``nn.Linear(d_model, n_kv_heads * d_k)``, the value projections (:class:`KeysAsValues`: ``W_k``).
         W_o: ``nn.Linear(h * d_k, d_model)``, the output projection.
-        W_g, q_norm, k_norm, v_norm, sinks: with ``gate``, ``qk_norm``, ``v_norm``, ``sinks``, else ``None``.
+        positions, q_norm, k_norm, v_norm, scores, softmax, band, gate: the parts.
 
     Example:
         >>> attn = MultiHeadAttention(d_model=16, h=4)
@@ -161,67 +115,42 @@ class MultiHeadAttention(nn.Module):
         head_dim: int | None = None,
         bias: bool = True,
         dropout: float = 0.0,
-        rope_theta: float | None = None,
-        rope_fraction: float = 1.0,
-        rope_style: str = "half-split",
-        qk_norm: bool | str = False,
-        v_norm: bool = False,
-        k_eq_v: bool = False,
-        gate: bool = False,
         scale: float | None = None,
-        softcap: float | None = None,
-        window: int | None = None,
-        chunk: int | None = None,
-        sinks: bool = False,
-        temperature: tuple[float, float] | None = None,
+        positions: nn.Module | None = None,
+        q_norm: nn.Module | None = None,
+        k_norm: nn.Module | None = None,
+        v_norm: nn.Module | None = None,
+        scores: nn.Module | None = None,
+        softmax: nn.Module | None = None,
+        band: nn.Module | None = None,
+        gate: nn.Module | None = None,
     ) -> None:
         super().__init__()
         h, n_kv_heads, d_k = check_heads(d_model, h, n_kv_heads, head_dim=head_dim)
-        check_probability("dropout", dropout)
-        for name, value in (("rope_theta", rope_theta), ("scale", scale), ("softcap", softcap)):
-            if value is not None:
-                check_positive_number(name, value)
-        if rope_theta is not None:
-            check_rotary_width(d_k, rope_fraction)
-        elif (rope_fraction, rope_style) != (1.0, "half-split"):
-            raise ValueError(f"rope_fraction={rope_fraction} and rope_style={rope_style!r} need rope_theta")
-        check_choice("rope_style", rope_style, ("half-split", "interleaved", "proportional"))
-        check_choice("qk_norm", qk_norm, (False, True, "weightless"))
-        if temperature is not None:
-            temperature = check_numbers("temperature", temperature, "(floor_scale, attn_scale)")
         self.d_model, self.h, self.n_kv_heads, self.d_k = d_model, h, n_kv_heads, d_k
-        self.dropout, self.scale, self.softcap, self.temperature = dropout, scale, softcap, temperature
-        self.rope_theta, self.rope_fraction, self.rope_style = rope_theta, rope_fraction, rope_style
-        self.window = None if window is None else check_positive_int("window", window)
-        self.chunk = None if chunk is None else check_positive_int("chunk", chunk)
+        self.dropout = check_probability("dropout", dropout)
+        self.scale = d_k**-0.5 if scale is None else check_positive_number("scale", scale)
         self.W_q = nn.Linear(d_model, h * d_k, bias=bias)
         self.W_k = nn.Linear(d_model, n_kv_heads * d_k, bias=bias)
-        self.W_v = None if k_eq_v else nn.Linear(d_model, n_kv_heads * d_k, bias=bias)
+        self.W_v = nn.Linear(d_model, n_kv_heads * d_k, bias=bias)
         self.W_o = nn.Linear(h * d_k, d_model, bias=bias)
-        self.W_g = nn.Linear(d_model, h * d_k, bias=bias) if gate else None
-        weighted = qk_norm is True
-        self.q_norm = nn.RMSNorm(d_k, eps=1e-6, elementwise_affine=weighted) if qk_norm else None
-        self.k_norm = nn.RMSNorm(d_k, eps=1e-6, elementwise_affine=weighted) if qk_norm else None
-        self.v_norm = nn.RMSNorm(d_k, eps=1e-6, elementwise_affine=False) if v_norm else None
-        self.sinks = nn.Parameter(torch.zeros(h)) if sinks else None
+        given = {"positions": positions, "q_norm": q_norm, "k_norm": k_norm, "v_norm": v_norm}
+        given.update(scores=scores, softmax=softmax, band=band, gate=gate)
+        for name, part in given.items():  # the 2017 layer's part wherever none is given
+            part = PARTS[name]() if part is None else part
+            setattr(self, name, check_part(name, part, h=h, d_k=d_k, d_model=d_model))
 
     def extra_repr(self) -> str:
-        kv = f", n_kv_heads={self.n_kv_heads}" if self.n_kv_heads != self.h else ""
-        options = {"rope_theta": None, "rope_fraction": 1.0, "rope_style": "half-split", "scale": None}
-        options.update(softcap=None, window=None, chunk=None, temperature=None)
-        changed = [
-            f", {k}={getattr(self, k)!r}" for k, default in options.items() if getattr(self, k) != default
-        ]
-        changed = "".join(changed + ([", k_eq_v=True"] if self.W_v is None else []))
-        return f"d_model={self.d_model}, h={self.h}{kv}, d_k={self.d_k}, dropout={self.dropout}{changed}"
+        shape = f"d_model={self.d_model}, h={self.h}, n_kv_heads={self.n_kv_heads}, d_k={self.d_k}"
+        return f"{shape}, scale={self.scale:.4g}, dropout={self.dropout}"
 
     @property
     def why_not_fused(self) -> str:
-        """Why ``need_weights=False`` runs the explicit path after all: the options PyTorch's fused kernel
-        lacks (soft-capping, sinks), named; ``""`` when the kernel runs (``nn.MultiheadAttention`` keeps such
-        a reason too, ``why_not_fast_path``)."""
-        lacking = (name for name in ("softcap", "sinks") if getattr(self, name) is not None)
-        return "; ".join(f"{name} is set: PyTorch's kernel has no {name}" for name in lacking)
+        """Why ``need_weights=False`` runs the explicit path after all: the parts PyTorch's fused kernel lacks
+        (each says what in ``kernel_lacks``: soft-capping, sinks), named; ``""`` when the kernel runs
+        (``nn.MultiheadAttention`` keeps such a reason too, ``why_not_fast_path``)."""
+        lacking = {name: getattr(part, "kernel_lacks", "") for name, part in self.named_children()}
+        return "; ".join(f"{name}: PyTorch's kernel has no {what}" for name, what in lacking.items() if what)
 
     def forward(
         self,
@@ -230,35 +159,70 @@ class MultiHeadAttention(nn.Module):
         value: Tensor | None = None,
         mask: Tensor | None = None,
         *,
+        cache: KVCache | None = None,
         need_weights: bool = True,
+        record: dict | None = None,
     ) -> tuple[Tensor, Tensor | None]:
-        """Attend from ``query`` to ``key``/``value``.
+        """Attend from ``query`` to ``key``/``value`` (and to the tokens of ``cache`` before them).
 
         Args:
             query: shape ``(B, n_q, d_model)``.
             key: shape ``(B, n_k, d_model)``; defaults to ``query`` (self-attention).
             value: shape ``(B, n_k, d_model)``; defaults to ``key``.
             mask: optional boolean tensor, ``True`` where a query may attend to a key, broadcastable to
-                ``(B, h, n_q, n_k)``; see :func:`mha.causal_mask` and :func:`mha.padding_mask`.
+                ``(B, h, n_q, n_k)`` (``n_k`` counting the cached tokens); see :func:`mha.causal_mask` and
+                :func:`mha.padding_mask`.
+            cache: the :class:`KVCache` of the tokens before these (:meth:`decode`), or ``None``.
             need_weights: ``True`` (the default) runs the explicit path and returns the weights;
                 ``False`` runs PyTorch's fused ``scaled_dot_product_attention`` (unless
                 :attr:`why_not_fused` says why not) and returns ``None`` for them.
+            record: a dict that receives the intermediates of this very pass, by name: ``q``, ``k``, ``v``
+                (the projections ``(B, n, h d_k)``), ``cache`` (every key and value, normed, with positions);
+                on the explicit path ``q_heads``, ``k_heads``, ``v_heads`` ``(B, h, n, d_k)`` (a key/value
+                head repeated for its query heads), ``scores``, ``scaled_scores``, ``weights``
+                ``(B, h, n_q, n_k)``; then ``heads`` ``(B, h, n_q, d_k)``, ``concat`` and ``out``.
 
         Returns:
             ``(out, weights)``: ``out`` of shape ``(B, n_q, d_model)`` and the per-head attention weights of
             shape ``(B, h, n_q, n_k)``, or ``None`` when ``need_weights=False``.
         """
-        steps = self.steps(query, key, value, mask, fused=not need_weights)
-        return steps["out"], steps["weights"] if need_weights else None  # (B, n_q, d_model), (B, h, n_q, n_k)
+        key, value, start = check_attention_inputs(self, query, key, value, mask, cache, record)
+        seen = {} if record is None else record  # the intermediates, for a caller who asked (record=)
+        q, k, v = self.W_q(query), self.W_k(key), self.W_v(value)  # (B, n_q, h d_k), 2 x (B, n_k, h_kv d_k)
+        seen.update(q=q, k=k, v=v)
+        # split into heads: q (B, h, n_q, d_k), k and v (B, h_kv, n_k, d_k)
+        q, k, v = split_heads(q, self.h), split_heads(k, self.n_kv_heads), split_heads(v, self.n_kv_heads)
+        q, k, v = self.q_norm(q), self.k_norm(k), self.v_norm(v)  # 2017: no norms; shapes kept
+        q, k = self.positions(q, k, start)  # at positions start, start + 1, ...; 2017: none in the layer
+        seen["cache"] = cache = grow(cache, KVCache(k, v))  # cached tokens, then these: (B, h_kv, n_k, d_k)
+        mask = self.band(mask, q, cache.k, cache.start)  # 2017: the mask as given
+        if need_weights or self.why_not_fused:  # each group of h / h_kv query heads shares a key/value head
+            k = cache.k.repeat_interleave(self.h // self.n_kv_heads, dim=1)  # (B, h, n_k, d_k)
+            v = cache.v.repeat_interleave(self.h // self.n_kv_heads, dim=1)  # (B, h, n_k, d_k)
+            scores = q @ k.transpose(-2, -1)  # (B, h, n_q, d_k) @ (B, h, d_k, n_k) -> (B, h, n_q, n_k)
+            scaled = self.scores(scores * self.scale)  # 2017: divided by sqrt(d_k), nothing more
+            masked = scaled if mask is None else scaled.masked_fill(~mask, float("-inf"))  # masked: weight 0
+            weights = self.softmax(masked)  # (B, h, n_q, n_k), each row summing to 1
+            weights = weights if mask is None else weights.masked_fill(~mask, 0.0)  # no key: zeros, not NaN
+            heads = F.dropout(weights, self.dropout, self.training) @ v  # (B, h, n_q, d_k)
+            seen.update(q_heads=q, k_heads=k, v_heads=v, scores=scores, scaled_scores=scaled, weights=weights)
+        else:  # PyTorch's fused kernel: the same heads, no weights; enable_gqa shares the key/value heads
+            dropout_p = self.dropout if self.training else 0.0
+            kernel = {"dropout_p": dropout_p, "scale": self.scale, "enable_gqa": self.n_kv_heads != self.h}
+            heads, weights = F.scaled_dot_product_attention(q, cache.k, cache.v, mask, **kernel), None
+        concat = merge_heads(heads)  # (B, n_q, h d_k)
+        out = self.W_o(self.gate(concat, query))  # (B, n_q, d_model); 2017: no gate
+        seen.update(heads=heads, concat=concat, out=out)
+        return out, weights if need_weights else None
 
     def decode(
         self, x: Tensor, cache: KVCache | None = None, *, need_weights: bool = False
     ) -> tuple[Tensor, Tensor | None, KVCache]:
         """Causal self-attention for new tokens, reusing the keys and values of the tokens before them.
 
-        Generating text one token at a time, a decoder projects each token's key and value once and keeps
-        them (the KV cache); a new token's query attends to all of them and to itself. Token by token this
-        gives exactly what ``forward`` gives for the whole sequence under :func:`mha.causal_mask`.
+        A decoder projects each token's key and value once and keeps them (the KV cache); a new token's query
+        attends to all of them and to itself. This is ``forward`` with the cache and :func:`mha.causal_mask`,
+        so token by token it gives exactly what ``forward`` gives for the whole sequence under that mask.
 
         Args:
             x: the new tokens, shape ``(B, n_new, d_model)``: a whole prompt at first, then one at a time.
@@ -268,8 +232,8 @@ class MultiHeadAttention(nn.Module):
 
         Returns:
             ``(out, weights, cache)``: ``out`` of shape ``(B, n_new, d_model)``, the weights or ``None``, and
-            the cache grown by ``n_new`` tokens (with a ``window``, only its last ``window`` tokens; with a
-            ``chunk``, only the current chunk's).
+            the cache grown by ``n_new`` tokens, less what the band drops (a window keeps its last ``w``
+            tokens, a chunk the current chunk's).
 
         Example:
             >>> attn = MultiHeadAttention(d_model=16, h=4, n_kv_heads=2).eval()
@@ -279,127 +243,10 @@ class MultiHeadAttention(nn.Module):
             >>> torch.allclose(last, attn(x, mask=causal_mask(5))[0][:, 4:], atol=1e-6)
             True
         """
-        steps = self.steps(x, cache=cache, causal=True, fused=not need_weights)
-        return steps["out"], steps["weights"] if need_weights else None, steps["cache"]
-
-    def steps(
-        self,
-        query: Tensor,
-        key: Tensor | None = None,
-        value: Tensor | None = None,
-        mask: Tensor | None = None,
-        *,
-        cache: KVCache | None = None,
-        causal: bool = False,
-        fused: bool = False,
-    ) -> AttentionSteps:
-        """The forward pass, keeping every intermediate tensor; ``forward`` and ``decode`` return a few.
-
-        Takes the arguments of :meth:`forward`, and a ``cache`` from :meth:`decode`, whose keys and values
-        come before those of ``key`` and ``value``. The explicit and the fused path differ only in how the
-        heads are computed; everything before and after is this one method, so a view of the stages
-        (``mha.compute.stages``) shows the forward pass itself.
-
-        Args:
-            causal: put :func:`mha.causal_mask` ``(n_q, n_k)`` (cached keys counted) on top of ``mask``.
-            fused: compute the heads with PyTorch's fused kernel (unless :attr:`why_not_fused` says why not),
-                which keeps no per-head scores or weights.
-
-        Returns:
-            The intermediates in the order of computation (:class:`AttentionSteps` gives the keys and shapes).
-        """
-        p = self._project(query, key, value, mask, cache, causal)
-        dropout_p = self.dropout if self.training else 0.0
-        if fused and not self.why_not_fused:  # grouped-query heads: enable_gqa shares each key/value head
-            kernel = {"attn_mask": p.mask, "dropout_p": dropout_p, "scale": self.scale}
-            heads = F.scaled_dot_product_attention(
-                p.q, p.k, p.v, **kernel, enable_gqa=self.n_kv_heads != self.h
-            )
-            attention = {}  # heads: (B, h, n_q, d_k)
-        else:  # each group of h / h_kv query heads shares one key/value head
-            group = self.h // self.n_kv_heads
-            k_heads = p.k.repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
-            v_heads = p.v.repeat_interleave(group, dim=1)  # (B, h, n_k, d_k)
-            options = {"scale": self.scale, "softcap": self.softcap, "sinks": self.sinks}
-            attention = attention_steps(p.q, k_heads, v_heads, p.mask, dropout_p=dropout_p, **options)
-            heads = attention.pop("out")  # (B, h, n_q, d_k); scores, scaled_scores, weights (B, h, n_q, n_k)
-            attention = {"q_heads": p.q, "k_heads": k_heads, "v_heads": v_heads, **attention}
-        concat = merge_heads(heads)  # (B, n_q, h d_k)
-        gate = {} if self.W_g is None else {"gate": torch.sigmoid(self.W_g(query))}  # (B, n_q, h d_k)
-        out = self.W_o(concat * gate["gate"] if gate else concat)  # (B, n_q, d_model)
-        tail = {
-            "heads": heads,
-            "concat": concat,
-            **gate,
-            "out": out,
-            "cache": trim(p.cache, self.window, self.chunk),
-        }
-        return {**p.steps, **attention, **tail}
-
-    def _project(
-        self,
-        query: Tensor,
-        key: Tensor | None,
-        value: Tensor | None,
-        mask: Tensor | None,
-        cache: KVCache | None,
-        causal: bool,
-    ) -> Projected:
-        """Check the inputs; project, split into heads, normalise, rotate; grow the cache; add the masks."""
-        key, value, mask = self._checked(query, key, value, mask, cache)
-        start = 0 if cache is None else cache.start  # the position of the first token the cache holds
-        q_start = k_start = start + (0 if cache is None else cache.k.size(-2))  # the new tokens' first
-        q, k = self.W_q(query), self.W_k(key)  # (B, n_q, h d_k), (B, n_k, h_kv d_k)
-        v = k if self.W_v is None else self.W_v(value)  # (B, n_k, h_kv d_k)
-        steps = {"q": q, "k": k, "v": v}
-        q, k, v = split_heads(q, self.h), split_heads(k, self.n_kv_heads), split_heads(v, self.n_kv_heads)
-        if self.W_v is None:  # keys as values: keys and values come from the cached projections of all tokens
-            cache, k_start = grow(cache, KVCache(k, None)), start
-            k = v = cache.k  # (B, h_kv, n_past + n_k, d_k)
-        if self.q_norm is not None:  # each head's query and key over its root mean square (times a weight)
-            q, k = self.q_norm(q), self.k_norm(k)  # (B, h, n_q, d_k), (B, h_kv, n_k, d_k)
-            steps.update(q_normed=q, k_normed=k)
-        if self.v_norm is not None:
-            v = steps["v_normed"] = self.v_norm(v)  # (B, h_kv, n_k, d_k)
-        if self.rope_theta is not None:  # the new tokens sit after those in the cache
-            options = {"theta": self.rope_theta, "fraction": self.rope_fraction, "style": self.rope_style}
-            q, k = rotate(q, q_start, **options), rotate(k, k_start, **options)  # shapes kept
-            steps.update(q_rotated=q, k_rotated=k)
-        if self.temperature is not None:  # Llama 4: queries sharpen as their position grows
-            floor_scale, attn_scale = self.temperature
-            position = torch.arange(q_start, q_start + q.size(-2), dtype=q.dtype, device=q.device)  # (n_q,)
-            tempered = 1 + attn_scale * torch.log1p(torch.floor((position + 1) / floor_scale))  # (n_q,)
-            q = q * tempered[:, None]  # (B, h, n_q, d_k)
-            steps["temperature"] = tempered
-        if self.W_v is not None:
-            cache = grow(cache, KVCache(k, v))  # (B, h_kv, n_past + n_k, d_k) each
-            k, v = cache.k, cache.v
-        n_q, n_k = q.size(-2), k.size(-2)
-        if causal or self.window is not None or self.chunk is not None:  # causal bands: windows and chunks
-            band = causal_mask(n_q, n_k, window=self.window, chunk=self.chunk, start=start, device=q.device)
-            mask = band if mask is None else mask & band  # (n_q, n_k) or broadcast to (B, h, n_q, n_k)
-        return Projected(q, k, v, mask, cache, steps)
-
-    def _checked(
-        self,
-        query: Tensor,
-        key: Tensor | None,
-        value: Tensor | None,
-        mask: Tensor | None,
-        cache: KVCache | None = None,
-    ) -> tuple[Tensor, Tensor, Tensor | None]:
-        """Fill in the defaults for ``key`` and ``value``, check all inputs, and return them."""
-        key = query if key is None else key
-        value = key if value is None else value
-        check_layer_inputs(query, key, value, d_model=self.d_model, weight=self.W_q.weight)
-        shape = ("(B, h_kv, n_past, d_k)", (query.size(0), self.n_kv_heads, None, self.d_k))
-        values = ("be None: keys double as values (k_eq_v)", None) if self.W_v is None else shape
-        n_k = key.size(1) + (
-            0 if cache is None else check_cache(cache, KVCache, query, {"k": shape, "v": values})
-        )
-        if mask is not None:
-            check_mask(mask, (query.size(0), self.h, query.size(1), n_k), "(B, h, n_q, n_k)")
-        return key, value, mask
+        n_k = x.size(1) + check_kv_cache(cache, x, h_kv=self.n_kv_heads, d_k=self.d_k)  # cached, then new
+        mask, seen = causal_mask(x.size(1), n_k, device=x.device), {}  # (n_new, n_k), aligned bottom-right
+        out, weights = self(x, mask=mask, cache=cache, need_weights=need_weights, record=seen)
+        return out, weights, self.band.trim(seen["cache"])
 
     @classmethod
     def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
@@ -422,18 +269,28 @@ class MultiHeadAttention(nn.Module):
             raise ValueError("module must have kdim == vdim == embed_dim to be converted")
         if module.bias_k is not None or module.add_zero_attn:
             raise ValueError("module must not use add_bias_kv or add_zero_attn to be converted")
-        d_model, h = module.embed_dim, module.num_heads
         bias = module.in_proj_bias is not None
-        ours = cls(d_model, h, bias=bias, dropout=module.dropout)
+        ours = cls(module.embed_dim, module.num_heads, bias=bias, dropout=module.dropout)
         ours.to(device=module.in_proj_weight.device, dtype=module.in_proj_weight.dtype)
-        with torch.no_grad():
-            w_q, w_k, w_v = module.in_proj_weight.chunk(3, dim=0)  # 3 x (d_model, d_model)
-            for linear, weight in ((ours.W_q, w_q), (ours.W_k, w_k), (ours.W_v, w_v)):
-                linear.weight.copy_(weight)
-            ours.W_o.weight.copy_(module.out_proj.weight)
-            if bias:
-                b_q, b_k, b_v = module.in_proj_bias.chunk(3)  # 3 x (d_model,)
-                for linear, b in ((ours.W_q, b_q), (ours.W_k, b_k), (ours.W_v, b_v)):
-                    linear.bias.copy_(b)
-                ours.W_o.bias.copy_(module.out_proj.bias)
+        names = ("W_q", "W_k", "W_v")  # in_proj holds their three (d_model, d_model) weights, then W_o's
+        state = {f"{n}.weight": w for n, w in zip(names, module.in_proj_weight.chunk(3), strict=True)}
+        state["W_o.weight"] = module.out_proj.weight
+        if bias:
+            state.update({f"{n}.bias": b for n, b in zip(names, module.in_proj_bias.chunk(3), strict=True)})
+            state["W_o.bias"] = module.out_proj.bias
+        ours.load_state_dict(state)  # strict: every weight of ours, by name
         return ours.train(module.training)
+
+
+class KeysAsValues(MultiHeadAttention):
+    """A layer whose keys double as values (Gemma 4's full layers, ``attention_k_eq_v``): no ``W_v`` of its
+    own; ``W_v`` is ``W_k``, so each head's value is its key projection, through ``v_norm`` instead of
+    ``k_norm`` and without positions. Takes the arguments of :class:`MultiHeadAttention`.
+
+    The cache holds keys and values apart (as transformers' does): a decoding step normalises and turns its
+    new tokens only. The state dict lists the one projection under both names, ``W_k`` and ``W_v``.
+    """
+
+    def __init__(self, d_model: int, h: int, **options: object) -> None:
+        super().__init__(d_model, h, **options)
+        self.W_v = self.W_k  # the key projection, x W_k, serves the values too

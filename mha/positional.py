@@ -2,17 +2,29 @@
 embeddings that turn each head's queries and keys (Su et al. 2021), so that a score depends on the
 offset between two positions only.
 
+The parts :class:`mha.MultiHeadAttention` calls as ``q, k = positions(q, k, start)`` (``start``: the position
+of the first new token): :class:`NoPositions` (the 2017 layer's, the default), :class:`Rotary` (full, partial,
+interleaved or proportional) and :class:`Temperature` (Llama 4's NoPE layers).
+
 Shape legend:
-    n        number of positions
+    n        number of positions (n_q queries, n_k keys)
     d_model  width of each encoding
+    B        batch size; h query heads, h_kv key/value heads
     d_k      width of one head (rotary embeddings act per head)
 """
 
 from __future__ import annotations
 
 import torch
+from torch import Tensor, nn
 
-from mha._checks import check_positive_int, check_rotary_width
+from mha._checks import (
+    check_choice,
+    check_fraction,
+    check_positive_int,
+    check_positive_number,
+    check_rotary_width,
+)
 
 
 def sinusoidal_positions(n: int, d_model: int, *, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -117,21 +129,81 @@ def apply_rotary(
     return turned if r == x.size(-1) else torch.cat([turned, x_pass], dim=-1)  # (..., n, d)
 
 
-def rotate(
-    x: torch.Tensor, start: int, *, theta: float, fraction: float = 1.0, style: str = "half-split"
-) -> torch.Tensor:
-    """Queries or keys ``(..., n, d_k)`` at positions ``start .. start + n - 1``, turned by a rotary embedding
-    of base ``theta`` in one of :class:`mha.MultiHeadAttention`'s styles (``"half-split"``, ``"interleaved"``,
-    ``"proportional"``), with its first ``fraction d_k`` coordinates turning (the rest of the head passes
-    unchanged; Gemma 4's proportional form turns its first ``fraction d_k / 2`` pairs across the head)."""
-    cos, sin = rotary_tables(
-        x.size(-2),
-        x.size(-1),
-        theta=theta,
-        offset=start,
-        fraction=fraction,
-        proportional=style == "proportional",
-        dtype=x.dtype,
-        device=x.device,
-    )  # (n, r) each
-    return apply_rotary(x, cos, sin, interleaved=style == "interleaved")  # (..., n, d_k)
+class NoPositions(nn.Module):
+    """The 2017 layer's part: no positions inside the layer (its positions are added to the input,
+    :func:`sinusoidal_positions`; Llama 4's NoPE layers have none at all). Returns ``(q, k)`` as they are."""
+
+    def forward(self, q: Tensor, k: Tensor, start: int) -> tuple[Tensor, Tensor]:
+        return q, k
+
+
+class Rotary(nn.Module):
+    """Rotary positions (Su et al. 2021, RoFormer): each head's queries and keys turned by their positions.
+
+    ``style`` is how the pairs are laid out: ``"half-split"`` (pairs ``(i, i + r/2)``, Llama and transformers'
+    default), ``"interleaved"`` (neighbours ``(2i, 2i+1)``, Meta's Llama code and Llama 4) or
+    ``"proportional"`` (Gemma 4's full layers: pairs across the whole head, only the first
+    ``fraction d_k / 2`` of them turning, at the frequencies of a full rotary). ``fraction`` is partial
+    rotary, the share of a head that turns (Qwen3-Next 0.25, GLM-4.5 0.5; ``partial_rotary_factor``).
+    :func:`rotary_tables` and :func:`apply_rotary` do the arithmetic.
+
+    Args:
+        theta: the base of the frequencies (``rope_theta``).
+        fraction: the share of each head that turns; ``fraction d_k`` must be an even number.
+        style: ``"half-split"``, ``"interleaved"`` or ``"proportional"``.
+    """
+
+    def __init__(self, theta: float, *, fraction: float = 1.0, style: str = "half-split") -> None:
+        super().__init__()
+        self.theta = check_positive_number("theta", theta)
+        check_choice("style", style, ("half-split", "interleaved", "proportional"))
+        self.fraction, self.style = check_fraction(fraction), style
+
+    def check(self, *, d_k: int, **_: int) -> None:
+        """Raise ``ValueError`` unless ``fraction d_k`` is an even number of coordinates."""
+        check_rotary_width(d_k, self.fraction)
+
+    def extra_repr(self) -> str:
+        return f"theta={self.theta:g}, fraction={self.fraction:g}, style={self.style!r}"
+
+    def forward(self, q: Tensor, k: Tensor, start: int) -> tuple[Tensor, Tensor]:
+        """``q`` ``(B, h, n_q, d_k)`` and ``k`` ``(B, h_kv, n_k, d_k)`` at positions ``start, start + 1,
+        ...``, turned; the shapes are kept."""
+        n, d_k = max(q.size(-2), k.size(-2)), q.size(-1)
+        options = {"fraction": self.fraction, "proportional": self.style == "proportional"}
+        cos, sin = rotary_tables(
+            n, d_k, theta=self.theta, offset=start, **options, dtype=q.dtype, device=q.device
+        )
+        interleaved = self.style == "interleaved"
+        turn = [
+            apply_rotary(x, cos[: x.size(-2)], sin[: x.size(-2)], interleaved=interleaved) for x in (q, k)
+        ]
+        return turn[0], turn[1]  # (B, h, n_q, d_k), (B, h_kv, n_k, d_k)
+
+
+class Temperature(nn.Module):
+    """Llama 4's attention-temperature tuning of its NoPE layers (transformers' ``attn_temperature_tuning``):
+    no positions, but the query at position ``p`` is multiplied by
+    ``1 + attn_scale log(1 + floor((p + 1) / floor_scale))``, exactly 1 below ``floor_scale - 1``, so that
+    far-away queries score more sharply. Keys are left as they are.
+
+    Args:
+        floor_scale: the length of the steps, in positions (Llama 4: 8192).
+        attn_scale: how much each step sharpens (Llama 4: 0.1).
+    """
+
+    def __init__(self, floor_scale: float, attn_scale: float) -> None:
+        super().__init__()
+        self.floor_scale = check_positive_number("floor_scale", floor_scale)
+        self.attn_scale = check_positive_number("attn_scale", attn_scale)
+
+    def extra_repr(self) -> str:
+        return f"floor_scale={self.floor_scale:g}, attn_scale={self.attn_scale:g}"
+
+    def factor(self, position: Tensor) -> Tensor:
+        """The factor of the queries at ``position`` (a float tensor of positions, any shape)."""
+        return 1 + self.attn_scale * torch.log1p(torch.floor((position + 1) / self.floor_scale))
+
+    def forward(self, q: Tensor, k: Tensor, start: int) -> tuple[Tensor, Tensor]:
+        position = torch.arange(start, start + q.size(-2), dtype=q.dtype, device=q.device)  # (n_q,)
+        return q * self.factor(position)[:, None], k  # (B, h, n_q, d_k), k unchanged

@@ -46,6 +46,7 @@ from torch import nn
 from mha.compute.ablation import ablate_heads
 from mha.masks import causal_mask
 from mha.multihead import MultiHeadAttention
+from mha.positional import Rotary
 
 UNKNOWN = "\ufffd"  # the token of every character the vocabulary lacks: U+FFFD, the replacement character
 ORDINARY = tuple(chr(c) for c in range(0x21, 0x7F))  # the 94 visible ASCII characters, "!" to "~"
@@ -94,7 +95,9 @@ class DecoderBlock(nn.Module):
     def __init__(self, config: DecoderConfig) -> None:
         super().__init__()
         self.norm = nn.RMSNorm(config.d_model, eps=config.eps)
-        self.attn = MultiHeadAttention(config.d_model, config.h, bias=False, rope_theta=config.rope_theta)
+        self.attn = MultiHeadAttention(
+            config.d_model, config.h, bias=False, positions=Rotary(config.rope_theta)
+        )
 
 
 class Decoder(nn.Module):
@@ -180,7 +183,8 @@ class Decoder(nn.Module):
                 removed = [written[pair] for pair in paths.get(kind, ()) if pair in written]
                 inputs[kind] = block.norm(x - sum(removed)) if removed else block.norm(x)  # (B, n, d_model)
             with ablate_heads(block.attn, [head for layer, head in off if layer == i]):
-                steps = block.attn.steps(inputs["q"], inputs["k"], inputs["v"], mask)
+                steps = {}  # the layer's intermediates, from its forward
+                block.attn(inputs["q"], inputs["k"], inputs["v"], mask, record=steps)
             for layer, head in sources:
                 if layer == i:  # 0 for a head switched off, else its output (B, n, d_model)
                     on = (layer, head) not in off

@@ -2,7 +2,7 @@ r"""Every intermediate tensor of multi-head self-attention, named, for one seque
 
 :func:`attention_stages` runs a :class:`~mha.MultiHeadAttention` on one sequence and keeps each
 intermediate result, so that a chapter can print or plot them one by one. It is the module's own forward
-pass (:meth:`mha.MultiHeadAttention.steps`, which ``forward`` runs too), not a copy of it.
+pass (``forward(..., record=...)`` keeps them), not a copy of it.
 
 Shape legend:
     n        number of tokens (self-attention: n_q = n_k = n)
@@ -92,7 +92,8 @@ def attention_stages(attn: MultiHeadAttention, x: torch.Tensor) -> dict[str, tor
     training = attn.training
     try:
         with torch.no_grad():
-            steps = attn.eval().steps(x[None])  # every tensor with a batch axis of 1
+            steps = {}  # every tensor of the one forward pass, with a batch axis of 1
+            attn.eval()(x[None], record=steps)
     finally:
         attn.train(training)
     return {stage.key: (x if stage.key == "x" else steps[stage.key][0]).detach().clone() for stage in STAGES}

@@ -24,6 +24,7 @@ Shape legend:
 
 from __future__ import annotations
 
+import copy
 import tempfile
 from pathlib import Path
 
@@ -32,7 +33,9 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from mha._checks import check_positive_int
-from mha.multihead import MultiHeadAttention
+from mha.gates import OutputGate
+from mha.multihead import PARTS, MultiHeadAttention
+from mha.scores import Sinks
 
 
 def check_divisible(attn: MultiHeadAttention, world_size: int) -> None:
@@ -53,7 +56,8 @@ def shard_heads(attn: MultiHeadAttention, rank: int, world_size: int) -> MultiHe
 
     Its ``W_q``, ``W_k``, ``W_v`` are row slices (its heads' output features), its ``W_o`` a column slice
     (its heads' input features), with ``W_o``'s bias on rank 0 and zeros elsewhere; QK-norm weights are
-    copied, sinks sliced. The sum over ranks of the shards' outputs is ``attn``'s output.
+    copied with the other parts, sinks and the output gate's rows sliced. The sum over ranks of the shards'
+    outputs is ``attn``'s output.
 
     Args:
         attn: the whole layer.
@@ -65,11 +69,24 @@ def shard_heads(attn: MultiHeadAttention, rank: int, world_size: int) -> MultiHe
         raise ValueError(f"rank must be an int in 0..{world_size - 1}, got {rank!r}")
     h, h_kv, d_k = attn.h // world_size, attn.n_kv_heads // world_size, attn.d_k
     bias = attn.W_q.bias is not None
-    shard = MultiHeadAttention(
-        attn.d_model, h, n_kv_heads=h_kv, head_dim=d_k, bias=bias, dropout=attn.dropout,
-        rope_theta=attn.rope_theta, qk_norm=attn.q_norm is not None, scale=attn.scale,
-        softcap=attn.softcap, window=attn.window, sinks=attn.sinks is not None,
-    ).to(attn.W_q.weight)  # fmt: skip  # the whole layer's dtype and device
+    heads = slice(rank * h, (rank + 1) * h)  # this rank's query heads
+    parts = {
+        name: copy.deepcopy(getattr(attn, name)) for name in PARTS
+    }  # a norm, positions, a band: as they are
+    if isinstance(attn.softmax, Sinks):  # one sink per head: its heads' sinks
+        parts["softmax"] = Sinks(h)
+    if isinstance(attn.gate, OutputGate):  # one gate per head coordinate: its heads' rows
+        parts["gate"] = OutputGate(attn.d_model, h * d_k, bias=attn.gate.W_g.bias is not None)
+    options = {
+        "n_kv_heads": h_kv,
+        "head_dim": d_k,
+        "bias": bias,
+        "dropout": attn.dropout,
+        "scale": attn.scale,
+    }
+    shard = type(attn)(attn.d_model, h, **options, **parts).to(
+        attn.W_q.weight
+    )  # the layer's dtype and device
     q_rows = slice(rank * h * d_k, (rank + 1) * h * d_k)  # this rank's query heads: h d_k output features
     kv_rows = slice(rank * h_kv * d_k, (rank + 1) * h_kv * d_k)  # its key/value heads
     with torch.no_grad():
@@ -81,11 +98,10 @@ def shard_heads(attn: MultiHeadAttention, rank: int, world_size: int) -> MultiHe
         shard.W_o.weight.copy_(attn.W_o.weight[:, q_rows])  # (d_model, h d_k): its heads' columns
         if bias:
             shard.W_o.bias.copy_(attn.W_o.bias if rank == 0 else torch.zeros_like(attn.W_o.bias))
-        if attn.q_norm is not None:
-            shard.q_norm.load_state_dict(attn.q_norm.state_dict())
-            shard.k_norm.load_state_dict(attn.k_norm.state_dict())
-        if attn.sinks is not None:
-            shard.sinks.copy_(attn.sinks[rank * h : (rank + 1) * h])  # (h / world_size,)
+        if isinstance(attn.softmax, Sinks):
+            shard.softmax.sinks.copy_(attn.softmax.sinks[heads])  # (h / world_size,)
+        if isinstance(attn.gate, OutputGate):
+            shard.gate.W_g.load_state_dict({k: t[q_rows] for k, t in attn.gate.W_g.state_dict().items()})
     return shard.train(attn.training)
 
 

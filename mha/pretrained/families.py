@@ -1,8 +1,10 @@
 """Today's decoders' attention layers, from Hugging Face transformers onto :class:`mha.MultiHeadAttention`.
 
 :func:`from_transformers` reads one attention module of a transformers model (and the model's config) and
-returns our layer with its weights copied. Each family is Llama's attention plus a few options, which is how
-transformers' modular files state them too (``modular_qwen3.py``: Qwen3 is Llama plus a norm):
+returns our layer with its weights copied. What each family adds to Llama's layer is data,
+:data:`mha.families.FAMILIES`, which :class:`mha.costs.ModelConfig` reads too; :func:`family_layer` builds a
+family's layer from it and the numbers (sizes, bases, windows) that the converter reads from the module and
+config:
 
 - Llama: rotary positions, grouped-query heads;
 - Qwen3: plus an RMSNorm over each head's query and key;
@@ -18,7 +20,8 @@ transformers' modular files state them too (``modular_qwen3.py``: Qwen3 is Llama
 - Llama 4: interleaved rotary and a weightless QK-norm on its chunked layers (``attention_chunk_size``); no
   positions and a temperature that grows with the position on the others (``no_rope_layers`` entry 0).
 
-DeepSeek-V3, DeepSeek-V3.2 and GLM-5 take latent attention (:mod:`mha.pretrained.latent`).
+DeepSeek-V3, DeepSeek-V3.2 and GLM-5 take latent attention (:mod:`mha.pretrained.latent`), Qwen3-Next's and
+Qwen3.5's linear layers Gated DeltaNet (:mod:`mha.pretrained.linear`).
 
 transformers is never imported here: a converter is chosen by the module's class name in
 :data:`CONVERTERS`, and reads only attributes that the module and config have (transformers 5.23.0).
@@ -33,40 +36,140 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 
 import torch
 from torch import nn
 
-from mha.multihead import MultiHeadAttention
+from mha.bands import Chunk, Window
+from mha.families import GEMMA3, GEMMA4, GPT_OSS, LLAMA, LLAMA4, QWEN3, QWEN3_NEXT, Family
+from mha.gates import OutputGate
+from mha.multihead import KeysAsValues, MultiHeadAttention
+from mha.positional import Rotary, Temperature
 from mha.pretrained.latent import from_deepseek_v3, from_deepseek_v32, from_glm5
 from mha.pretrained.linear import from_qwen3_5, from_qwen3_next
+from mha.scores import Sinks
 
 
-def _convert(
-    module: nn.Module,
-    config: object,
+def family_layer(
+    family: Family,
+    d_model: int,
+    h: int,
     *,
-    norm_offset: float | None = None,
-    gate: bool = False,
-    positions: bool = True,
-    partial: bool = False,
-    **options: object,
+    n_kv_heads: int | None = None,
+    head_dim: int | None = None,
+    bias: bool = False,
+    dropout: float = 0.0,
+    scale: float | None = None,
+    rotary: Rotary | None = None,
+    window: int | None = None,
+    chunk: int | None = None,
+    temperature: tuple[float, float] | None = None,
+    keys_as_values: bool = False,
+    eps: float = 1e-6,
 ) -> MultiHeadAttention:
-    """Our layer with ``module``'s weights: the part every family shares.
+    """A layer of ``family``: its parts from the family, its numbers from the arguments (random weights).
+
+    Args:
+        family: one of :data:`mha.families.FAMILIES` (or a :func:`dataclasses.replace` of one).
+        d_model, h, n_kv_heads, head_dim, bias, dropout, scale: as :class:`mha.MultiHeadAttention`'s.
+        rotary: the layer's rotary positions; ``None``: none (with ``temperature`` where the family tunes
+            one).
+        window, chunk: a sliding window of that many keys, or chunks of that many positions (a family with
+            ``chunked`` local layers takes ``chunk``).
+        temperature: ``(floor_scale, attn_scale)`` of a layer without positions, for a family that tunes it.
+        keys_as_values: a layer whose keys double as values (:class:`mha.multihead.KeysAsValues`), for a
+            family that has them.
+        eps: the epsilon of the norms.
+
+    Raises:
+        ValueError: an argument the family has no part for (a chunk, a temperature, keys as values).
+    """
+    _check_family(family, chunk=chunk, temperature=temperature, keys_as_values=keys_as_values)
+    d_k = head_dim or d_model // h
+    weighted = family.qk_norm in ("x w", "x (1 + w)")  # "x (1 + w)" is x w with the stored weight plus 1
+    norms = {} if family.qk_norm is None else {"q_norm": None, "k_norm": None}
+    parts = {name: nn.RMSNorm(d_k, eps=eps, elementwise_affine=weighted) for name in norms}
+    if family.v_norm:
+        parts["v_norm"] = nn.RMSNorm(d_k, eps=eps, elementwise_affine=False)
+    if rotary is not None or temperature is not None:
+        parts["positions"] = rotary if rotary is not None else Temperature(*temperature)
+    if window is not None or chunk is not None:
+        parts["band"] = Window(window) if window is not None else Chunk(chunk)
+    if family.sinks:
+        parts["softmax"] = Sinks(h)
+    if family.gate:
+        parts["gate"] = OutputGate(d_model, h * d_k, bias=bias)
+    kind = KeysAsValues if keys_as_values else MultiHeadAttention
+    options = {
+        "n_kv_heads": n_kv_heads,
+        "head_dim": head_dim,
+        "bias": bias,
+        "dropout": dropout,
+        "scale": scale,
+    }
+    return kind(d_model, h, **options, **parts)
+
+
+def _check_family(family: Family, **asked: object) -> None:
+    """Raise ``ValueError`` for an argument of :func:`family_layer` that ``family`` has no part for."""
+    if not isinstance(family, Family):
+        raise TypeError(f"family must be an mha.families.Family, got {type(family).__name__}")
+    has = {
+        "chunk": family.chunked,
+        "temperature": family.temperature,
+        "keys_as_values": family.keys_as_values,
+    }
+    for name, value in asked.items():
+        if value not in (None, False) and not has[name]:
+            raise ValueError(f"{name}={value!r}: the family {family.name} has no such layers")
+
+
+def _convert(module: nn.Module, config: object, family: Family) -> MultiHeadAttention:
+    """Our layer with ``module``'s weights: ``family``'s parts, with numbers from ``module`` and ``config``.
 
     Args:
         module: the transformers attention module (``q_proj``, ``k_proj``, ``v_proj``, ``o_proj``; without
             ``v_proj`` with keys as values).
         config: the model's (text) config.
-        norm_offset: with a weighted QK-norm, what the family adds to the norm's stored weight: ``0.0`` for
-            an RMSNorm ``x_hat w`` (Qwen3, Gemma 4), ``1.0`` for ``x_hat (1 + w)`` (Gemma 3, Qwen3-Next);
-            ``None``: no weighted QK-norm.
-        gate: ``q_proj`` holds each head's query and then its output gate (Qwen3-Next).
-        positions: the layer turns its queries and keys (False: Llama 4's NoPE layers).
-        partial: the family reads ``partial_rotary_factor`` in a default rotary (Qwen3-Next; Llama does not).
-        options: the :class:`~mha.MultiHeadAttention` options the family sets (``scale``, ``qk_norm``,
-            ``v_norm``, ``k_eq_v``, ``sinks``, ``chunk``, ``temperature``, ``rope_style``).
+        family: the family, as transformers' module and config say it (:func:`_read_family`).
     """
+    family, numbers = _read_family(module, config, family)
+    q_proj, d_k = module.q_proj, module.head_dim
+    h, h_kv = module.o_proj.in_features // d_k, module.k_proj.out_features // d_k
+    if q_proj.out_features != (2 if family.gate else 1) * h * d_k:
+        raise ValueError(
+            f"q_proj has {q_proj.out_features} rows for h={h} heads of d_k={d_k}: "
+            + (
+                "no output gate beside the queries"
+                if family.gate
+                else "an output gate this family does not have"
+            )
+        )
+    scale = None if math.isclose(module.scaling, d_k**-0.5, rel_tol=1e-15) else module.scaling
+    shape = {"n_kv_heads": h_kv, "head_dim": d_k, "bias": q_proj.bias is not None, "scale": scale}
+    dropout = float(config.attention_dropout)
+    ours = family_layer(family, config.hidden_size, h, **shape, dropout=dropout, **numbers)
+    ours.to(device=q_proj.weight.device, dtype=q_proj.weight.dtype)
+    with torch.no_grad():
+        for ours_tensor, theirs in _linears(ours, module, h, d_k, family.gate):
+            ours_tensor.copy_(theirs)
+        theirs_norms = [getattr(module, name, None) for name in ("q_norm", "k_norm", "v_norm")]
+        if hasattr(module, "qk_norm"):  # Llama 4: one weightless norm for queries and keys
+            theirs_norms[:2] = [module.qk_norm] * 2
+        for ours_norm, theirs in zip((ours.q_norm, ours.k_norm, ours.v_norm), theirs_norms, strict=True):
+            if isinstance(ours_norm, nn.RMSNorm):
+                ours_norm.eps = getattr(theirs, "variance_epsilon", None) or theirs.eps
+            if getattr(ours_norm, "weight", None) is not None:  # Gemma 3's x_hat (1 + w): weight 1 + w
+                ours_norm.weight.copy_(theirs.weight + (1.0 if family.qk_norm == "x (1 + w)" else 0.0))
+        if family.sinks:
+            ours.softmax.sinks.copy_(module.sinks)
+    return ours.eval()
+
+
+def _read_family(module: nn.Module, config: object, family: Family) -> tuple[Family, dict]:
+    """``family`` as this layer of this config has it, and the numbers of :func:`family_layer` it reads
+    (``rotary``, ``window``, ``chunk``, ``temperature``, ``keys_as_values``)."""
     if getattr(config, "attn_logit_softcapping", None):  # Gemma 3's config has it; its attention ignores it
         raise ValueError(f"config.attn_logit_softcapping={config.attn_logit_softcapping!r} is not supported")
     both_ways = getattr(config, "use_bidirectional_attention", None)
@@ -74,42 +177,23 @@ def _convert(
         raise ValueError(
             f"config.use_bidirectional_attention={both_ways!r} is not supported (causal layers only)"
         )
-    q_proj, d_k = module.q_proj, module.head_dim
-    h, h_kv = module.o_proj.in_features // d_k, module.k_proj.out_features // d_k
-    if q_proj.out_features != (2 if gate else 1) * h * d_k:
+    if getattr(config, "num_kv_shared_layers", 0):
         raise ValueError(
-            f"q_proj has {q_proj.out_features} rows for h={h} heads of d_k={d_k}: "
-            + ("no output gate beside the queries" if gate else "an output gate this family does not have")
+            f"config.num_kv_shared_layers={config.num_kv_shared_layers} (layers reusing another layer's keys "
+            "and values) is not supported"
         )
-    scale = options.pop("scale")
-    rope = _rope(module, config, partial=partial) if positions else {}
-    ours = MultiHeadAttention(
-        config.hidden_size,
-        h,
-        n_kv_heads=h_kv,
-        head_dim=d_k,
-        bias=q_proj.bias is not None,
-        dropout=float(config.attention_dropout),
-        **{"qk_norm": norm_offset is not None, **rope, **options},
-        gate=gate,
-        scale=None if math.isclose(scale, d_k**-0.5, rel_tol=1e-15) else scale,
-        window=getattr(module, "sliding_window", None),  # None on full layers
-    ).to(device=q_proj.weight.device, dtype=q_proj.weight.dtype)
-    with torch.no_grad():
-        for ours_linear, theirs in _linears(ours, module, h, d_k, gate):
-            ours_linear.copy_(theirs)
-        theirs_norms = [getattr(module, name, None) for name in ("q_norm", "k_norm", "v_norm")]
-        if hasattr(module, "qk_norm"):  # Llama 4: one weightless norm for queries and keys
-            theirs_norms[:2] = [module.qk_norm] * 2
-        for ours_norm, theirs in zip((ours.q_norm, ours.k_norm, ours.v_norm), theirs_norms, strict=True):
-            if ours_norm is None:
-                continue
-            ours_norm.eps = getattr(theirs, "variance_epsilon", None) or theirs.eps
-            if ours_norm.weight is not None:
-                ours_norm.weight.copy_(theirs.weight + norm_offset)  # Gemma 3's x_hat (1 + w): weight 1 + w
-        if ours.sinks is not None:
-            ours.sinks.copy_(module.sinks)
-    return ours.eval()
+    numbers = {"window": getattr(module, "sliding_window", None)}  # None on full layers
+    numbers["keys_as_values"] = family.keys_as_values and module.v_proj is None  # Gemma 4's full layers
+    if family is LLAMA4:  # the chunked layers turn (no_rope_layers entry 1), the others tune a temperature
+        chunked = config.layer_types[module.layer_idx] == "chunked_attention"
+        numbers["chunk"] = config.attention_chunk_size if chunked else None
+        if not module.use_rope or not hasattr(module, "qk_norm"):  # use_qk_norm: on rotary layers only
+            family = replace(family, qk_norm=None)
+        if not module.use_rope:
+            tuned = config.attn_temperature_tuning
+            numbers["temperature"] = (config.floor_scale, config.attn_scale) if tuned else None
+            return family, numbers
+    return family, {**numbers, "rotary": _rotary(module, config, family)}
 
 
 def _linears(ours: MultiHeadAttention, module: nn.Module, h: int, d_k: int, gate: bool) -> list:
@@ -122,14 +206,14 @@ def _linears(ours: MultiHeadAttention, module: nn.Module, h: int, d_k: int, gate
             if t is not None and name == "W_q" and gate:  # per head [query | gate]: (h, 2, d_k, ...)
                 query, gate_rows = t.view(h, 2, d_k, -1).unbind(1)  # 2 x (h, d_k, d_model or 1)
                 t = query.reshape(h * d_k, -1).squeeze(-1)
-                pairs.append((getattr(ours.W_g, kind), gate_rows.reshape(h * d_k, -1).squeeze(-1)))
+                pairs.append((getattr(ours.gate.W_g, kind), gate_rows.reshape(h * d_k, -1).squeeze(-1)))
             if t is not None:
                 pairs.append((getattr(getattr(ours, name), kind), t))
     return pairs
 
 
-def _rope(module: nn.Module, config: object, *, partial: bool) -> dict:
-    """The rotary options of ``module``'s layer; a ``ValueError`` for a rotary scaling we do not implement."""
+def _rotary(module: nn.Module, config: object, family: Family) -> Rotary:
+    """The rotary positions of ``module``'s layer; ``ValueError`` for a rotary scaling we do not implement."""
     params = getattr(config, "rope_parameters", None)
     if not isinstance(params, dict):
         raise ValueError(
@@ -144,77 +228,25 @@ def _rope(module: nn.Module, config: object, *, partial: bool) -> dict:
             f"config.rope_parameters rope_type={rope_type!r}, factor={params.get('factor', 1.0)!r} (rotary "
             "scaling) is not supported; only 'default' and Gemma 4's 'proportional' rotary, unscaled, are"
         )
-    fraction = params.get("partial_rotary_factor", 1.0) if partial or rope_type == "proportional" else 1.0
-    style = "proportional" if rope_type == "proportional" else "half-split"
-    return {"rope_theta": float(params["rope_theta"]), "rope_fraction": fraction, "rope_style": style}
+    proportional = rope_type == "proportional"  # Gemma 4's full layers; its sliding layers: half-split
+    partial = family.partial_rotary or proportional
+    fraction = params.get("partial_rotary_factor", 1.0) if partial else 1.0
+    style = "proportional" if proportional else family.rope_style.replace("proportional", "half-split")
+    return Rotary(float(params["rope_theta"]), fraction=fraction, style=style)
 
 
-def _llama(module: nn.Module, config: object) -> MultiHeadAttention:
-    """``LlamaAttention``: rotary positions, grouped-query heads, biases if ``attention_bias``."""
-    return _convert(module, config, scale=module.scaling)
-
-
-def _qwen3(module: nn.Module, config: object) -> MultiHeadAttention:
-    """``Qwen3Attention``: Llama plus an RMSNorm over each head's query and key, and sliding layers if set."""
-    return _convert(module, config, scale=module.scaling, norm_offset=0.0)
-
-
-def _qwen3_next(module: nn.Module, config: object) -> MultiHeadAttention:
-    """``Qwen3NextAttention`` and ``Qwen3_5Attention``: Qwen3 plus an output gate, the norms in the form
-    ``x_hat (1 + w)`` and partial rotary (``partial_rotary_factor``; Qwen3.5's ``mrope_section`` changes
-    nothing for text)."""
-    return _convert(module, config, scale=module.scaling, norm_offset=1.0, gate=True, partial=True)
-
-
-def _gemma3(module: nn.Module, config: object) -> MultiHeadAttention:
-    """``Gemma3Attention``: QK-norm in Gemma's ``1 + w`` form, scale ``query_pre_attn_scalar ** -0.5``, and
-    a rotary base per layer type (local layers ``sliding_attention``, global ``full_attention``)."""
-    return _convert(module, config, scale=module.scaling, norm_offset=1.0)
-
-
-def _gemma4(module: nn.Module, config: object) -> MultiHeadAttention:
-    """``Gemma4TextAttention``: QK-norm ``x_hat w``, a weightless norm of the values, scale 1; its full layers
-    with keys as values (``attention_k_eq_v``) and proportional rotary."""
-    if getattr(config, "num_kv_shared_layers", 0):
-        raise ValueError(
-            f"config.num_kv_shared_layers={config.num_kv_shared_layers} (layers reusing another layer's keys "
-            "and values) is not supported"
-        )
-    k_eq_v = module.v_proj is None  # use_alternative_attention
-    return _convert(module, config, scale=module.scaling, norm_offset=0.0, v_norm=True, k_eq_v=k_eq_v)
-
-
-def _gpt_oss(module: nn.Module, config: object) -> MultiHeadAttention:
-    """``GptOssAttention``: a learned sink per head, biases, sliding and full layers."""
-    return _convert(module, config, scale=module.scaling, sinks=True)
-
-
-def _llama4(module: nn.Module, config: object) -> MultiHeadAttention:
-    """``Llama4TextAttention``: a layer with rotary positions (``no_rope_layers`` entry 1) turns neighbouring
-    pairs and, with ``use_qk_norm``, normalises its queries and keys without a weight; a NoPE layer tunes its
-    attention temperature; a ``chunked_attention`` layer sees its own chunk only."""
-    chunked = config.layer_types[module.layer_idx] == "chunked_attention"
-    options = {"scale": module.scaling, "chunk": config.attention_chunk_size if chunked else None}
-    if module.use_rope:
-        options.update(
-            rope_style="interleaved", qk_norm="weightless" if hasattr(module, "qk_norm") else False
-        )
-    elif config.attn_temperature_tuning:
-        options.update(temperature=(config.floor_scale, config.attn_scale))
-    return _convert(module, config, positions=bool(module.use_rope), **options)
-
-
-# One converter per transformers attention class, found by the class name (transformers is not imported).
-CONVERTERS: dict[str, Callable[[nn.Module, object], nn.Module]] = {
-    "LlamaAttention": _llama,
-    "Qwen3Attention": _qwen3,
-    "Gemma3Attention": _gemma3,
-    "GptOssAttention": _gpt_oss,
+# One converter per transformers attention class, found by the class name (transformers is not imported):
+# a family of mha.families for the layers onto MultiHeadAttention, a function for the others.
+CONVERTERS: dict[str, Family | Callable[[nn.Module, object], nn.Module]] = {
+    "LlamaAttention": LLAMA,
+    "Qwen3Attention": QWEN3,
+    "Gemma3Attention": GEMMA3,
+    "GptOssAttention": GPT_OSS,
     "DeepseekV3Attention": from_deepseek_v3,  # latent attention: a MultiHeadLatentAttention
-    "Qwen3NextAttention": _qwen3_next,
-    "Qwen3_5Attention": _qwen3_next,
-    "Gemma4TextAttention": _gemma4,
-    "Llama4TextAttention": _llama4,
+    "Qwen3NextAttention": QWEN3_NEXT,
+    "Qwen3_5Attention": QWEN3_NEXT,  # the same layer
+    "Gemma4TextAttention": GEMMA4,
+    "Llama4TextAttention": LLAMA4,
     "DeepseekV32Attention": from_deepseek_v32,  # latent attention with DeepSeek Sparse Attention
     "GlmMoeDsaAttention": from_glm5,
     "Qwen3NextGatedDeltaNet": from_qwen3_next,  # linear attention (layer.linear_attn): a GatedDeltaNet
@@ -252,4 +284,7 @@ def from_transformers(attn_module: nn.Module, config: object) -> nn.Module:
     name = type(attn_module).__name__
     if name not in CONVERTERS:
         raise TypeError(f"attn_module must be one of {', '.join(CONVERTERS)}, got {name}")
-    return CONVERTERS[name](attn_module, config)
+    target = CONVERTERS[name]
+    return (
+        _convert(attn_module, config, target) if isinstance(target, Family) else target(attn_module, config)
+    )

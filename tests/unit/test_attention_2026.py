@@ -25,7 +25,8 @@ def test_select_top_k_is_the_latent_layer_s_choice(seed):
     layer = mha.MultiHeadLatentAttention(32, 4, kv_rank=12, d_nope=8, d_rope=4, q_rank=16, index_heads=2,
                                          index_dim=8, top_k=3).double()  # fmt: skip
     x = torch.randn(2, 9, 32, dtype=torch.float64)
-    steps = layer.steps(x, mha.causal_mask(9))
+    steps = {}  # the layer's intermediates, from its forward
+    layer(x, mha.causal_mask(9), record=steps)
     assert torch.equal(select_top_k(steps["index_scores"], 3, mha.causal_mask(9)), steps["selected"])
 
 

@@ -396,7 +396,8 @@ def test_rows_hold_the_table_as_data():
         "per head",
     )
     scout, qwen = by_name["Llama 4 Scout"], by_name["Qwen3-8B"]
-    assert (scout["positions"], scout["rope scaling"]) == ("rotary, none 1 in 4", "llama3 x8 from 8192")
+    positions = "rotary, interleaved, none 1 in 4"  # the style from its family, Llama 4 (mha.families)
+    assert (scout["positions"], scout["rope scaling"]) == (positions, "llama3 x8 from 8192")
     assert qwen["rope scaling"] == "yarn x4 from 32768 (card)"  # recommended by the card, not shipped
     assert (by_name["Gemma 2 27B"]["soft-cap"], by_name["gpt-oss-20b"]["sinks"]) == ("50", "yes")
     assert all(t[0] == "model" for t in TOPICS.values())  # each table names its models

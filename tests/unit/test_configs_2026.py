@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import mha
+from mha.bands import Chunk, Window
 from mha.costs import (
     MODEL_CONFIGS,
     MODELS_2025_2026,
@@ -22,6 +23,7 @@ from mha.costs import (
 )
 from mha.latent import MultiHeadLatentAttention
 from mha.linear import GatedDeltaNet
+from mha.multihead import KeysAsValues
 
 N = 131_072  # the context of the note: 128K tokens, batch 1, bfloat16 (2 bytes)
 
@@ -198,11 +200,12 @@ def test_a_gated_deltanet_state_holds_what_the_rule_counts():
 
 def test_keys_as_values_windows_and_chunks_hold_what_the_rule_counts():
     x = torch.randn(2, 10, 32)
-    _, _, cache = mha.MultiHeadAttention(32, 4, n_kv_heads=2, k_eq_v=True).decode(x)
-    assert cache.v is None
-    assert cache.nbytes == model_kv_cache_bytes(toy("toy k=v", k_eq_v=True), 10, batch=2, dtype=torch.float32)
-    assert cache.nbytes == 2 * 10 * 1 * 2 * 8 * 4
-    _, _, cache = mha.MultiHeadAttention(32, 4, n_kv_heads=2, window=4).decode(x)
+    _, _, cache = KeysAsValues(32, 4, n_kv_heads=2).decode(x)
+    # the rule counts the least a keys-as-values layer keeps, its key projection; mha (as transformers)
+    # keeps the normed keys and values apart, so that a step works on the new token only: twice as much
+    counted = model_kv_cache_bytes(toy("toy k=v", k_eq_v=True), 10, batch=2, dtype=torch.float32)
+    assert cache.nbytes == 2 * counted == 2 * (2 * 10 * 1 * 2 * 8 * 4)
+    _, _, cache = mha.MultiHeadAttention(32, 4, n_kv_heads=2, band=Window(4)).decode(x)
     assert cache.nbytes == model_kv_cache_bytes(
         toy("toy sliding", window=4), 10, batch=2, dtype=torch.float32
     )
@@ -211,7 +214,7 @@ def test_keys_as_values_windows_and_chunks_hold_what_the_rule_counts():
     counted = model_kv_cache_bytes(chunked, 10, batch=2, dtype=torch.float32)
     assert counted == 2 * 4 * 2 * 2 * 8 * 4
     for n in range(1, 10):
-        _, _, cache = mha.MultiHeadAttention(32, 4, n_kv_heads=2, chunk=4).decode(x[:, :n])
+        _, _, cache = mha.MultiHeadAttention(32, 4, n_kv_heads=2, band=Chunk(4)).decode(x[:, :n])
         assert cache.nbytes == counted * (n % 4) // 4 <= counted
 
 

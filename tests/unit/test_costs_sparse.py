@@ -14,7 +14,9 @@ def test_causal_pairs_count_the_latent_layer_s_selected_keys(n, k):
     torch.manual_seed(n + k)
     layer = mha.MultiHeadLatentAttention(16, 2, kv_rank=8, d_nope=4, d_rope=2, q_rank=8, index_heads=2,
                                          index_dim=4, top_k=k)  # fmt: skip
-    selected = layer.steps(torch.randn(1, n, 16), mha.causal_mask(n))["selected"]
+    steps = {}  # the layer's intermediates, from its forward
+    layer(torch.randn(1, n, 16), mha.causal_mask(n), record=steps)
+    selected = steps["selected"]
     assert causal_pairs(n, k) == int(selected.sum())
     assert causal_pairs(n) == n * (n + 1) // 2 == int(mha.causal_mask(n).sum())
 

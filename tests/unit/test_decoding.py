@@ -53,7 +53,8 @@ def test_is_causal_aligns_top_left_when_queries_are_fewer_than_keys():
     attn = module(32, 4, 4)
     x = torch.randn(1, 6, 32, dtype=torch.float64)
     _, _, cache = attn.decode(x[:, :5])
-    steps = attn.steps(x[:, 5:], mask=mha.causal_mask(1, 6), cache=cache)
+    steps = {}  # the intermediates of the decoding step, as forward records them
+    attn(x[:, 5:], mask=mha.causal_mask(1, 6), cache=cache, record=steps)
     q, k, v = steps["q_heads"], steps["k_heads"], steps["v_heads"]  # (1, h, 1, d_k), 2 x (1, h, 6, d_k)
     top_left = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # what a reader might write
     bottom_right = F.scaled_dot_product_attention(q, k, v, attn_mask=mha.causal_mask(1, 6))
@@ -78,10 +79,8 @@ def test_bad_caches_raise_clear_errors():
 
 def test_decode_checks_its_inputs_once(monkeypatch):
     calls = []
-    check = mha.multihead.check_layer_inputs
-    monkeypatch.setattr(
-        mha.multihead, "check_layer_inputs", lambda *a, **k: calls.append(1) or check(*a, **k)
-    )
+    check = mha._checks.check_layer_inputs
+    monkeypatch.setattr(mha._checks, "check_layer_inputs", lambda *a, **k: calls.append(1) or check(*a, **k))
     attn = module(32, 4, 2)
     x = torch.randn(2, 3, 32, dtype=torch.float64)
     for need_weights in (True, False):

@@ -105,10 +105,11 @@ def test_every_layer_equals_transformers_inside_the_models_forward(family):
             fused, _ = ours(x, mask=mha.causal_mask(N), need_weights=False)
         torch.testing.assert_close(out, expected, rtol=0, atol=TOL)
         torch.testing.assert_close(fused, expected, rtol=0, atol=TOL)
-        windows.append(ours.window)
-        if ours.window is not None:  # the window matters at this length: without it the output differs
-            assert not weights[..., -1, : N - ours.window].any()
-            ours.window = None
+        window = getattr(ours.band, "w", None)  # a Window part, or none
+        windows.append(window)
+        if window is not None:  # the window matters at this length: without it the output differs
+            assert not weights[..., -1, : N - window].any()
+            ours.band = mha.bands.NoBand()
             with torch.no_grad():
                 assert (ours(x, mask=mha.causal_mask(N))[0] - expected).abs().max() > 1e-2
     expected_windows = {"llama": [None] * 4, "qwen3": [4, None, 4, None]}
@@ -125,14 +126,14 @@ def test_the_copy_holds_its_own_weights_and_options(family):
         assert torch.equal(ours.W_q.weight, saved)
         theirs.q_proj.weight.copy_(saved)
     assert all(p.data_ptr() != q.data_ptr() for p in ours.parameters() for q in theirs.parameters())
-    assert (ours.q_norm is not None) == (name in {"qwen3", "gemma3"})
-    assert (ours.sinks is not None) == (name == "gpt_oss")
+    assert isinstance(ours.q_norm, torch.nn.RMSNorm) == (name in {"qwen3", "gemma3"})
+    assert isinstance(ours.softmax, mha.scores.Sinks) == (name == "gpt_oss")
     assert ours.W_o.bias is not None
     if name == "gemma3":  # Gemma's x_hat (1 + w) as an ordinary RMSNorm with weight 1 + w
         torch.testing.assert_close(ours.q_norm.weight, theirs.q_norm.weight + 1.0, rtol=0, atol=0)
         assert ours.scale == pytest.approx(24**-0.5)
     else:
-        assert ours.scale is None
+        assert ours.scale == 16**-0.5  # 1 / sqrt(d_k), the 2017 layer's
 
 
 def test_decoding_a_converted_layer_equals_its_full_pass(family):
@@ -145,7 +146,7 @@ def test_decoding_a_converted_layer_equals_its_full_pass(family):
             out, _, cache = ours.decode(x[:, t : t + 1], cache)
             outs.append(out)
     torch.testing.assert_close(torch.cat(outs, dim=1), expected, rtol=0, atol=TOL)
-    assert cache.k.size(-2) == (ours.window or N)
+    assert cache.k.size(-2) == getattr(ours.band, "w", N)
 
 
 def test_unknown_classes_and_unsupported_settings_raise_naming_them():

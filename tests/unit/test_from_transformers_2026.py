@@ -150,51 +150,60 @@ def test_every_layer_equals_transformers_inside_the_models_forward(family):
         torch.testing.assert_close(fused, expected, rtol=0, atol=TOL)
 
 
-def test_each_family_has_the_options_it_promises(family):
-    """What reading transformers' code shows, as options of our layers: if one were dropped, the layer would
-    still run; this test says which layer has which option, and that each one changes the output."""
+def described(ours):
+    """A converted layer's parts in numbers: window or chunk, temperature, rotary base, fraction, style."""
+    positions = ours.positions
+    rotary = isinstance(positions, mha.positional.Rotary)
+    tuned = isinstance(positions, mha.positional.Temperature)
+    return {
+        "window": getattr(ours.band, "w", None),
+        "chunk": getattr(ours.band, "c", None),
+        "temperature": (positions.floor_scale, positions.attn_scale) if tuned else None,
+        "rope_theta": positions.theta if rotary else None,
+        "rope_fraction": positions.fraction if rotary else None,
+        "rope_style": positions.style if rotary else None,
+        "keys_as_values": isinstance(ours, mha.multihead.KeysAsValues),
+    }
+
+
+def test_each_family_has_the_parts_it_promises(family):
+    """What reading transformers' code shows, as parts of our layers: if one were dropped, the layer would
+    still run; this test says which layer has which part, and that each one changes the output."""
     name, config, layers = family
     converted = [from_transformers(theirs, config) for theirs, _, _ in layers]
-    options = [
-        {
-            k: getattr(ours, k)
-            for k in ("window", "chunk", "temperature", "rope_theta", "rope_fraction", "rope_style")
-        }
-        for ours in converted
-    ]
+    options = [described(ours) for ours in converted]
     if name.startswith("qwen"):
         fraction = 0.25 if name == "qwen3_next" else 0.5
-        assert all(ours.W_g is not None and ours.q_norm.weight is not None for ours in converted)
-        assert {o["rope_fraction"] for o in options} == {fraction} and {o["rope_style"] for o in options} == {
-            "half-split"
-        }
+        assert all(isinstance(ours.gate, mha.gates.OutputGate) for ours in converted)
+        assert all(ours.q_norm.weight is not None for ours in converted)
+        assert {o["rope_fraction"] for o in options} == {fraction}
+        assert {o["rope_style"] for o in options} == {"half-split"}
     elif name == "gemma4":
-        sliding, full = converted[0], converted[1]
-        assert (sliding.window, sliding.d_k, sliding.n_kv_heads, sliding.W_v is None) == (3, 16, 2, False)
-        assert (full.window, full.d_k, full.n_kv_heads, full.W_v is None) == (None, 32, 1, True)
-        assert (full.rope_style, full.rope_fraction, sliding.rope_style) == (
-            "proportional",
-            0.25,
-            "half-split",
-        )
-        assert all(ours.scale == 1.0 and ours.v_norm is not None for ours in converted)
+        (sliding, full), (s, f) = converted[:2], options[:2]
+        assert (s["window"], sliding.d_k, sliding.n_kv_heads, s["keys_as_values"]) == (3, 16, 2, False)
+        assert (f["window"], full.d_k, full.n_kv_heads, f["keys_as_values"]) == (None, 32, 1, True)
+        assert (f["rope_style"], f["rope_fraction"], s["rope_style"]) == ("proportional", 0.25, "half-split")
+        assert all(ours.scale == 1.0 and ours.v_norm.weight is None for ours in converted)
     else:
-        rope, nope = converted[0], converted[1]
-        assert (rope.chunk, rope.rope_style, rope.temperature, rope.q_norm.weight) == (
+        (rope, nope), (r, o) = converted[:2], options[:2]
+        assert (r["chunk"], r["rope_style"], r["temperature"], rope.q_norm.weight) == (
             4,
             "interleaved",
             None,
             None,
         )
-        assert (nope.chunk, nope.rope_theta, nope.temperature, nope.q_norm) == (None, None, (2.0, 0.5), None)
-    for ours, (_, x, expected) in zip(converted, layers, strict=True):  # each option matters at n = 10
-        for option, off in (("window", None), ("chunk", None), ("temperature", None), ("W_g", None)):
-            if getattr(ours, option) is not None:
-                saved = getattr(ours, option)
-                setattr(ours, option, off)
-                with torch.no_grad():
-                    assert (ours(x, mask=mha.causal_mask(N))[0] - expected).abs().max() > 1e-2, option
-                setattr(ours, option, saved)
+        assert (o["chunk"], o["rope_theta"], o["temperature"]) == (None, None, (2.0, 0.5))
+        assert isinstance(nope.q_norm, torch.nn.Identity)
+    plain = {"band": mha.bands.NoBand, "positions": mha.positional.NoPositions, "gate": mha.gates.NoGate}
+    for ours, (_, x, expected) in zip(converted, layers, strict=True):  # each part matters at n = 10
+        for slot, default in plain.items():
+            saved = getattr(ours, slot)
+            if type(saved) is default or isinstance(saved, mha.positional.Rotary):
+                continue
+            setattr(ours, slot, default())
+            with torch.no_grad():
+                assert (ours(x, mask=mha.causal_mask(N))[0] - expected).abs().max() > 1e-2, slot
+            setattr(ours, slot, saved)
 
 
 @pytest.mark.parametrize("prompt", [3, 6])
@@ -214,10 +223,11 @@ def test_decoding_equals_the_full_pass_and_transformers(family, prompt):
         torch.testing.assert_close(torch.cat([first, rest], dim=1), full, rtol=0, atol=1e-12)
         torch.testing.assert_close(torch.cat(outs, dim=1), full, rtol=0, atol=1e-12)
         torch.testing.assert_close(full, expected, rtol=0, atol=TOL)
-        held = N if ours.window is None and ours.chunk is None else (ours.window or N % ours.chunk)
+        window, chunk = described(ours)["window"], described(ours)["chunk"]
+        held = window or (N % chunk if chunk else N)
         assert cache.k.size(-2) == held and cache.start == N - held
-        per_token = (1 if ours.W_v is None else 2) * ours.n_kv_heads * ours.d_k * 8  # float64
-        assert cache.nbytes == 2 * held * per_token  # B = 2; keys as values: one tensor, not two
+        per_token = 2 * ours.n_kv_heads * ours.d_k * 8  # float64; keys as values too: keys and values apart
+        assert cache.nbytes == 2 * held * per_token  # B = 2
 
 
 def test_the_copy_holds_its_own_weights(family):
@@ -239,10 +249,9 @@ def test_the_gate_is_cut_from_q_proj_head_by_head():
     ours = from_transformers(theirs, config)
     rows = theirs.q_proj.weight.view(4, 2, 16, 48)  # (h, [query, gate], d_k, d_model)
     torch.testing.assert_close(ours.W_q.weight.view(4, 16, 48), rows[:, 0], rtol=0, atol=0)
-    torch.testing.assert_close(ours.W_g.weight.view(4, 16, 48), rows[:, 1], rtol=0, atol=0)
-    torch.testing.assert_close(
-        ours.W_g.bias.view(4, 16), theirs.q_proj.bias.view(4, 2, 16)[:, 1], rtol=0, atol=0
-    )
+    W_g = ours.gate.W_g
+    torch.testing.assert_close(W_g.weight.view(4, 16, 48), rows[:, 1], rtol=0, atol=0)
+    torch.testing.assert_close(W_g.bias.view(4, 16), theirs.q_proj.bias.view(4, 2, 16)[:, 1], rtol=0, atol=0)
 
 
 def test_unsupported_settings_raise_naming_them():

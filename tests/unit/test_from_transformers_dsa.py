@@ -84,7 +84,8 @@ def recorded(request):
 def test_the_selection_is_unambiguous(recorded):
     config, records = recorded
     for module, x, _ in records:
-        steps = from_transformers(module, config).steps(x, mha.causal_mask(N))
+        steps = {}  # the layer's intermediates, from its forward
+        from_transformers(module, config)(x, mha.causal_mask(N), record=steps)
         ranked = steps["index_scores"].sort(dim=-1, descending=True).values  # (B, n, n), -inf last
         gaps = ranked[:, TOP_K:, TOP_K - 1] - ranked[:, TOP_K:, TOP_K]  # rows with more than top-k keys
         assert gaps.min() > MARGIN

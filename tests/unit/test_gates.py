@@ -7,6 +7,7 @@ import math
 import torch
 
 from mha.chapters.gates import output_size, quiet_head, quiet_head_steps, sink_inputs
+from mha.gates import NoGate, OutputGate
 
 
 def test_without_a_gate_only_the_sink_quiets_the_head():
@@ -27,4 +28,6 @@ def test_a_gate_scales_the_output_by_sigmoid_of_its_bias_and_leaves_the_weights(
     torch.testing.assert_close(gated["weights"], plain["weights"], rtol=0, atol=0)
     sigma = 1 / (1 + math.exp(4.0))
     torch.testing.assert_close(gated["out"], plain["out"] * sigma, rtol=0, atol=1e-15)
-    assert quiet_head(4, 0.0).W_g is None and quiet_head(4, 0.0, 1.0).W_g is not None
+    assert isinstance(quiet_head(4, 0.0).gate, NoGate) and isinstance(
+        quiet_head(4, 0.0, 1.0).gate, OutputGate
+    )

@@ -182,7 +182,8 @@ def test_head_outputs_sum_to_the_layer_output(model, sequences):
     tokens, _ = sequences
     block = model.layers[0]
     x = block.norm(model.embed(tokens))
-    steps = block.attn.steps(x, mask=torch.ones(tokens.size(1), tokens.size(1), dtype=torch.bool).tril())
+    steps = {}  # the layer's intermediates, from its forward
+    block.attn(x, mask=torch.ones(tokens.size(1), tokens.size(1), dtype=torch.bool).tril(), record=steps)
     total = sum(model.head_output(0, steps["heads"], j) for j in range(DECODER.h))
     torch.testing.assert_close(total, steps["out"], rtol=0, atol=1e-5)
 

@@ -49,14 +49,21 @@ def test_absorbed_form_equals_plain_form(shape, masked):
         torch.testing.assert_close(fused, plain, rtol=0, atol=1e-12)
 
 
+def recorded(layer, x, mask=None, **kwargs):
+    """The intermediates of one forward pass (its ``record``)."""
+    steps = {}
+    layer(x, mask, record=steps, **kwargs)
+    return steps
+
+
 def test_absorbed_steps_attend_to_the_latent_itself():
     mla, x = layer(*SHAPES[0]), x_of()
-    steps = mla.steps(x, mha.causal_mask(9), absorb=True)
+    steps = recorded(mla, x, mha.causal_mask(9), absorb=True)
     B, n, (d_c, d_r) = 2, 9, (12, 6)
     assert steps["q_heads"].shape == (B, H, n, d_c + d_r)
     assert steps["k_heads"].shape == (B, 1, n, d_c + d_r)  # one key head, shared by all query heads
     torch.testing.assert_close(steps["v_heads"][:, 0], steps["cache"].c_kv, rtol=0, atol=0)
-    plain = mla.steps(x, mha.causal_mask(9))
+    plain = recorded(mla, x, mha.causal_mask(9))
     assert plain["k_heads"].shape == (B, H, n, 8 + 6)
     # The rotary part of every head's key is the one shared rotary key.
     for i in range(H):
@@ -98,8 +105,8 @@ def test_the_cache_holds_the_latent_and_the_rotary_key_only(shape, dtype):
 
 
 @pytest.mark.parametrize("fused", [False, True])
-def test_steps_return_the_keys_their_type_declares_in_its_order(fused):
-    steps = layer(*SHAPES[0], **SPARSE).steps(x_of(), mha.causal_mask(9), fused=fused)
+def test_the_record_holds_the_keys_its_type_declares_in_its_order(fused):
+    steps = recorded(layer(*SHAPES[0], **SPARSE), x_of(), mha.causal_mask(9), need_weights=not fused)
     declared = list(mha.latent.LatentSteps.__annotations__)
     assert list(steps) == [key for key in declared if key in steps]  # nothing undeclared, in order
     assert isinstance(steps["cache"], mha.LatentCache) and ("weights" in steps) == (not fused)
@@ -117,7 +124,7 @@ def test_decode_checks_its_inputs_once(monkeypatch):
 
 def test_the_indexer_scores_keys_by_weighted_relus_and_keeps_the_top_k():
     mla, x = layer(*SHAPES[0], **SPARSE), x_of()
-    steps = mla.steps(x, mha.causal_mask(9))
+    steps = recorded(mla, x, mha.causal_mask(9))
     n, d_r, (h_i, d_i, k) = 9, SHAPES[0][3], SPARSE.values()
     cos, sin = mha.positional.rotary_tables(n, d_r, dtype=torch.float64)
     q = mha.multihead.split_heads(mla.W_iq(steps["c_q"]), h_i)  # (B, h_i, n, d_i)
@@ -154,7 +161,7 @@ def test_ties_in_the_index_go_to_the_earlier_key():
     mla, x = layer(*SHAPES[0], **SPARSE), x_of(B=1)
     with torch.no_grad():
         mla.W_iw.weight.zero_()  # every index score 0: all keys tie
-    selected = mla.steps(x, mha.causal_mask(9))["selected"][0]  # (n, n)
+    selected = recorded(mla, x, mha.causal_mask(9))["selected"][0]  # (n, n)
     assert torch.equal(selected, mha.causal_mask(9) & (torch.arange(9) < SPARSE["top_k"]))
 
 
@@ -177,7 +184,7 @@ def test_scores_depend_on_offsets_only():
     fresh, _ = mla(x, mask=mha.causal_mask(9))
     _, _, cache = mla.decode(x_of(n=3, seed=3))
     unseen = mha.causal_mask(9, 12) & (torch.arange(12) >= 3)  # (9, 12): the 3 cached tokens masked out
-    shifted = mla.steps(x, unseen, cache=cache)
+    shifted = recorded(mla, x, unseen, cache=cache)
     torch.testing.assert_close(shifted["out"], fresh, rtol=0, atol=1e-12)
     assert not torch.allclose(shifted["cache"].k_rope[:, 3:], mla.decode(x)[2].k_rope)  # keys did move
 

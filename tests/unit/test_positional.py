@@ -70,8 +70,8 @@ def test_apply_rotary_turns_its_pairs_and_passes_the_rest(interleaved):
     ("kwargs", "words"),
     [
         ({"d_k": 7}, "even head width d_k, got d_k=7"),
-        ({"d_k": 8, "fraction": 0.125}, "rope_fraction=0.125 turns 1 of the d_k=8"),
-        ({"d_k": 8, "fraction": 1.5}, r"rope_fraction must be a number in \(0, 1\]"),
+        ({"d_k": 8, "fraction": 0.125}, "fraction=0.125 turns 1 of the d_k=8"),
+        ({"d_k": 8, "fraction": 1.5}, r"fraction must be a number in \(0, 1\]"),
     ],
 )
 def test_rotary_widths_must_be_even(kwargs, words):

@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 
 import mha
+from mha.bands import Window
 from mha.compute.since_2017 import (
     blockwise_attention,
     largest_tensor_bytes,
@@ -19,7 +20,9 @@ from mha.compute.since_2017 import (
 )
 from mha.compute.tensor_parallel import check_divisible, shard_heads, tensor_parallel_forward
 from mha.costs.configs import MODEL_CONFIGS
-from mha.positional import rotary_tables
+from mha.gates import OutputGate
+from mha.positional import Rotary, rotary_tables
+from mha.scores import Sinks, SoftCap
 
 SIZES = [(7, 7, 3, 2), (64, 64, 16, 16), (33, 50, 8, 13)]  # n_q, n_k, block_q, block_k
 
@@ -115,18 +118,23 @@ def _layer(**options):
     return attn
 
 
+def _qk_norm():
+    return {name: torch.nn.RMSNorm(8, eps=1e-6) for name in ("q_norm", "k_norm")}  # d_k = 32 / 4
+
+
 @pytest.mark.parametrize(
     "options",
     [
-        {},
-        {"rope_theta": 10000.0, "qk_norm": True, "sinks": True},
-        {"bias": False, "window": 3, "softcap": 5.0},
+        dict,
+        lambda: {"positions": Rotary(10000.0), **_qk_norm(), "softmax": Sinks(4)},
+        lambda: {"bias": False, "band": Window(3), "scores": SoftCap(5.0)},
+        lambda: {"gate": OutputGate(32, 32), "positions": Rotary(10000.0, fraction=0.5)},
     ],
-    ids=["plain", "rope-qknorm-sinks", "window-softcap"],
+    ids=["plain", "rope-qknorm-sinks", "window-softcap", "gate-partial"],
 )
 @pytest.mark.parametrize("world_size", [1, 2])
 def test_shards_sum_to_the_whole_layer(options, world_size):
-    attn = _layer(**options)
+    attn = _layer(**options())
     x = torch.randn(2, 6, 32, dtype=torch.float64)  # (B, n, d_model)
     mask = mha.causal_mask(6)
     whole, _ = attn(x, mask=mask)
