@@ -1,6 +1,6 @@
 """Sphinx extension of the book: what the theme and its extensions write that fails WCAG 2.2 AA, mended.
 
-``tests/browser/test_site_axe_*.py`` scans every page with axe-core; these are the findings that came from the
+``tests/browser/test_site_pages.py`` scans every page with axe-core; these are the findings that came from the
 tools rather than from the book's own pages, each mended where it is made:
 
 - MyST-NB's folded cells (``hide-input``) open with ``<summary aria-label="Toggle hidden content">`` around

@@ -70,7 +70,22 @@ def _lane_markers(item) -> None:
 # (its module-scoped fixtures are set up once). The groups go out heaviest first (the seconds below, measured
 # on two idle cores; every other group counts one), so that no long group starts last: the two workers finish
 # close together.
-GROUP_SECONDS = {}
+GROUP_SECONDS = {
+    "tests/browser/test_slides.py": 96,
+    "tests/browser/test_site_minilm.py": 37,
+    "tests/book/test_editions.py": 35,
+    "page:en:chapters/the_math": 23,
+    "tests/browser/test_site_decoder.py": 21,
+    "page:en:chapters/typical_configs": 16,
+    "tests/browser/test_jupyterlab.py": 14,
+    "tests/browser/test_frontend_promises.py": 14,
+    "tests/browser/test_site.py": 13,
+    "page:zh:chapters/typical_configs": 13,
+    "page:en:chapters/step_by_step": 13,
+    "page:en:chapters/attention_since_2017": 13,
+    "page:zh:chapters/the_math": 12,
+    "tests/browser/test_site_screens.py": 10,
+}
 PAGE_SECONDS = 4.0  # a page's visits, without the figures' own tests
 
 

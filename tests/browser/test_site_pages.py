@@ -1,11 +1,12 @@
 """Every page of the built book in Chromium, as readers meet it: offline, on a desktop and a phone, light and
 dark, by keyboard and on paper.
 
-Each page is visited once per state (tests/browser/visits.py: from disk at 1280 px in both themes, at 390 px
-in the dark, and from a local server), with every request to another host blocked, and these tests read what
-the visits collected. A page requests nothing from another host, raises no error and logs none, decodes every
-image, and MathJax (vendored in _vendor/mathjax) typesets every equation: no TeX delimiters left in the text
-outside code, no TeX errors, no missing fonts. It passes axe-core's WCAG 2.2 A and AA rules (no violation of
+Each page is visited once (tests/browser/visits.py: from disk at 1280 px in the light theme, then in the
+dark, then at 390 px; the pages with a figure and the home page from a local server too), with every request
+to another host blocked, and these tests read what the visits collected. A page requests nothing from
+another host, raises no error and logs none, decodes every image, and MathJax (vendored in
+_vendor/mathjax) typesets every equation: no TeX delimiters left in the text outside code, no TeX errors, no
+missing fonts. It passes axe-core's WCAG 2.2 A and AA rules (no violation of
 impact serious or critical; the rules a colour or a width can change again in the dark and at 390 px); no page
 scrolls sideways on a phone (what may be wider than the screen scrolls inside its own box: a code block, a
 table wrapper, a figure); every figure fits its box, keeps its text at 4.5:1 (axe-core's contrast) and, in
@@ -31,7 +32,7 @@ import json
 
 import pytest
 
-from tests.browser.visits import FIGURE_PAGES, PHONE_SCANNED, pdf_images
+from tests.browser.visits import FIGURE_PAGES, pdf_images
 from tests.built_site import CHAPTER_PAGES, PAGES
 
 pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
@@ -53,21 +54,24 @@ PRINTED = {kind: page for page, kind in reversed(KEYBOARD.items())}
 # ---------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("scheme", ["http", "file"])
-@pytest.mark.parametrize("page", PAGES)
+# Over http:// the pages with a figure and the home page: the others load only the theme's and MathJax's
+# files, which these load too.
+SCHEMES = [(p, s) for p in PAGES for s in ("http", "file") if s == "file" or p in ("intro", *FIGURE_PAGES)]
+
+
+@pytest.mark.parametrize(("page", "scheme"), SCHEMES)
 def test_pages_render_in_a_browser_with_every_image_decoded(page, scheme, visits):
-    seen = visits.http(page) if scheme == "http" else visits.desktop(page).read
+    seen = visits.http(page) if scheme == "http" else visits.page(page).read
     failed, broken = seen.failed_local, seen.broken_images
     assert not failed, f"{page} ({scheme}): the site's own files failed to load: {failed}"
     assert not broken, f"{page} ({scheme}): images not decoded: {broken}"
     assert seen.title, f"{page} has no title"
 
 
-@pytest.mark.parametrize("scheme", ["http", "file"])
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize(("page", "scheme"), SCHEMES)
 def test_pages_raise_no_errors_and_need_no_other_host(page, scheme, visits):
     """A reader offline gets the whole page: nothing comes from a CDN, and no script fails."""
-    seen = visits.http(page) if scheme == "http" else visits.desktop(page).read
+    seen = visits.http(page) if scheme == "http" else visits.page(page).read
     other_hosts, errors = sorted(set(seen.other_hosts)), seen.errors
     assert not other_hosts, f"{page} ({scheme}) requests other hosts: {other_hosts}"
     assert not errors, f"{page} ({scheme}): " + "\n".join(errors)
@@ -76,7 +80,7 @@ def test_pages_raise_no_errors_and_need_no_other_host(page, scheme, visits):
 
 @pytest.mark.parametrize("page", CHAPTER_PAGES)
 def test_chapters_show_typeset_equations_not_tex(page, visits):
-    seen = visits.desktop(page).read
+    seen = visits.page(page).read
     raw_tex, tex_errors, fonts_failed = seen.raw_tex, seen.tex_errors, seen.fonts_failed
     assert seen.equations > 0, f"{page}: MathJax typeset no equation"
     assert not raw_tex, f"{page} shows raw TeX: {raw_tex}"
@@ -89,39 +93,34 @@ def test_chapters_show_typeset_equations_not_tex(page, visits):
 # ---------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("page", "state"),
-    [(p, s) for p in PAGES for s in ("light", "dark", "phone") if s != "phone" or p in PHONE_SCANNED],
-)
+@pytest.mark.parametrize("state", ["light", "dark", "phone"])
+@pytest.mark.parametrize("page", PAGES)
 def test_the_page_has_no_serious_accessibility_violation(page, state, visits):
     """Every rule at 1280 px in the light theme; the colours' rules in the dark; at 390 px (dark) the rules a
-    width can change, and the contrast of the header and the figures, on the pages with a figure and the home
-    page (the others have the home page's header and no more than its kinds of content)."""
-    found = visits.phone(page).axe if state == "phone" else visits.desktop(page).axe[state]
+    width can change: targets and scrolling regions on the page, every rule on the header and figures."""
+    found = visits.page(page).axe[state]
     assert not found, f"{page} ({state}):\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_no_page_scrolls_sideways_on_a_phone(page, visits):
-    phone = visits.phone(page)
-    wide = phone.sideways
-    assert phone.theme == "dark", f"{page}: the theme did not follow the phone's dark scheme"
+    visit = visits.page(page)
+    wide = visit.sideways
+    assert visit.themes == {"light": "light", "dark": "dark", "phone": "dark"}, f"{page}: {visit.themes}"
     assert wide["scrollWidth"] <= wide["width"] and not wide["out"], f"{page} is wider than a phone: {wide}"
 
 
 @pytest.mark.parametrize("state", ["light", "dark", "phone"])
 @pytest.mark.parametrize("page", FIGURE_PAGES)
 def test_every_figure_fits_its_box(page, state, visits):
-    desktop = visits.desktop(page)
-    assert desktop.read.theme == "light", f"{page}: the theme did not follow the system's light scheme"
-    bad = visits.phone(page).fit if state == "phone" else desktop.fit[state]
+    bad = visits.page(page).fit[state]
     assert not bad, f"{page} ({state}): {bad}"
 
 
 @pytest.mark.parametrize("page", sorted(KEYBOARD))
 def test_no_light_frame_around_a_figure_in_the_dark(page, visits):
     """The theme pads an HTML output 8 px on a light grey in the dark theme; a figure fills its output."""
-    frames = [f for f in visits.desktop(page).frames if f["figure"] == KEYBOARD[page]]
+    frames = [f for f in visits.page(page).frames if f["figure"] == KEYBOARD[page]]
     assert frames, f"{page}: no {KEYBOARD[page]}"
     for frame in frames:
         assert frame["left"] == frame["right"] == 0 and frame["padding"] == "0px", frame
@@ -200,7 +199,7 @@ def operate(tab, focused: dict) -> str:
 
 @pytest.mark.parametrize("page", sorted(KEYBOARD))
 def test_every_control_of_the_figure_by_keyboard(page, visits):
-    tab = visits.desktop(page).tab
+    tab = visits.page(page).tab
     root = tab.locator(f".{KEYBOARD[page]}").first
     controls = root.evaluate(CONTROLS)
     pictured = KEYBOARD[page] != "mha-calculator"  # the calculator is a table
@@ -251,7 +250,7 @@ CUT = """() => [...document.querySelectorAll('.mha-figure .mha-canvas')]
 
 @pytest.mark.parametrize("page", sorted(PRINTED.values()))
 def test_each_figure_prints_its_picture(page, visits):
-    tab = visits.desktop(page).tab
+    tab = visits.page(page).tab
     kind = KEYBOARD[page]
     tab.set_viewport_size({"width": 1920, "height": 1000})  # wider than paper
     tab.evaluate(f"() => document.querySelector('.{kind} select, .{kind} input').focus()")

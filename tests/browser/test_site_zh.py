@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
 @pytest.mark.parametrize("lang", ["zh"])
 @pytest.mark.parametrize("page", SAMPLE)
 def test_sampled_chinese_pages_work_offline_from_disk(page, lang, visits):
-    seen = visits.desktop(page, lang).read
+    seen = visits.page(page, lang).read
     assert not seen.errors, "\n".join(seen.errors)
     assert not seen.other_hosts and not seen.failed_local and not seen.broken_images, seen
     assert not seen.raw_tex and not seen.tex_errors and not seen.fonts_failed, seen
@@ -41,20 +41,20 @@ def test_sampled_chinese_pages_work_offline_from_disk(page, lang, visits):
 @pytest.mark.parametrize("lang", ["zh"])
 @pytest.mark.parametrize("page", SAMPLE)
 def test_sampled_chinese_pages_fit_a_phone_and_their_figures_read_in_both_themes(page, lang, visits):
-    desktop, phone = visits.desktop(page, lang), visits.phone(page, lang)
-    wide = phone.sideways
+    visit = visits.page(page, lang)
+    wide = visit.sideways
     assert wide["scrollWidth"] <= wide["width"] and not wide["out"], f"zh/{page} at 390 px: {wide}"
-    found = {state: bad for state, bad in [*desktop.fit.items(), ("phone", phone.fit)] if bad}
+    found = {state: bad for state, bad in visit.fit.items() if bad}
     assert not found, f"zh/{page}: {found}"
 
 
-@pytest.mark.parametrize("state", ["light", "dark"])
+@pytest.mark.parametrize("state", ["light", "dark", "phone"])
 @pytest.mark.parametrize("lang", ["zh"])
 @pytest.mark.parametrize("page", SAMPLE)
 def test_sampled_chinese_pages_have_no_serious_accessibility_violation(page, lang, state, visits):
     """As the English pages (tests/browser/test_site_pages.py): every rule at 1280 px in the light theme, the
-    colours' rules in the dark (what a width changes is the English page's: the same layout and figures)."""
-    found = visits.desktop(page, lang).axe[state]
+    colours' rules in the dark, the width's at 390 px."""
+    found = visits.page(page, lang).axe[state]
     assert not found, f"zh/{page} ({state}):\n" + "\n".join(found)
 
 
@@ -72,7 +72,7 @@ _TEXTS = """cls => {
 @pytest.mark.parametrize("page", sorted(set(FIGURE_PAGES.values())))
 def test_the_chinese_figures_label_their_controls_and_name_their_pictures_in_chinese(page, lang, visits):
     kept = {e.en for e in Catalogue.load().entries if e.en == e.zh}  # names shown as they are (d_model)
-    tab = visits.desktop(page, lang).tab
+    tab = visits.page(page, lang).tab
     for kind in (kind for kind, where in FIGURE_PAGES.items() if where == page):
         found = tab.evaluate(_TEXTS, kind)
         assert found["labels"], f"{kind}: no labelled control"

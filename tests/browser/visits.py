@@ -1,25 +1,26 @@
-"""One visit per page and screen: every check of a built page that does not change it, collected at once.
+"""One visit per page: every check of a built page that does not change it, collected at once.
 
 A reader meets a page at a desktop's width or a phone's, in the light or the dark theme, from disk or from a
 server. Loading a page (MathJax typesetting it, its figures drawing) is most of what a browser check costs,
-and the checks of one page in one state read it without changing it, so :class:`Visits` opens each page once
-per state and collects them all (STYLE.md 38: one visit per page collects every check of that page):
+and the checks of a page read it without changing it, so :meth:`Visits.page` opens each page once, from disk
+(file://, every request to another host blocked), and collects them all in three states (STYLE.md 38: one
+visit per page collects every check of that page):
 
-- **desktop** (file://, 1280 px): opened in the light theme, read (errors, requests to other hosts, files that
-  failed, images, MathJax's equations, its errors and fonts), the figures' fit and contrast, axe-core's every
-  rule (:data:`TAGS`); then the system's scheme turns dark (as a reader's does: the theme follows it) and the
-  theme's rules are run again (:data:`THEME_RULES`: what a colour can change), the figures read again and
-  their frames measured. The tab is then the keyboard walk's and the printer's
-  (``tests/browser/test_site_pages.py``), which change the page.
-- **phone** (file://, 390 px, dark): whether the page scrolls sideways, the figures' fit, and on the English
-  pages with a figure and the home page (:data:`PHONE_SCANNED`; the others hold no other kind of content
-  than these) axe-core's rules that the width can change: every rule but the contrast on the whole page
-  (targets, scrolling regions, the header's menu buttons), the contrast on the header and the figures.
-- **http**: the page from a local server, read as on the desktop (errors, other hosts, files, images).
+- **light** (1280 px): read (errors, requests to other hosts, files that failed, images, MathJax's equations,
+  its errors and fonts, the figures mounted), the figures' fit, axe-core's every rule (:data:`TAGS`);
+- **dark**: the system's scheme turns dark, as a reader's does (the theme follows it, and so do the
+  figures): axe-core's rules that read colours (:data:`THEME_RULES`), the figures' fit and their frames;
+- **phone**: the window narrows to 390 px (in the dark), as a phone held upright, and the page lays itself
+  out again: whether it scrolls sideways, the figures' fit, and axe-core's rules that a width changes: the
+  page-wide ones (:data:`WIDTH_RULES`: targets, scrolling regions) and every rule on the theme's header (its
+  menu buttons) and the figures.
+
+The tab is then back at 1280 px in the light theme, for the checks that change the page (the keyboard walk
+and the print of tests/browser/test_site_pages.py). :meth:`Visits.http` reads a page from a local server.
 
 The tests of one page are one xdist group (:func:`page_group`, set by tests/conftest.py for every test that
-asks for ``visits``), so a page is visited on one worker and each state once per run, whatever the number
-of tests reading it. Chinese pages (``lang="zh"``) are visited the same way.
+asks for ``visits`` with a ``page`` parameter), so a page is visited once per run, on one worker, whatever
+the number of tests reading it. Chinese pages (``lang="zh"``) are visited the same way.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from tests.built_site import PAGES, SITE, is_local
 TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa")  # WCAG 2.0-2.2, A and AA
 IMPACTS = ("serious", "critical")
 THEME_RULES = ("color-contrast", "link-in-text-block")  # the WCAG A/AA rules that read colours
+WIDTH_RULES = ("target-size", "scrollable-region-focusable")  # the page-wide ones a narrow screen changes
 DESKTOP, PHONE = {"width": 1280, "height": 900}, {"width": 390, "height": 844}
 CODE = "div.highlight pre"  # a code block: its syntax colouring is thousands of spans (see CODE_CONTRAST)
 HEADER = ".bd-header, .bd-header-article"  # the theme's bars, whose buttons change with the width
@@ -52,7 +54,6 @@ def _figure_pages() -> list[str]:
 
 
 FIGURE_PAGES = _figure_pages()
-PHONE_SCANNED = ["intro", *FIGURE_PAGES]  # the English pages axe-core scans at 390 px (see Visits.phone)
 
 
 def page_group(lang: str, page: str) -> str:
@@ -74,7 +75,9 @@ READY = """async () => {
   // colours in transition after a switch of the theme
   const timed = (a) => a.effect && a.effect.getComputedTiming().endTime < Infinity;
   const ending = document.getAnimations().filter(timed);
-  await Promise.all(ending.map(a => a.finished.catch(() => null)));
+  // (a paused animation never finishes: wait at most 2 s, so a visit cannot hang on one)
+  const settled = Promise.all(ending.map(a => a.finished.catch(() => null)));
+  await Promise.race([settled, new Promise(r => setTimeout(r, 2000))]);
 }""".replace("FIGURES", FIGURES)
 
 # What the page holds. TeX delimiters are looked for in every text node, shown or folded away (solutions),
@@ -99,6 +102,13 @@ READ = r"""() => {
     figures: [...document.querySelectorAll('FIGURES')].map(r => [r.className.split(' ')[0], Boolean(r.mha)]),
   };
 }""".replace("FIGURES", FIGURES)
+
+# The theme gives each block that scrolls a tab stop (tabIndex 0), 300 ms after the window's size changes (its
+# addTabStopsToScrollableElements): the phone's state is read once it has.
+SCROLL_STOPS = """() => [...document.querySelectorAll(
+  "pre, .nboutput > .output_area, .cell_output > .output, .jp-RenderedHTMLCommon, "
+  + ".pst-scrollable-table-container"
+)].every(e => e.tabIndex === 0 || !(e.scrollWidth > e.clientWidth || e.scrollHeight > e.clientHeight))"""
 
 # Elements that end right of the viewport, outside any box that scrolls or clips them itself.
 SIDEWAYS = """() => {
@@ -203,24 +213,17 @@ class Read:
 
 
 @dataclass
-class Desktop:
-    """The page at 1280 px: read in the light theme, scanned in both, and its tab for what changes it."""
+class Visit:
+    """What one visit of a page collected, and its tab, left at 1280 px in the light theme for the checks
+    that change the page (the keyboard walk, the print)."""
 
     read: Read
-    axe: dict[str, list[str]]  # theme -> serious and critical violations, as lines
-    fit: dict[str, list[str]]  # theme -> what does not fit its figure
+    themes: dict[str, str | None]  # state -> the theme's data-theme there: it follows the system's scheme
+    axe: dict[str, list[str]]  # state ("light", "dark", "phone") -> serious and critical violations, as lines
+    fit: dict[str, list[str]]  # state -> what does not fit its figure
     frames: list[dict]  # each figure's frame in the dark theme
+    sideways: dict  # at 390 px: scrollWidth, width, and what ends right of the screen
     tab: object = field(repr=False)
-
-
-@dataclass
-class Phone:
-    """The page at 390 px in the dark theme."""
-
-    theme: str | None
-    sideways: dict  # scrollWidth, width, and what ends right of the screen
-    fit: list[str]
-    axe: list[str] | None  # None: not scanned at this width (PHONE_SCANNED)
 
 
 def _open(context, url: str, origin: str):
@@ -293,14 +296,14 @@ def axe_scan(tab, rules: list[str], include: list[str] | None = None, *, code: b
 class Visits:
     """The pages of the built sites, each visited once per state on this worker (see the module docstring).
 
-    ``desktop(page)``, ``phone(page)`` and ``http(page)`` (``lang="zh"`` for the Chinese site) open the page
-    on first use and return what was collected; the last desktop tab stays open for the checks that change
-    the page (the keyboard walk, the printer), and closes when another page's desktop visit opens.
+    ``page(page)`` and ``http(page)`` (``lang="zh"`` for the Chinese site) open the page on first use and
+    return what was collected; the last tab of ``page`` stays open for the checks that change the page (the
+    keyboard walk, the printer), and closes when another page is visited.
     """
 
     def __init__(self, browser, server: str):
         self.browser, self.server = browser, server
-        self._open_desktop: Desktop | None = None
+        self._open_tab = None
 
     @functools.cached_property
     def rules(self) -> list[str]:
@@ -316,40 +319,41 @@ class Visits:
         return ids
 
     @functools.cache  # noqa: B019 (one Visits per worker, for the whole run)
-    def desktop(self, page: str, lang: str = "en") -> Desktop:
-        if self._open_desktop is not None:
-            self._open_desktop.tab.context.close()
+    def page(self, page: str, lang: str = "en") -> Visit:
+        """Open ``page`` from disk and collect its checks in the three states (the module's docstring)."""
+        if self._open_tab is not None:
+            self._open_tab.context.close()
         context = self.browser.new_context(viewport=DESKTOP, color_scheme="light")
         tab, errors, other_hosts, failed = _open(context, page_url(lang, page), "file://")
+        theme = "() => document.documentElement.dataset.theme"
         read = _read(tab, errors, other_hosts, failed)
-        axe = {"light": axe_scan(tab, self.rules)}
-        fit = {"light": tab.evaluate(FIT)}
+        themes, axe, fit = (
+            {"light": read.theme},
+            {"light": axe_scan(tab, self.rules)},
+            {"light": tab.evaluate(FIT)},
+        )
         tab.emulate_media(color_scheme="dark")  # the reader's system turns dark: the theme follows
         tab.evaluate(READY)
-        theme_rules = [r for r in self.rules if r in THEME_RULES]
-        axe["dark"] = axe_scan(tab, theme_rules)
-        fit["dark"], frames = tab.evaluate(FIT), tab.evaluate(FRAMES)
-        axe["dark"] += (
-            []
-            if tab.evaluate("() => document.documentElement.dataset.theme") == "dark"
-            else ["the theme did not follow the system's dark scheme"]
+        themes["dark"], axe["dark"] = (
+            tab.evaluate(theme),
+            axe_scan(tab, [r for r in self.rules if r in THEME_RULES]),
         )
+        fit["dark"], frames = tab.evaluate(FIT), tab.evaluate(FRAMES)
+        tab.set_viewport_size(PHONE)  # a phone, held upright: the page lays itself out again, as on turning
+        tab.evaluate(READY)
+        tab.wait_for_function(SCROLL_STOPS)
+        themes["phone"], sideways, fit["phone"] = (
+            tab.evaluate(theme),
+            tab.evaluate(SIDEWAYS),
+            tab.evaluate(FIT),
+        )
+        axe["phone"] = axe_scan(tab, [r for r in self.rules if r in WIDTH_RULES])
+        axe["phone"] += axe_scan(tab, self.rules, [HEADER, *FIGURES.split(", ")], code=False)
+        tab.set_viewport_size(DESKTOP)
         tab.emulate_media(color_scheme="light")
         tab.evaluate(READY)
-        self._open_desktop = Desktop(read, axe, fit, frames, tab)
-        return self._open_desktop
-
-    @functools.cache  # noqa: B019
-    def phone(self, page: str, lang: str = "en") -> Phone:
-        context = self.browser.new_context(viewport=PHONE, color_scheme="dark")
-        tab, *_ = _open(context, page_url(lang, page), "file://")
-        theme, sideways, fit = tab.evaluate("() => document.documentElement.dataset.theme"), None, None
-        sideways, fit, found = tab.evaluate(SIDEWAYS), tab.evaluate(FIT), None
-        if lang == "en" and page in PHONE_SCANNED:
-            found = axe_scan(tab, [r for r in self.rules if r != "color-contrast"])
-            found += axe_scan(tab, ["color-contrast"], [HEADER, *FIGURES.split(", ")])
-        context.close()
-        return Phone(theme, sideways, fit, found)
+        self._open_tab = tab
+        return Visit(read, themes, axe, fit, frames, sideways, tab)
 
     @functools.cache  # noqa: B019
     def http(self, page: str, lang: str = "en") -> Read:
