@@ -1,5 +1,6 @@
 """Repository-wide pytest hooks: nbval's cells are marked ``notebook``, and a run ends with each notebook's
-time and the heaviest xdist groups' (tests/conftest.py sends the heaviest first: its ``GROUP_SECONDS``).
+time, the heaviest xdist groups' (tests/conftest.py sends the heaviest first: its ``GROUP_SECONDS``) and each
+worker's: the seconds of its tests and when it finished.
 
 The lanes of the tests, their markers and shared fixtures are in tests/conftest.py.
 
@@ -10,6 +11,7 @@ does not fail: timings on a shared machine are no basis for a red build.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 
 import pytest
@@ -17,6 +19,9 @@ import pytest
 NOTEBOOK_BUDGET_S = 20.0
 _seconds: defaultdict[str, float] = defaultdict(float)
 _groups: defaultdict[str, float] = defaultdict(float)  # xdist group -> seconds of its tests
+_busy: defaultdict[str, float] = defaultdict(float)  # xdist worker -> seconds of its tests
+_last: dict[str, float] = {}  # xdist worker -> when it reported its last test, from the session's start
+_start = time.monotonic()
 
 
 def pytest_collection_modifyitems(config, items):
@@ -31,6 +36,10 @@ def pytest_runtest_logreport(report):
         _seconds[path] += report.duration
     if "@" in report.nodeid:  # "<nodeid>@<group>" under `--dist loadgroup`
         _groups[report.nodeid.rsplit("@", 1)[1]] += report.duration
+    worker = getattr(getattr(report, "node", None), "workerinput", {}).get("workerid")
+    if worker:
+        _busy[worker] += report.duration
+        _last[worker] = time.monotonic() - _start
 
 
 def pytest_terminal_summary(terminalreporter, config):
@@ -38,6 +47,9 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.section("the heaviest xdist groups (seconds of their tests)")
         for group, seconds in sorted(_groups.items(), key=lambda g: -g[1])[:20]:
             terminalreporter.write_line(f"{seconds:6.1f} s  {group}")
+        for worker in sorted(_busy):  # the workers should finish close together (within 30 s)
+            done = f"its last one done {_last[worker]:.0f} s after the start"
+            terminalreporter.write_line(f"{worker}: {_busy[worker]:.0f} s of tests, {done}")
     if not _seconds:
         return
     workers = getattr(config.option, "numprocesses", None)

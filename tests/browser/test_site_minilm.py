@@ -246,9 +246,9 @@ def test_a_menus_arrow_keys_choose_and_only_enter_or_leaving_it_switches_heads_o
 # -- the first load ----------------------------------------------------------------------------------------
 
 
-def _throttle(page, mbit: float | None) -> None:
-    """Chromium's network emulation (http only): `mbit` megabits per second, or none."""
-    cdp = page.context.new_cdp_session(page)
+def _throttle(cdp, mbit: float | None) -> None:
+    """Chromium's network emulation (http only) in the DevTools session ``cdp``: `mbit` megabits per second,
+    or none. (One session per page: a second session's "none" leaves the first one's throttle on.)"""
     rate = -1 if mbit is None else mbit * 1e6 / 8
     cdp.send(
         "Network.emulateNetworkConditions",
@@ -269,7 +269,8 @@ def test_the_first_run_says_its_size_shows_progress_draws_layers_as_they_come_an
     status, progress = box.locator(".mha-status"), box.locator("progress")
     assert status.text_content() == M["idle"] and f"{SPEC['characters'] / 1e6:.0f} MB" in M["idle"]
     assert status.get_attribute("aria-live") == "polite" and not progress.is_visible()
-    _throttle(page, 20)
+    cdp = page.context.new_cdp_session(page)
+    _throttle(cdp, 20)
     for stop in ("Escape", "Cancel"):
         box.locator("button[name=run]").click()
         progress.wait_for()
@@ -291,7 +292,7 @@ def test_the_first_run_says_its_size_shows_progress_draws_layers_as_they_come_an
             box.locator(f"[role=gridcell][aria-label$='{M['thumb_waiting']}']").count() == 0
         )  # as before Run
         assert _focused(page)["name"] == M["run"]  # not lost with the Cancel button
-    _throttle(page, None)
+    _throttle(cdp, None)
     box.locator("button[name=run]").click()
     box.locator(".mm-readout").filter(has_text="All 72 heads on").wait_for()
     assert not progress.is_visible()

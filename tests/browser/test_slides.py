@@ -112,13 +112,16 @@ _MEASURE = r"""async ([largest, textPt]) => {
     const idx = Reveal.getIndices(s);
     Reveal.slide(idx.h, idx.v);
     await frame();
-    if (s.querySelector("FIGURES")) await new Promise(r => setTimeout(r, 400));  // fitted again at 250 ms
+    // The deck fits a shown slide again 0, 250 and 1000 ms after it is shown or a control changes
+    // (mhaRefit, for a figure that grows once shown): its last fit, run here once the figure has drawn.
+    const refit = async () => { await frame(); mhaFitSlide(s); await frame(); };
+    if (s.querySelector("FIGURES")) await refit();
     if (largest && s.querySelector("select")) {  // every control of a figure at its last (largest) choice
       for (const select of s.querySelectorAll("select")) {
         select.selectedIndex = select.options.length - 1;
         select.dispatchEvent(new Event("change", {bubbles: true}));
       }
-      await new Promise(r => setTimeout(r, 1200));  // the deck fits the slide again 0, 250 and 1000 ms later
+      await refit();
     }
     const scale = Reveal.getScale(), {top, left} = s.getBoundingClientRect();
     const problems = [];
