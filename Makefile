@@ -102,6 +102,7 @@ bench: book
 	$(BIN)/python -m benchmarks.bench_widgets
 	$(BIN)/python -m benchmarks.bench_static_explorer
 	$(BIN)/python -m benchmarks.bench_pretrained
+	$(BIN)/python -m benchmarks.bench_smollm2
 	$(BIN)/python -m benchmarks.bench_variants
 	$(BIN)/python -m benchmarks.bench_linear
 	$(BIN)/python -m benchmarks.bench_page_minilm

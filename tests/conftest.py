@@ -11,13 +11,15 @@ A test's lane is the folder it sits in, and its marker (the markers are declared
 
 Markers that follow from what a test uses are set here too, so that no test can forget one: a test that asks
 for the ``browser`` fixture is ``browser`` (the student PDF is printed in the book lane), one that asks for
-``minilm`` is ``pretrained``, and the root's conftest.py marks nbval's cells ``notebook``. ``site`` (needs the
+``minilm``, ``smollm2`` or ``smollm2_reference`` is ``pretrained``, and the root's conftest.py marks nbval's
+cells ``notebook``. ``site`` (needs the
 built book, or builds a deck or an edition) and ``slow`` (seconds for another reason: training, a
 subprocess, every setting of a figure) are set by hand.
 
 ``make check`` runs ``tests/unit`` and ``tests/book`` without ``site``, ``slow`` and ``pretrained``; ``make
-test`` runs everything. Only the ``minilm`` fixture may load all-MiniLM-L6-v2: a test that loads it any other
-way fails (which ``make check``, where no ``pretrained`` test runs, always sees).
+test`` runs everything. Only the ``minilm`` fixture may load all-MiniLM-L6-v2, and only a ``pretrained`` test
+may open SmolLM2's file: a test that does either otherwise fails (which ``make check``, where no
+``pretrained`` test runs, always sees).
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def _lane_markers(item) -> None:
     names = getattr(item, "fixturenames", ())
     if "browser" in names:
         item.add_marker(pytest.mark.browser)
-    if "minilm" in names:
+    if {"minilm", "smollm2", "smollm2_reference"} & set(names):
         item.add_marker(pytest.mark.pretrained)
     if lane == "unit" and ("browser" in names or item.get_closest_marker("site")):
         raise pytest.UsageError(f"{item.nodeid}: a unit test needs no browser and no built book")
@@ -67,24 +69,31 @@ def _lane_markers(item) -> None:
 # `make test` runs `--dist loadgroup`: the tests of one xdist group run on one worker, in order. Each test is
 # in one group: its own `xdist_group` mark if it has one, else a notebook's cells (one kernel), a page's
 # checks (the tests with a `page` parameter that ask for `visits`: the page is visited once), or its module
-# (its module-scoped fixtures are set up once). The groups go out heaviest first (the seconds below, measured
-# on two idle cores; every other group counts one), so that no long group starts last: the two workers finish
+# (its module-scoped fixtures are set up once). The groups go out heaviest first (the seconds below, from the
+# summary a make test run prints; every other group counts one), so that no long group starts last: the two workers finish
 # close together.
 GROUP_SECONDS = {
-    "tests/browser/test_slides.py": 96,
-    "tests/browser/test_site_minilm.py": 37,
-    "tests/book/test_editions.py": 35,
-    "page:en:chapters/the_math": 23,
-    "tests/browser/test_site_decoder.py": 21,
-    "page:en:chapters/typical_configs": 16,
-    "tests/browser/test_jupyterlab.py": 14,
-    "tests/browser/test_frontend_promises.py": 14,
-    "tests/browser/test_site.py": 13,
-    "page:zh:chapters/typical_configs": 13,
-    "page:en:chapters/step_by_step": 13,
-    "page:en:chapters/attention_since_2017": 13,
-    "page:zh:chapters/the_math": 12,
-    "tests/browser/test_site_screens.py": 10,
+    "tests/browser/test_slides.py": 106,
+    "tests/book/test_editions.py": 59,
+    "page:en:chapters/typical_configs": 37,
+    "page:en:chapters/the_math": 36,
+    "tests/browser/test_site_minilm.py": 36,
+    "tests/browser/test_site_decoder.py": 29,
+    "smollm2": 28,  # tests/unit/test_smollm2.py: its two models loaded once, and its tests
+    "page:en:chapters/step_by_step": 22,
+    "tests/browser/test_frontend_promises.py": 20,
+    "tests/browser/test_jupyterlab.py": 18,
+    "tests/browser/test_site.py": 18,
+    "page:en:chapters/attention_since_2017": 18,
+    "page:en:chapters/appendix_toy_heads": 16,
+    "page:zh:chapters/the_math": 14,
+    "page:zh:chapters/attention_since_2017": 14,
+    "tests/browser/test_site_screens.py": 12,
+    "page:en:chapters/attention_2025_2026": 12,
+    "page:en:chapters/induction_heads": 12,
+    "tests/unit/test_ports.py": 12,
+    "tests/browser/test_site_2025_2026.py": 11,
+    "page:zh:chapters/typical_configs": 11,
 }
 PAGE_SECONDS = 4.0  # a page's visits, without the figures' own tests
 
@@ -172,27 +181,60 @@ def minilm():
     return load_minilm()
 
 
-def _refuse_the_model():
+# -- SmolLM2-135M-Instruct on mha, and transformers' Llama from the same file ------------------------------
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """SmolLM2-135M-Instruct (:func:`mha.pretrained.smollm2.load_smollm2`): asking for it marks a test
+    ``pretrained``."""
+    from mha.pretrained.smollm2 import load_smollm2
+
+    return load_smollm2()
+
+
+@pytest.fixture(scope="session")
+def smollm2_reference():
+    """``(model, tokenizer)``: transformers' ``LlamaForCausalLM`` (float32, eager attention, so that it
+    returns its weights) and its tokenizer, both loaded from the same GGUF file; marks a test
+    ``pretrained``."""
+    transformers = pytest.importorskip("transformers")
+    from mha.pretrained.smollm2 import gguf_path
+
+    path = gguf_path()
+    model = transformers.LlamaForCausalLM.from_pretrained(
+        str(path.parent), gguf_file=path.name, torch_dtype=torch.float32, attn_implementation="eager"
+    )
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    return model.eval(), tokenizer
+
+
+# -- only a pretrained test loads a model -----------------------------------------------------------------
+
+
+def _refuse_the_model(*_):
     raise RuntimeError(
-        "this test loads all-MiniLM-L6-v2 without asking for the `minilm` fixture (tests/conftest.py), which "
-        "marks it `pretrained`: make check runs no pretrained model"
+        "this test loads a pretrained model (all-MiniLM-L6-v2, or SmolLM2's file) but is not `pretrained`: "
+        "ask for the `minilm`, `smollm2` or `smollm2_reference` fixture (tests/conftest.py), or mark it; "
+        "make check runs no pretrained model"
     )
 
 
 @contextlib.contextmanager
 def _pretrained(item):
-    """Loading the model (which reads the installed package's version first) fails unless ``item`` is
-    ``pretrained``; around a test's set-up too, where a module's fixtures run."""
+    """Loading all-MiniLM-L6-v2 (which reads the installed package's version first) or opening SmolLM2's
+    file fails unless ``item`` is ``pretrained``; around a test's set-up too, where module fixtures run."""
     if item.get_closest_marker("pretrained") is not None:
         yield
         return
-    from mha.pretrained import minilm
+    from mha.pretrained import minilm, smollm2
 
-    real, minilm.model_version = minilm.model_version, _refuse_the_model
+    real = minilm.model_version, smollm2.read_gguf
+    minilm.model_version = smollm2.read_gguf = _refuse_the_model
     try:
         yield
     finally:
-        minilm.model_version = real
+        minilm.model_version, smollm2.read_gguf = real
 
 
 @pytest.hookimpl(wrapper=True)

