@@ -70,8 +70,8 @@ def _lane_markers(item) -> None:
 # in one group: its own `xdist_group` mark if it has one, else a notebook's cells (one kernel), a page's
 # checks (the tests with a `page` parameter that ask for `visits`: the page is visited once), or its module
 # (its module-scoped fixtures are set up once). The groups go out heaviest first (the seconds below, from the
-# summary a make test run prints; every other group counts one), so that no long group starts last: the two workers finish
-# close together.
+# summary a make test run prints; every other group counts one), so that no long group starts last: the two
+# workers finish close together.
 GROUP_SECONDS = {
     "tests/browser/test_slides.py": 106,
     "tests/book/test_editions.py": 59,
