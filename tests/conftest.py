@@ -25,8 +25,10 @@ may open SmolLM2's file: a test that does either otherwise fails (which ``make c
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from pathlib import Path
+from unittest import mock
 
 import pytest
 import torch
@@ -79,7 +81,7 @@ GROUP_SECONDS = {
     "page:en:chapters/the_math": 36,
     "tests/browser/test_site_minilm.py": 36,
     "tests/browser/test_site_decoder.py": 29,
-    "smollm2": 28,  # tests/unit/test_smollm2.py: its two models loaded once, and its tests
+    "smollm2": 25,  # tests/unit/test_smollm2.py: its two models loaded once, and its tests
     "page:en:chapters/step_by_step": 22,
     "tests/browser/test_frontend_promises.py": 20,
     "tests/browser/test_jupyterlab.py": 18,
@@ -199,13 +201,28 @@ def smollm2_reference():
     returns its weights) and its tokenizer, both loaded from the same GGUF file; marks a test
     ``pretrained``."""
     transformers = pytest.importorskip("transformers")
+    import gguf
+
     from mha.pretrained.smollm2 import gguf_path
 
     path = gguf_path()
-    model = transformers.LlamaForCausalLM.from_pretrained(
-        str(path.parent), gguf_file=path.name, torch_dtype=torch.float32, attn_implementation="eager"
-    )
-    tokenizer = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    # transformers parses the file's metadata three times (the configuration, the weights, the tokenizer:
+    # 2.4 s each) and builds gguf's table of tensor names once per module of the model (397 times, 4.8 s);
+    # while it loads, both are made once (read-only objects, what transformers would build again each time).
+    readers, read = {}, gguf.GGUFReader
+
+    def reader(file, *args, **kwargs):
+        key = (str(file), args, tuple(sorted(kwargs.items())))
+        if key not in readers:
+            readers[key] = read(file, *args, **kwargs)
+        return readers[key]
+
+    names = functools.cache(gguf.get_tensor_name_map)
+    with mock.patch.object(gguf, "GGUFReader", reader), mock.patch.object(gguf, "get_tensor_name_map", names):
+        model = transformers.LlamaForCausalLM.from_pretrained(
+            str(path.parent), gguf_file=path.name, torch_dtype=torch.float32, attn_implementation="eager"
+        )
+        tokenizer = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
     return model.eval(), tokenizer
 
 

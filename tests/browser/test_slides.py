@@ -109,6 +109,7 @@ _MEASURE = r"""async ([largest, textPt]) => {
     return ppm * 0.0254;
   };
   for (const s of Reveal.getSlides()) {
+    if (largest && !s.querySelector("select")) continue;  // (only a slide with a select changes)
     const idx = Reveal.getIndices(s);
     Reveal.slide(idx.h, idx.v);
     await frame();
