@@ -15,8 +15,9 @@ visit per page collects every check of that page):
   page-wide ones (:data:`WIDTH_RULES`: targets, scrolling regions) and every rule on the theme's header (its
   menu buttons) and the figures.
 
-The tab is then back at 1280 px in the light theme, for the checks that change the page (the keyboard walk
-and the print of tests/browser/test_site_pages.py). :meth:`Visits.http` reads a page from a local server.
+``Visit.tab`` is the tab back at 1280 px in the light theme, for the checks that change the page (the
+keyboard walk and the print of tests/browser/test_site_pages.py). :meth:`Visits.http` reads a page from a
+local server.
 
 The tests of one page are one xdist group (:func:`page_group`, set by tests/conftest.py for every test that
 asks for ``visits`` with a ``page`` parameter), so a page is visited once per run, on one worker, whatever
@@ -217,8 +218,8 @@ class Read:
 
 @dataclass
 class Visit:
-    """What one visit of a page collected, and its tab, left at 1280 px in the light theme for the checks
-    that change the page (the keyboard walk, the print)."""
+    """What one visit of a page collected, and its tab (:attr:`tab`) for the checks that change the page
+    (the keyboard walk, the print)."""
 
     read: Read
     themes: dict[str, str | None]  # state -> the theme's data-theme there: it follows the system's scheme
@@ -226,7 +227,18 @@ class Visit:
     fit: dict[str, list[str]]  # state -> what does not fit its figure
     frames: list[dict]  # each figure's frame in the dark theme
     sideways: dict  # at 390 px: scrollWidth, width, and what ends right of the screen
-    tab: object = field(repr=False)
+    phone_tab: object = field(repr=False)  # the tab as the visit left it: at 390 px
+    _desktop: bool = field(default=False, repr=False)
+
+    @property
+    def tab(self):
+        """The visit's tab, back at 1280 px in the light theme (on first use: most pages never need it)."""
+        if not self._desktop:
+            self.phone_tab.set_viewport_size(DESKTOP)
+            self.phone_tab.emulate_media(color_scheme="light")
+            self.phone_tab.evaluate(READY)
+            self._desktop = True
+        return self.phone_tab
 
 
 def _open(context, url: str, origin: str):
@@ -354,9 +366,6 @@ class Visits:
         )
         axe["phone"] = axe_scan(tab, [r for r in self.rules if r in WIDTH_RULES])
         axe["phone"] += axe_scan(tab, self.rules, [HEADER, *FIGURES.split(", ")], code=False)
-        tab.set_viewport_size(DESKTOP)
-        tab.emulate_media(color_scheme="light")
-        tab.evaluate(READY)
         self._open_tab = tab
         return Visit(read, themes, axe, fit, frames, sideways, tab)
 
