@@ -11,19 +11,35 @@ All three run the same self-attention on the same input with the same weights (c
 - ``explicit``: ``mha.MultiHeadAttention(x)``, our readable path that also returns the (B, h, n, n) weights.
 
 The three are timed in turn within each repeat (interleaved, so a drift in machine speed hits all of them),
-and each figure is the median over repeats. The last line is machine-readable:
-``ratio_fused=<x.xx> ratio_explicit=<x.xx>`` (ours divided by PyTorch's).
+and each figure is the median over repeats. glibc's allocator is told to keep freed memory (``mallopt``, as
+``MALLOC_TRIM_THRESHOLD_`` and ``MALLOC_MMAP_THRESHOLD_`` would): by default it may hand the explicit path's
+three 16 MB score and weight tensors back to the system after each call and fault them in again on the
+next, which made the explicit ratio jump between 1.15 and 1.6 from one run to the next on the same machine
+(before and after the core's parts alike); the three candidates run under the same allocator. The last
+line is machine-readable: ``ratio_fused=<x.xx> ratio_explicit=<x.xx>`` (ours divided by PyTorch's).
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
+import ctypes.util
 
 import torch
 from torch import nn
 
 import mha
 from benchmarks._timing import interleaved_medians
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
+
+
+def keep_freed_memory() -> None:
+    """Ask glibc's allocator to keep what is freed (no-op where the C library is not glibc)."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+    if hasattr(libc, "mallopt"):
+        libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
+        libc.mallopt(M_MMAP_THRESHOLD, 1 << 30)
 
 
 def main() -> None:
@@ -62,4 +78,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    keep_freed_memory()  # (here, not in main(): the tests call main() in their own process)
     main()
