@@ -1,4 +1,5 @@
-"""The built book that the book and browser lanes read: where it is, its pages, and a page opened offline.
+"""The built book that the book and browser lanes read: where it is, its pages, the scripts a page loads, and
+a page opened offline.
 
 `make test` builds the book (with warnings as errors) before it runs the tests, so they read a fresh build;
 run `make book` first when running them by hand, or point ``MHA_SITE`` at another build (``jupyter-book build
@@ -9,6 +10,7 @@ run `make book` first when running them by hand, or point ``MHA_SITE`` at anothe
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import yaml
@@ -36,3 +38,14 @@ def open_page(browser, page: str):
     tab.route(lambda url: not is_local(url), lambda route: route.abort())
     tab.goto((SITE / f"{page}.html").as_uri(), wait_until="load")
     return tab, errors
+
+
+def scripts_and_roots(name: str) -> tuple[list[str], bool]:
+    """The scripts page ``name`` loads (as the site serves them) and whether it shows an interactive figure
+    (an element of class ``mha-*``)."""
+    html = (SITE / f"{name}.html").read_text()
+    scripts = [  # as the site serves them: "_static/ports/random.js" is "ports/random.js"
+        src.split("?")[0].rsplit("_static/", 1)[-1]
+        for src in re.findall(r'<script[^>]*\ssrc="([^"]+)"', html)
+    ]
+    return scripts, bool(re.search(r"""class=["'](?:[^"']*\s)?mha-""", html))

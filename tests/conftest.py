@@ -37,6 +37,10 @@ from _pytest.nodeid import NodeId
 from scripts import chromium
 from tests.built_site import SITE
 
+# A helper module's asserts report what they compared, as a test's own do (pytest rewrites only test_*.py and
+# conftest.py by itself): check_drawn, which a unit and a browser test share.
+pytest.register_assert_rewrite("tests.minilm_cases")
+
 LANES = ("unit", "book", "browser")
 TESTS = Path(__file__).resolve().parent
 

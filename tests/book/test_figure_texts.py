@@ -15,8 +15,8 @@ import nbformat
 import pytest
 
 from scripts import zh_checks, zh_figures, zh_sync
+from tests.zh_site import CHINESE
 
-CHINESE = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")  # Chinese characters and punctuation
 ADD = "python -m scripts.zh_sync --figures lists them, ready to paste into zh/figures.yml"
 
 

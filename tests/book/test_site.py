@@ -7,7 +7,6 @@ Binder from the configured repository.
 
 from __future__ import annotations
 
-import re
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -18,7 +17,7 @@ import yaml
 from mha.widgets import frontend
 from mha.widgets.minilm_page import LAYERS_DIR, WEIGHTS_FILE, WORDS_DIR
 from tests import ROOT
-from tests.built_site import CHAPTER_PAGES, PAGES, SITE
+from tests.built_site import CHAPTER_PAGES, PAGES, SITE, scripts_and_roots
 
 pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
 
@@ -115,20 +114,11 @@ def test_the_minilm_page_is_light_and_the_weights_are_beside_the_script():
     assert len(list((SITE / "_static" / LAYERS_DIR).glob("*.js"))) > 1
 
 
-def _scripts_and_roots(name: str) -> tuple[list[str], bool]:
-    html = (SITE / f"{name}.html").read_text()
-    scripts = [  # as the site serves them: "_static/ports/random.js" is "ports/random.js"
-        src.split("?")[0].rsplit("_static/", 1)[-1]
-        for src in re.findall(r'<script[^>]*\ssrc="([^"]+)"', html)
-    ]
-    return scripts, bool(re.search(r"""class=["'](?:[^"']*\s)?mha-""", html))
-
-
 def test_pages_load_the_figure_scripts_only_where_a_figure_is():
     figure_scripts = set(frontend.SCRIPTS)
     with_figures = []
     for name in PAGES:
-        scripts, has_figure = _scripts_and_roots(name)
+        scripts, has_figure = scripts_and_roots(name)
         loaded = figure_scripts & set(scripts)
         if has_figure:
             with_figures.append(name)

@@ -21,24 +21,12 @@ import pytest
 from mha.widgets.frontend import SCRIPTS
 from mha.widgets.minilm_page import WEIGHTS_FILE
 from scripts import zh_sync
-from tests.book.test_site import _scripts_and_roots
-from tests.built_site import PAGES, SITE
+from tests.built_site import PAGES, SITE, scripts_and_roots
+from tests.zh_site import FIGURE_PAGES, SAMPLE, ZH
 
 pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
 
-ZH = SITE / "zh"
 ZH_PAGES = [*PAGES, "glossary"]
-FIGURE_PAGES = {  # one page per kind of interactive figure, by its root class
-    "mha-minilm": "chapters/why_multiple_heads",
-    "mha-explorer": "chapters/the_math",
-    "mha-stepper": "chapters/step_by_step",
-    "mha-realheads": "chapters/trained_heads",
-    "mha-calculator": "chapters/typical_configs",
-    "mha-windows": "chapters/attention_since_2017",
-    "mha-sparse": "chapters/attention_2025_2026",
-    "mha-decoder": "chapters/induction_heads",
-}
-SAMPLE = ["intro", "glossary", "search", *FIGURE_PAGES.values()]
 
 
 class _Page(HTMLParser):
@@ -131,7 +119,7 @@ def test_the_chinese_site_shares_the_english_sites_large_assets():
 
 def test_chinese_pages_load_the_figure_scripts_only_where_a_figure_is():
     for page in ZH_PAGES:
-        scripts, has_figure = _scripts_and_roots(f"zh/{page}")
+        scripts, has_figure = scripts_and_roots(f"zh/{page}")
         loaded = set(SCRIPTS) & set(scripts)
         assert loaded == (set(SCRIPTS) if has_figure else set()), f"zh/{page}: figure {has_figure}, {loaded}"
 

@@ -5,9 +5,9 @@ A tiny harness page (the static files copied beside an HTML file that includes t
 stricter scheme, and every request to another host is aborted. The tests check that every control drives
 the picture, that the keyboard reads it out, that text is shown literally, that a reader's bad input keeps
 the picture and says why, that the stepper shows the stages it is given and that the calculator and the
-window explorer answer their controls. :func:`harness_html` writes the inline data with the helpers of
-:mod:`mha.widgets.frontend`, in the format documented at the top of each JavaScript file, as the book's pages
-carry it. The last tests load the same files as anywidget's ES module
+window explorer answer their controls. The harness page (tests/browser/harness_page.py) writes the inline
+data with the helpers of :mod:`mha.widgets.frontend`, in the format documented at the top of each JavaScript
+file, as the book's pages carry it. The last tests load the same files as anywidget's ES module
 (:func:`mha.widgets.frontend.widget_esm`) in live mode, over ``http://`` (Chromium runs no module from a
 ``blob:`` URL on a ``file://`` page), where the page draws what Python sends.
 
@@ -19,10 +19,8 @@ tests/unit/test_ports.py; the built book's pages check each figure's numbers onc
 from __future__ import annotations
 
 import functools
-import html
 import http.server
 import threading
-from pathlib import Path
 
 import pytest
 import torch
@@ -30,62 +28,23 @@ import torch
 from mha.chapters.tasks import TASKS
 from mha.chapters.training import OneLayerAttentionModel
 from mha.compute.explorer import explorer_weights, head_choices
-from mha.compute.stages import STAGES, attention_stages
+from mha.compute.stages import STAGES
 from mha.multihead import MultiHeadAttention
 from mha.widgets.frontend import (
-    SCRIPTS,
     calculator_config,
-    copy_static,
     explorer_config,
-    inline_json,
     stepper_config,
 )
 from mha.widgets.spec import sparse_spec, windows_spec
 from mha.widgets.windows import windows_config
 from scripts.chromium import CHROMIUM
+from tests.browser.harness_page import tiny_stages, write_harness
 from tests.browser.widget_harness import RENDER_LIVE, live_payload
 from tests.port_cases import TRAINED_SENTENCES, trained_like_model
 
 SENTENCE = "the cat sat on the mat because it was tired"
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (/usr/bin/chromium)")
-
-
-# ---------------------------------------------------------------------------------------------------------
-# The inline data, as the book's pages will carry it
-# ---------------------------------------------------------------------------------------------------------
-
-
-def harness_html(roots: list[tuple[str, str, dict]], *, title: str = "mha front ends") -> str:
-    """A page with the front ends: ``roots`` holds ``(class, id, config)``, e.g. ``("mha-explorer", ...)``."""
-    scripts = "\n".join(f'<script src="{name}"></script>' for name in SCRIPTS)
-    divs = "\n".join(
-        f'<div class="{cls}" id="{id_}"><script type="application/json">{inline_json(config)}</script></div>'
-        for cls, id_, config in roots
-    )
-    return (
-        f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>\n'
-        f'<link rel="stylesheet" href="mha.css">\n{scripts}\n</head>\n'
-        f'<body style="max-width: 980px; margin: 1em auto">\n{divs}\n</body></html>\n'
-    )
-
-
-def write_harness(directory: Path, roots: list[tuple[str, str, dict]], name: str = "index.html") -> Path:
-    """Copy the static files into ``directory`` and write the harness page there."""
-    copy_static(directory)
-    page = directory / name
-    page.write_text(harness_html(roots), encoding="utf-8")
-    return page
-
-
-@functools.cache
-def tiny_stages() -> tuple[dict[str, torch.Tensor], list[str]]:
-    tokens = ["the", "cat", "sat", "down"]
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
-        attn = MultiHeadAttention(8, 2).double().eval()
-        x = torch.randn(len(tokens), 8, dtype=torch.float64)
-    return attention_stages(attn, x), tokens
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Each figure keeps its promise (issue 32): the defects a reader met, each reproduced on the harness page.
 
-In Chromium, on the harness page of tests/browser/test_frontend.py (the figures' own files over ``file://``,
+In Chromium, on the harness page of tests/browser/harness_page.py (the figures' own files over ``file://``,
 no book theme), driven as a reader drives them, with the keyboard where a reader would: a number box never
 commits a number half typed, a setting that depends on another follows it and says so, "show numbers" writes
 in the cells, the stepper reads out its weights and keeps the focus, the window explorer shows the reach the
@@ -17,8 +17,7 @@ import pytest
 
 from mha.widgets.frontend import calculator_config, explorer_config, stepper_config
 from mha.widgets.windows import windows_config
-from tests.browser.test_frontend import tiny_stages, write_harness
-from tests.browser.test_site_screens import _realheads_config
+from tests.browser.harness_page import realheads_config, tiny_stages, write_harness
 from tests.port_cases import trained_like_model
 
 SENTENCE = "the cat sat on the mat because it was tired"  # 10 tokens
@@ -35,7 +34,7 @@ def harness(tmp_path_factory):
         ("mha-stepper", "stepper", stepper_config(stages, tokens, "concat")),
         ("mha-calculator", "calculator", calculator_config({"model": "Llama 3.1 8B", "context": 4096})),
         ("mha-windows", "windows", windows_config()),
-        ("mha-realheads", "real", _realheads_config([9, 3])),
+        ("mha-realheads", "real", realheads_config([9, 3])),
     ]
     return write_harness(tmp_path_factory.mktemp("promises"), roots)
 

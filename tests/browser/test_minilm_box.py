@@ -13,7 +13,7 @@ from mha.widgets import minilm_page
 from mha.widgets.frontend import STYLESHEET, WIDGET_SCRIPTS, copy_static
 from mha.widgets.minilm_page import WEIGHTS_FILE, MiniLMWidget, minilm_box
 from tests.browser.figure_checks import render_live
-from tests.unit.test_minilm_page import LABELS
+from tests.minilm_cases import LABELS
 
 
 def test_the_live_widget_front_end_shows_what_python_computes(browser, minilm):

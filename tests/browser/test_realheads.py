@@ -18,7 +18,7 @@ import torch
 from mha.widgets.frontend import STYLESHEET, WIDGET_SCRIPTS, copy_static, widget_esm
 from mha.widgets.realheads import SCALE, EncoderExplorer, dequantise, viewer_html
 from tests.browser.widget_harness import RENDER_LIVE, live_payload
-from tests.unit.test_realheads import CORPUS_TEXTS, LITERAL, TIRED, check_drawn, corpus, encoder
+from tests.minilm_cases import CORPUS_TEXTS, LITERAL, TIRED, check_drawn, corpus, encoder
 
 pytestmark = pytest.mark.usefixtures("minilm")  # every test runs all-MiniLM-L6-v2
 

@@ -1,6 +1,6 @@
 """Every screen: the figures' canvas layout, their colours in the dark, at a phone's and a desktop's width.
 
-In Chromium, on the harness page of tests/browser/test_frontend.py (the figures' own files, no book theme):
+In Chromium, on the harness page of tests/browser/harness_page.py (the figures' own files, no book theme):
 the heatmap grid lays itself out so that no title, label, tick or key overlaps another or leaves the canvas,
 for every h <= 16 and 1 <= n <= 16 (sampled densely), at 390 and 1280 px, light and dark; the per-head scale
 colours each head's largest weight at the top of the scale; text in a figure has a contrast of at least 4.5:1.
@@ -10,7 +10,7 @@ import pytest
 
 from mha.widgets.frontend import explorer_config
 from mha.widgets.spec import sparse_spec, windows_spec
-from tests.browser.test_frontend import write_harness
+from tests.browser.harness_page import realheads_config, write_harness
 
 WIDTHS = (390, 1280)
 WORDS = "the cat sat on the mat because it was tired and then slept in the warm sun".split()  # noqa: SIM905
@@ -177,31 +177,9 @@ def test_text_in_a_figure_has_a_contrast_of_4_5(browser, harness, theme):
     assert not low, low
 
 
-def _realheads_config(lengths: list[int]) -> dict:
-    """A real-heads viewer's data for sentences of these numbers of tokens: 1 layer, 1 head, a uniform row."""
-    import base64
-    import zlib
-
-    from mha.widgets.spec import realheads_spec
-
-    sentences = [{"text": f"{n} tokens", "tokens": [f"t{i}" for i in range(n)]} for n in lengths]
-    data = b"".join(bytes([255 // n]) * (n * n) for n in lengths)
-    return {
-        "model": "a stand-in",
-        "layers": 1,
-        "heads": 1,
-        "scale": 255,
-        "encoding": "uint8-zlib-base64",
-        "sentences": sentences,
-        "data": base64.b64encode(zlib.compress(data)).decode(),
-        "settings": {"sentence": 0, "layer": 0, "head": 0},
-        "spec": realheads_spec(layers=1, heads=1, sentences=[s["text"] for s in sentences]),
-    }
-
-
 @pytest.mark.parametrize("width", WIDTHS)
 def test_show_numbers_says_why_when_the_cells_are_too_small(browser, tmp_path, width):
-    page_path = write_harness(tmp_path, [("mha-realheads", "real", _realheads_config([26, 3]))])
+    page_path = write_harness(tmp_path, [("mha-realheads", "real", realheads_config([26, 3]))])
     context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
     page.goto(page_path.as_uri())

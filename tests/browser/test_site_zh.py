@@ -17,9 +17,8 @@ from mha.pretrained import attend
 from mha.widgets.frontend import ROOT_CLASSES
 from mha.widgets.minilm_page import CLASS_NAME, WEIGHTS_FILE
 from scripts.zh_figures import Catalogue
-from tests.book.test_figure_texts import CHINESE
-from tests.book.test_site_zh import FIGURE_PAGES, SAMPLE, ZH
 from tests.built_site import SITE
+from tests.zh_site import CHINESE, FIGURE_PAGES, SAMPLE, ZH
 
 pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
 

@@ -20,7 +20,7 @@ from mha.figures._style import TEXT_PT
 from mha.widgets.frontend import FIGURES
 from scripts import build_slides, zh_sync
 from tests import ROOT
-from tests.book.test_site_zh import FIGURE_PAGES as ZH_FIGURE_PAGES
+from tests.zh_site import FIGURE_PAGES as ZH_FIGURE_PAGES
 
 pytestmark = pytest.mark.site  # builds the decks
 

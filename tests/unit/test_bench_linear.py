@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tests.unit.test_benchmarks import run
+from tests.unit.benchmark_runner import run
 
 
 @pytest.mark.slow

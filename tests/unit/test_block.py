@@ -3,7 +3,7 @@
 The chapter writes the pre-norm block as ``H = X + MultiHead(RMSNorm(X))``, ``Y = H + MLP(RMSNorm(H))`` with a
 SwiGLU MLP, and draws it. Here the figure shows the sublayers in that order with the shapes it is given, and
 the block is checked against transformers' decoder layers of Llama, Qwen3, gpt-oss and DeepSeek-V3, inside
-tiny random models (the families and sizes of tests/unit/test_from_transformers*.py, float64): a layer calls
+tiny random models (the families and sizes of tests/unit/transformers_calls.py, float64): a layer calls
 its sublayers in the order of :data:`PRE_NORM_BLOCK`, and the two equations, computed with
 ``torch.nn.RMSNorm``, our attention converted by ``from_transformers`` and the MLP written out, give the
 layer's output. Gemma 3 runs a norm after each sublayer too, as the chapter says.
@@ -25,6 +25,7 @@ import mha
 from mha.figures._style import TEXT_PT
 from mha.figures.block import POST_NORM_LAYER, PRE_NORM_BLOCK, plot_transformer_block, transformer_block_alt
 from mha.pretrained import from_transformers
+from tests.unit.transformers_calls import SIZES, N, tiny_deepseek, tiny_model
 
 TOL = 1e-5  # transformers runs its RMSNorm in float32, so the float64 block agrees to about 1e-7
 
@@ -75,8 +76,6 @@ def test_the_figure_rejects_bad_sizes(argument, value, error):
 # ---------------------------------------------------------------------------------------------------------
 
 transformers = pytest.importorskip("transformers")
-from tests.unit.test_from_transformers import SIZES, N, tiny_model  # noqa: E402
-from tests.unit.test_from_transformers_latent import tiny_model as tiny_deepseek  # noqa: E402
 
 
 def run_layers(model):

@@ -12,72 +12,11 @@ import torch
 
 import mha
 from mha.pretrained import CONVERTERS, from_transformers
-from tests.unit.transformers_calls import random_ids, recorded_calls
+from tests.unit.transformers_calls import FAMILIES, SIZES, N, random_ids, recorded_calls, tiny_model
 
 transformers = pytest.importorskip("transformers")
 
 TOL = 1e-5  # the contract's bound
-N = 10  # sequence length: longer than every window below
-SIZES = {  # d_model 48, h 4, h_kv 2, d_k 16 (not 48 / 4 = 12)
-    "hidden_size": 48,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "head_dim": 16,
-    "intermediate_size": 32,
-    "num_hidden_layers": 4,
-    "vocab_size": 32,
-    "max_position_embeddings": 64,
-    "attention_bias": True,
-    "attn_implementation": "eager",
-}
-LAYER_TYPES = ["sliding_attention", "full_attention", "sliding_attention", "full_attention"]
-
-
-def rope(theta):
-    """Rotary parameters set explicitly: gpt-oss's config, for one, defaults to YaRN."""
-    return {"rope_type": "default", "rope_theta": theta}
-
-
-FAMILIES = {
-    "llama": ("LlamaConfig", "LlamaForCausalLM", {"rope_parameters": rope(500.0)}),
-    "qwen3": (
-        "Qwen3Config",
-        "Qwen3ForCausalLM",
-        {"rope_parameters": rope(1000.0), "use_sliding_window": True, "sliding_window": 4},
-    ),
-    "gemma3": (
-        "Gemma3TextConfig",
-        "Gemma3ForCausalLM",
-        {
-            "rope_parameters": {"sliding_attention": rope(100.0), "full_attention": rope(10000.0)},
-            "sliding_window": 3,
-            "query_pre_attn_scalar": 24,
-        },
-    ),
-    "gpt_oss": (
-        "GptOssConfig",
-        "GptOssForCausalLM",
-        {
-            "rope_parameters": rope(150000.0),
-            "sliding_window": 3,
-            "num_local_experts": 2,
-            "num_experts_per_tok": 1,
-            "experts_implementation": "eager",  # the grouped kernel takes no float64
-        },
-    ),
-}
-
-
-def tiny_model(family):
-    config_name, model_name, options = FAMILIES[family]
-    layer_types = {} if family == "llama" else {"layer_types": LAYER_TYPES}
-    config = getattr(transformers, config_name)(**SIZES, **layer_types, **options)
-    torch.manual_seed(0)
-    model = getattr(transformers, model_name)(config).double().eval()
-    with torch.no_grad():
-        for p in model.parameters():  # every weight random: norms, biases and sinks too
-            p.normal_(0.0, 0.3)
-    return config, model
 
 
 def recorded_layers(model, n=N, batch=2):

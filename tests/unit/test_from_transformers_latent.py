@@ -13,51 +13,15 @@ import torch
 import mha
 from mha.pretrained import from_transformers
 from mha.pretrained.latent import from_deepseek_v3
+from tests.unit.transformers_calls import DEEPSEEK_SIZES as SIZES
+from tests.unit.transformers_calls import DEEPSEEK_VARIANTS as VARIANTS
 from tests.unit.transformers_calls import random_ids, recorded_calls
+from tests.unit.transformers_calls import tiny_deepseek as tiny_model
 
 transformers = pytest.importorskip("transformers")
 
 TOL = 1e-5  # the contract's bound
 N = 10
-SIZES = {  # d_model 32, h 4; q rank 24, kv rank 12, d_nope 10, d_rope 6, d_v 8: all different
-    "hidden_size": 32,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 4,
-    "q_lora_rank": 24,
-    "kv_lora_rank": 12,
-    "qk_nope_head_dim": 10,
-    "qk_rope_head_dim": 6,
-    "v_head_dim": 8,
-    "intermediate_size": 24,
-    "moe_intermediate_size": 8,
-    "n_routed_experts": 4,
-    "num_experts_per_tok": 2,
-    "n_group": 1,
-    "topk_group": 1,
-    "first_k_dense_replace": 1,
-    "num_hidden_layers": 2,
-    "vocab_size": 32,
-    "max_position_embeddings": 64,
-    "rope_parameters": {"rope_type": "default", "rope_theta": 1000.0},  # set explicitly
-    "attn_implementation": "eager",
-    "experts_implementation": "eager",  # the grouped kernel takes no float64
-}
-VARIANTS = {  # DeepSeek-V3 as it is; DeepSeek-V2-Lite's plain query; biases; half-split rotary
-    "v3": {},
-    "plain-query": {"q_lora_rank": None},
-    "bias": {"attention_bias": True},
-    "half-split": {"rope_interleave": False},
-}
-
-
-def tiny_model(variant):
-    config = transformers.DeepseekV3Config(**{**SIZES, **VARIANTS[variant]})
-    torch.manual_seed(0)
-    model = transformers.DeepseekV3ForCausalLM(config).double().eval()
-    with torch.no_grad():
-        for p in model.parameters():  # every weight random: the latent norms and biases too
-            p.normal_(0.0, 0.3)
-    return config, model
 
 
 def recorded_layers(model, n=N):

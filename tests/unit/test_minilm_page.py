@@ -40,8 +40,7 @@ from mha.widgets.minilm_page import (
 )
 from mha.widgets.spec import INVALID, merge_settings
 from tests import ROOT
-
-LABELS = [["cls"] * 6 + ["broad"] * 3 + ["previous", "mixed", "sep"] for _ in range(MINILM.n_layers)]
+from tests.minilm_cases import LABELS
 
 
 def _spec_of(page_html: str) -> dict:

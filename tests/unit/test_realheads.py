@@ -8,7 +8,6 @@ tests/browser/test_realheads.py.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 
@@ -16,9 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from mha.pretrained import MINILM, attend, load_minilm
+from mha.pretrained import MINILM, attend
 from mha.widgets import realheads
-from mha.widgets.frontend import one_thread
 from mha.widgets.realheads import (
     MAX_TOKENS,
     SCALE,
@@ -29,53 +27,9 @@ from mha.widgets.realheads import (
     viewer_html,
 )
 from mha.widgets.spec import realheads_spec
-
-CORPUS_TEXTS = ("The cat sat on the mat.", "Birds sing.")
-TIRED = "The animal didn't cross the street because it was too tired."
-LITERAL = 'a <b>bold</b> "cat" </script> & $x^2$'
-
+from tests.minilm_cases import CORPUS_TEXTS, LITERAL, TIRED, check_drawn, corpus, encoder
 
 pytestmark = pytest.mark.usefixtures("minilm")  # every test runs all-MiniLM-L6-v2
-
-
-def encoder():
-    """The model the ``minilm`` fixture loaded (load_minilm returns one instance)."""
-    return load_minilm()
-
-
-@functools.cache
-def corpus() -> dict:
-    """A small viewer config of the same encoder: two sentences."""
-    tokens, attentions = zip(*(attend(encoder(), t) for t in CORPUS_TEXTS), strict=True)
-    return viewer_config(CORPUS_TEXTS, tokens, attentions, model="all-MiniLM-L6-v2", layer=0, head=2)
-
-
-def sent(explorer: EncoderExplorer) -> torch.Tensor:
-    """The weights the page is sent, ``(n, n)``, decoded from the float32 bytes."""
-    n, m = explorer.drawn["shape"]
-    return torch.from_numpy(np.frombuffer(explorer.drawn["weights"], dtype="<f4").reshape(n, m).copy())
-
-
-def check_drawn(explorer: EncoderExplorer, text: str, layer: int, head: int) -> None:
-    """The page is sent exactly attend()'s head ``(layer, head)`` of ``text``, and the settings agree.
-
-    The explorer runs the encoder on one thread (the reference here too); on several threads the sums
-    may round differently, by about 1e-6.
-    """
-    with one_thread():
-        tokens, attentions = attend(encoder(), text)  # (L, h, n, n)
-    n = len(tokens)
-    assert explorer.text == text and explorer.tokens == tokens
-    assert (explorer.layer, explorer.head) == (layer, head)
-    assert explorer.weights.shape == (n, n) and explorer.weights.dtype == torch.float32
-    assert torch.equal(explorer.weights, attentions[layer, head])
-    assert torch.equal(explorer.attentions, attentions)
-    assert torch.equal(sent(explorer), attentions[layer, head])
-    torch.testing.assert_close(explorer.attentions, attend(encoder(), text)[1], atol=1e-5, rtol=0)
-    drawn = explorer.drawn
-    assert (drawn["text"], drawn["tokens"], drawn["shape"]) == (text, tokens, [n, n])
-    assert (drawn["layer"], drawn["head"]) == (layer, head)
-    assert explorer.settings["layer"] == layer and explorer.settings["head"] == head
 
 
 def test_update_draws_the_encoder_head_that_attend_gives():
