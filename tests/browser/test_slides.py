@@ -112,7 +112,7 @@ _MEASURE = r"""async ([largest, textPt]) => {
     if (largest && !s.querySelector("select")) continue;  // (only a slide with a select changes)
     const idx = Reveal.getIndices(s);
     Reveal.slide(idx.h, idx.v);
-    await frame();
+    await new Promise(r => requestAnimationFrame(r));  // shown (the deck's own refit at 0 ms has run)
     // The deck fits a shown slide again 0, 250 and 1000 ms after it is shown or a control changes
     // (mhaRefit, for a figure that grows once shown): its last fit, run here once the figure has drawn.
     const refit = async () => { await frame(); mhaFitSlide(s); await frame(); };
