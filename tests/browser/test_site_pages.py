@@ -22,7 +22,7 @@ hold an image for every picture the page shows, its static images and each figur
 the moment (a reader's setting, here); in the printed layout no canvas is wider than its figure.
 
 Chapter 1's MiniLM box and the decoder box have their own walks and prints, with their Run
-(tests/browser/test_site_minilm_promises.py, test_site_decoder.py); the Chinese site's sample is read by
+(tests/browser/test_site_minilm.py, test_site_decoder.py); the Chinese site's sample is read by
 tests/browser/test_site_zh.py through the same visits.
 """
 

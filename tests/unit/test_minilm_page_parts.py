@@ -2,7 +2,7 @@
 during the first load, and the weights split into parts small enough for the page's main thread.
 
 The page's side (keyboard, print, progress and cancel, the difference view, axe-core) is checked on the built
-site by tests/browser/test_site_minilm_promises.py.
+site by tests/browser/test_site_minilm.py.
 """
 
 from __future__ import annotations
