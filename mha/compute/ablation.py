@@ -13,7 +13,7 @@ Shape legend:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import torch
 from torch import nn
@@ -51,3 +51,18 @@ def ablate_heads(attn: MultiHeadAttention, heads: Iterable[int]) -> Iterator[Non
         yield
     finally:
         handle.remove()
+
+
+@contextlib.contextmanager
+def ablate_layer_heads(
+    layers: Sequence[MultiHeadAttention], heads: Iterable[tuple[int, int]]
+) -> Iterator[None]:
+    """Within the ``with`` block, zero the heads ``heads``, ``(layer, head)`` pairs (0-based) over the
+    attention layers ``layers`` of a model, each by :func:`ablate_heads` on its layer."""
+    by_layer: dict[int, list[int]] = {}
+    for layer, head in heads:
+        by_layer.setdefault(layer, []).append(head)
+    with contextlib.ExitStack() as stack:
+        for layer, layer_heads in by_layer.items():
+            stack.enter_context(ablate_heads(layers[layer], layer_heads))
+        yield

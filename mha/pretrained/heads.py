@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import torch
 
-from mha.compute.ablation import ablate_heads
+from mha.compute.ablation import ablate_heads, ablate_layer_heads
 from mha.pretrained.minilm import MiniLMEncoder, key_mask, mean_pool, tokenize
 
 # The patterns of the census, in the order of its keys.
@@ -177,12 +177,7 @@ def ablate_encoder_heads(encoder: MiniLMEncoder, heads: Iterable[Head]) -> Itera
     Each layer's heads are zeroed before its ``W_o`` by :func:`mha.compute.ablation.ablate_heads`; the
     heads may come from several layers. An empty iterable switches nothing off.
     """
-    by_layer: dict[int, list[int]] = {}
-    for layer, head in _check_heads(encoder, heads):
-        by_layer.setdefault(layer, []).append(head)
-    with contextlib.ExitStack() as stack:
-        for layer, layer_heads in by_layer.items():
-            stack.enter_context(ablate_heads(encoder.layers[layer].attn, layer_heads))
+    with ablate_layer_heads([layer.attn for layer in encoder.layers], _check_heads(encoder, heads)):
         yield
 
 

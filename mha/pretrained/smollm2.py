@@ -64,7 +64,7 @@ from torch import nn
 
 from mha._checks import check_positive_int
 from mha.cache import KVCache
-from mha.compute.ablation import ablate_heads
+from mha.compute.ablation import ablate_layer_heads
 from mha.families import LLAMA
 from mha.masks import causal_mask
 from mha.positional import Rotary, apply_rotary, rotary_tables
@@ -438,13 +438,8 @@ def _ids(text: str, room: int = 0) -> list[int]:
 @contextlib.contextmanager
 def heads_off(model: SmolLM2Decoder, off: Iterable[Head]) -> Iterator[None]:
     """Within the ``with`` block, switch off the heads ``off``, ``(layer, head)`` pairs (0-based): each
-    head's output is zeroed before its layer's ``W_o`` (:func:`mha.compute.ablation.ablate_heads`)."""
-    by_layer: dict[int, list[int]] = {}
-    for layer, head in _check_off(off, model.config):
-        by_layer.setdefault(layer, []).append(head)
-    with contextlib.ExitStack() as stack:
-        for layer, heads in by_layer.items():
-            stack.enter_context(ablate_heads(model.layers[layer].attn, heads))
+    head's output is zeroed before its layer's ``W_o`` (:func:`mha.compute.ablation.ablate_layer_heads`)."""
+    with ablate_layer_heads([layer.attn for layer in model.layers], _check_off(off, model.config)):
         yield
 
 
