@@ -17,23 +17,15 @@ import torch
 
 import mha
 from mha.pretrained import from_transformers
+from tests.unit.transformers_calls import SIZES as BASE_SIZES
 from tests.unit.transformers_calls import random_ids, recorded_calls
 
 transformers = pytest.importorskip("transformers")
 
 TOL = 1e-5  # the contract's bound
 N = 10  # sequence length: longer than every window and chunk below
-SIZES = {  # d_model 48, h 4, h_kv 2, d_k 16 (not 48 / 4 = 12)
-    "hidden_size": 48,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "head_dim": 16,
-    "intermediate_size": 32,
-    "num_hidden_layers": 4,
-    "vocab_size": 32,
-    "max_position_embeddings": 64,
-    "attn_implementation": "eager",
-}
+# d_model 48, h 4, h_kv 2, d_k 16 (not 48 / 4 = 12): the tiny sizes of the other families, their own biases
+SIZES = {key: value for key, value in BASE_SIZES.items() if key != "attention_bias"}
 HYBRID = ["linear_attention", "full_attention", "linear_attention", "full_attention"]
 LINEAR = {  # Gated DeltaNet layers, in miniature
     "linear_num_key_heads": 2,

@@ -19,39 +19,16 @@ import torch
 
 import mha
 from mha.pretrained import from_transformers
-from tests.unit.transformers_calls import random_ids, recorded_calls
+from tests.unit.transformers_calls import DEEPSEEK_SIZES, random_ids, recorded_calls
 
 transformers = pytest.importorskip("transformers")
 
 TOL = 1e-5  # the contract's bound
 N, TOP_K = 10, 3
 MARGIN = 1e-5  # the smallest gap allowed between the k-th and (k+1)-th index score of a row
-SIZES = {  # d_model 32, h 4; q rank 24, kv rank 12, d_nope 10, d_rope 6, d_v 8; indexer 16 heads of 8
-    "hidden_size": 32,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 4,
-    "q_lora_rank": 24,
-    "kv_lora_rank": 12,
-    "qk_nope_head_dim": 10,
-    "qk_rope_head_dim": 6,
-    "v_head_dim": 8,
-    "index_n_heads": 16,
-    "index_head_dim": 8,
-    "index_topk": TOP_K,
-    "intermediate_size": 24,
-    "moe_intermediate_size": 8,
-    "n_routed_experts": 4,
-    "num_experts_per_tok": 2,
-    "n_group": 1,
-    "topk_group": 1,
-    "first_k_dense_replace": 1,
-    "num_hidden_layers": 2,
-    "vocab_size": 32,
-    "max_position_embeddings": 64,
-    "rope_parameters": {"rope_type": "default", "rope_theta": 1000.0},  # set explicitly
-    "attn_implementation": "eager",
-    "experts_implementation": "eager",  # the grouped kernel takes no float64
-}
+# d_model 32, h 4; q rank 24, kv rank 12, d_nope 10, d_rope 6, d_v 8 (DeepSeek-V3's tiny sizes); indexer 16
+# heads of 8
+SIZES = {**DEEPSEEK_SIZES, "index_n_heads": 16, "index_head_dim": 8, "index_topk": TOP_K}
 FAMILIES = {  # DeepSeek-V3.2's indexer turns half-split pairs, GLM-5's interleaved ones
     "deepseek_v32": ("DeepseekV32Config", "DeepseekV32ForCausalLM"),
     "glm5": ("GlmMoeDsaConfig", "GlmMoeDsaForCausalLM"),
