@@ -24,12 +24,12 @@ CHECK := not site and not slow and not pretrained
 # and keeps it, so the bytecode is written here even where the shell says not to (PYTHONDONTWRITEBYTECODE).
 unexport PYTHONDONTWRITEBYTECODE
 PIP := $(BIN)/python -m pip install --quiet --no-compile
-$(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
+$(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml book/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) --upgrade pip
 	$(PIP) -r requirements.txt
 	$(PIP) --no-deps -r requirements-nodeps.txt
-	$(PIP) --no-deps --no-build-isolation -e .
+	$(PIP) --no-deps --no-build-isolation -e . -e ./book
 	touch $(STAMP)
 
 # The English site and the Chinese one (zh/, scripts/zh_book.py) inside it, built at the same time on the two
@@ -73,24 +73,24 @@ notebooks: $(STAMP)
 	$(BIN)/python -m scripts.execute_notebooks $(NB)
 	$(BIN)/python -m scripts.zh_sync
 
-# Retrain the toy models of the appendix (Heads in toy models) into mha/chapters/data/heads_weights.safetensors
+# Retrain the toy models of the appendix (Heads in toy models) into book/chapters/data/heads_weights.safetensors
 # and heads_runs.json, which records the wall time of its run (423 s on 2 cores when last made), then
 # `make notebooks NB=chapters/appendix_toy_heads.ipynb`.
 weights: $(STAMP)
-	$(BIN)/python -m mha.chapters.train_heads
+	$(BIN)/python -m book.chapters.train_heads
 
 # Retrain the decoder of "Heads that work together" (2 layers of 4 heads, attention only) on the documentation
-# that CPython ships (pydoc_data.topics) into mha/chapters/data/decoder_weights.safetensors and decoder_log.json
+# that CPython ships (pydoc_data.topics) into book/decoder/data/decoder_weights.safetensors and decoder_log.json
 # (about 5 minutes of CPU on one core, 284-303 s here; the log records the wall and CPU time of its run).
 decoder: $(STAMP)
-	$(BIN)/python -m mha.chapters.train_decoder
+	$(BIN)/python -m book.decoder.train
 
 # Census, single-head ablations and greedy pruning of all-MiniLM-L6-v2's 72 heads for "What trained heads do",
-# into mha/chapters/data/minilm_heads.json, which records the wall and CPU time of each part of its run, and the
-# 8-bit attention maps of the corpus for the chapter's static viewer, into mha/chapters/data/minilm_attention.json.
+# into book/minilm/data/minilm_heads.json, which records the wall and CPU time of each part of its run, and the
+# 8-bit attention maps of the corpus for the chapter's static viewer, into book/minilm/data/minilm_attention.json.
 minilm-heads: $(STAMP)
-	$(BIN)/python -m mha.chapters.minilm_heads
-	$(BIN)/python -m mha.chapters.minilm_viewer
+	$(BIN)/python -m book.minilm.census
+	$(BIN)/python -m book.minilm.viewer
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab chapters/

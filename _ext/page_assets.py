@@ -1,10 +1,10 @@
 """Sphinx extension of the book: the figures' scripts, added to the pages that show a figure and to no other.
 
-The interactive figures' classic scripts are ``mha.widgets.frontend.SCRIPTS`` (the ports in
-``mha/widgets/static/ports/``, then the framework and the figures, in load order), the one list that the
+The interactive figures' classic scripts are ``book.widgets.frontend.SCRIPTS`` (the ports in
+``book/widgets/static/ports/``, then the framework and the figures, in load order), the one list that the
 pages, the lecture decks and the tests load; ``_config.yml``'s ``html_static_path`` copies their folder into
 ``_static/``. This extension adds them to the pages, and removes them again from a page without a figure: a
-figure on a page is a root element whose class starts with ``mha-`` (``mha.widgets.frontend`` writes them),
+figure on a page is a root element whose class starts with ``mha-`` (``book.widgets.frontend`` writes them),
 so a page such as the references or the changelog loads none of those scripts. MathJax needs nothing here:
 Sphinx adds it only to pages with equations.
 """
@@ -18,7 +18,7 @@ from typing import Any
 from sphinx.application import Sphinx
 from sphinx.util.fileutil import copy_asset
 
-from mha.widgets.frontend import SCRIPTS
+from book.widgets.frontend import SCRIPTS
 
 FIGURE_ROOT = re.compile(r"""class=["'](?:[^"']*\s)?mha-""")
 

@@ -3,11 +3,11 @@
 Usage:
     python benchmarks/bench_decoder_port.py [--tokens 64] [--repeats 7] [--inner 5]
 
-Loads ``mha/widgets/static/ports/decoder.js`` with the weights script the build writes
-(:func:`mha.chapters.decoder_page.weights_script`) into mini-racer and times ``decoderPredict`` on a text of
+Loads ``book/decoder/static/ports/decoder.js`` with the weights script the build writes
+(:func:`book.decoder.page.weights_script`) into mini-racer and times ``decoderPredict`` on a text of
 ``--tokens`` characters (all heads on), the median of ``--repeats`` timings of ``--inner`` calls each, timed
 inside V8 (``Date.now()``; mini-racer has no ``performance``), so the transfer of the result to Python is not
-counted. Python's :func:`mha.chapters.decoder.predict` on the same text is timed beside it. Before timing, the
+counted. Python's :func:`book.decoder.model.predict` on the same text is timed beside it. Before timing, the
 script checks that the two agree within 2e-3.
 
 The page's goal is at most 100 ms per ``predict`` at 64 tokens in Chromium; mini-racer's V8 is the same
@@ -32,10 +32,11 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import _timing  # noqa: E402
 
-from mha.chapters.decoder import predict  # noqa: E402
-from mha.chapters.decoder_page import CALLBACK, weights_script  # noqa: E402
+from book.decoder.model import predict  # noqa: E402
+from book.decoder.page import CALLBACK, weights_script  # noqa: E402
+from book.widgets.frontend import static_path  # noqa: E402
 
-PORT = ROOT / "mha" / "widgets" / "static" / "ports" / "decoder.js"
+PORT = static_path("ports/decoder.js")
 TEXT = "Induction heads copy: qZ#8@kLm!2 then qZ#8@kLm!2 again, and the rest is ordinary English text."
 
 

@@ -30,7 +30,7 @@ import torch
 import transformers
 
 from benchmarks._timing import interleaved_medians
-from mha.chapters.minilm_heads import load_corpus
+from book.minilm.census import load_corpus
 from mha.pretrained import smollm2
 
 

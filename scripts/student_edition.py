@@ -65,10 +65,12 @@ def repository() -> str:
 
 
 def setup_block(url: str | None = None, tag: str | None = None) -> str:
-    """The first lines of every chapter's set-up cell: ``mha`` at the book's version, widgets on Colab.
+    """The first lines of every chapter's set-up cell: ``mha`` and ``book`` at the book's version, widgets on Colab.
 
-    It installs ``mha[book]``: the package (which needs PyTorch only, as Colab and Binder have it) with the
-    extra that the chapters' figures, widgets, pretrained encoder and tables need (pyproject.toml).
+    It installs the library with the extra its pretrained models need, ``mha[pretrained]`` (the library itself
+    needs PyTorch only, as Colab and Binder have it; pyproject.toml), and the book's own package ``book``
+    (``mha-book``, from the repository's ``book/`` folder), which brings what the chapters' figures, widgets and
+    tables need (book/pyproject.toml).
 
     Colab shows third-party widgets (the book's explorer, stepper and calculator are anywidgets) only with its
     custom widget manager on: Colab's ``google.colab.output.enable_custom_widget_manager()``, which
@@ -76,14 +78,15 @@ def setup_block(url: str | None = None, tag: str | None = None) -> str:
     """
     url, tag = url or repository(), tag or f"v{version()}"
     return (
-        "# Set-up: on Colab or Binder, install the book's package `mha`, with what its chapters need, at\n"
-        "# this book's version (nothing happens where it is installed), and on Colab turn on the widget\n"
-        "# manager its figures need.\n"
+        "# Set-up: on Colab or Binder, install the library `mha` and the book's own package `book`, with\n"
+        "# what the chapters need, at this book's version (nothing happens where they are installed), and\n"
+        "# on Colab turn on the widget manager the figures need.\n"
         "try:\n"
-        "    import mha\n"
+        "    import book\n"
         "except ModuleNotFoundError:\n"
-        f'    %pip install --quiet "mha[book] @ git+{url}@{tag}"\n'
-        "    import mha\n"
+        f'    source = "git+{url}@{tag}"\n'
+        '    %pip install --quiet "mha[pretrained] @ {source}" "mha-book @ {source}#subdirectory=book"\n'
+        "    import book\n"
         "try:\n"
         "    from google.colab import output\n"
         "\n"
@@ -93,19 +96,12 @@ def setup_block(url: str | None = None, tag: str | None = None) -> str:
     )
 
 
-_OLD_SETUP = re.compile(
-    r"\A# Set-up: on Colab or Binder.*?\n(?:#.*\n)*try:\n    import mha\nexcept ModuleNotFoundError:\n"
-    r"    %pip install [^\n]*(?:\n    import mha)?(?:\ntry:\n    from google\.colab import output\n\n"
-    r"    output\.enable_custom_widget_manager\(\)\nexcept ImportError:[^\n]*\n    pass)?",
-    re.S,
-)
-
-
 def pinned_setup(source: str, url: str | None = None, tag: str | None = None) -> str:
-    """A chapter's set-up cell with its first block replaced by :func:`setup_block` (the rest kept)."""
-    if not _OLD_SETUP.match(source):
+    """A chapter's set-up cell with its first block, :func:`setup_block`, pinned to ``url`` and ``tag``."""
+    block = setup_block()
+    if not source.startswith(block):
         raise ValueError(f"source: not a chapter's set-up cell (CONTRIBUTING.md): {source[:80]!r}")
-    return _OLD_SETUP.sub(lambda _: setup_block(url, tag), source, count=1)
+    return setup_block(url, tag) + source[len(block) :]
 
 
 def student_notebook(nb: nbformat.NotebookNode, lang: str = "en") -> nbformat.NotebookNode:

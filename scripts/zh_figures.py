@@ -1,6 +1,6 @@
 """The interactive figures' texts in Chinese: the catalogue ``zh/figures.yml``, applied to the stored outputs.
 
-Every text an interactive figure shows is defined once, in Python (:mod:`mha.widgets.spec` and the figure's
+Every text an interactive figure shows is defined once, in Python (:mod:`book.widgets.spec` and the figure's
 own module), and travels with the figure's data: a chapter's stored output holds the figure's root element,
 ``<div class="mha-…"><script type="application/json">{…}</script>…</div>`` (the ``text/html`` of its display
 bundle), whose JSON carries the spec (controls, messages, …) and the data. The English notebooks are the
@@ -43,7 +43,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = "zh/figures.yml"
-_ROOT_ELEMENT = re.compile(  # a figure's root element, as mha.widgets.frontend.root_html writes it
+_ROOT_ELEMENT = re.compile(  # a figure's root element, as book.widgets.frontend.root_html writes it
     r'(?P<open><div class="(?P<cls>mha-[\w-]+)[^"]*"[^>]*>\s*<script type="application/json">)'
     r"(?P<json>.*?)(?P<close></script>)",
     re.S,
@@ -278,7 +278,7 @@ def figure_name(data: dict) -> str:
 
 
 def _dump(data: object) -> str:
-    """JSON as :func:`mha.widgets.frontend.inline_json` writes it (compact, ``</`` escaped), but with the
+    """JSON as :func:`book.widgets.frontend.inline_json` writes it (compact, ``</`` escaped), but with the
     Chinese as it is, not escaped, so that a diff of a Chinese notebook reads."""
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
 

@@ -13,15 +13,15 @@ import functools
 import numpy as np
 import torch
 
+from book.minilm.realheads import EncoderExplorer, viewer_config
+from book.widgets.frontend import one_thread
 from mha.pretrained import MINILM, attend, load_minilm
-from mha.widgets.frontend import one_thread
-from mha.widgets.realheads import EncoderExplorer, viewer_config
 
-# -- chapter 1's MiniLM box (mha/widgets/minilm_page.py) -----------------------------------------------------
+# -- chapter 1's MiniLM box (book/minilm/page.py) -----------------------------------------------------
 
 LABELS = [["cls"] * 6 + ["broad"] * 3 + ["previous", "mixed", "sep"] for _ in range(MINILM.n_layers)]
 
-# -- the real-heads explorer (mha/widgets/realheads.py) -----------------------------------------------------
+# -- the real-heads explorer (book/minilm/realheads.py) -----------------------------------------------------
 
 CORPUS_TEXTS = ("The cat sat on the mat.", "Birds sing.")
 TIRED = "The animal didn't cross the street because it was too tired."

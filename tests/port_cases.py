@@ -1,4 +1,4 @@
-"""The cases on which each port of mha/widgets/static/ports/ is checked against its Python twin.
+"""The cases on which each port of book/widgets/static/ports/ is checked against its Python twin.
 
 tests/unit/test_ports.py runs every port on them in mini-racer (the fast lane); the browser tests run the
 page's one end-to-end parity check per figure on some of them (tests/browser/test_site*.py). One list per
@@ -12,12 +12,12 @@ from collections.abc import Callable
 
 import torch
 
-from mha.chapters.tasks import TASKS
-from mha.chapters.training import OneLayerAttentionModel
-from mha.compute.explorer import MASKS, head_choices
+from book.chapters.tasks import TASKS
+from book.chapters.training import OneLayerAttentionModel
+from book.compute.explorer import MASKS, head_choices
+from book.widgets.frontend import model_payload
+from book.widgets.spec import explorer_spec, stepper_spec, windows_spec
 from mha.masks import causal_mask
-from mha.widgets.frontend import model_payload
-from mha.widgets.spec import explorer_spec, stepper_spec, windows_spec
 
 # -- the explorer (ports/random.js, ports/explorer.js) -------------------------------------------------------
 

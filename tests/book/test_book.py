@@ -61,17 +61,17 @@ def test_licences_are_present():
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
-def test_first_code_cell_installs_mha_from_the_configured_repository(path):
+def test_first_code_cell_installs_both_packages_from_the_configured_repository(path):
     first = code_cells(path)[0].source
-    assert "import mha" in first
+    assert "import book" in first
     url = CONFIG["repository"]["url"]
-    # The set-up cell installs mha at the book's version and turns on Colab's widget manager: exactly
+    # The set-up cell installs mha and book at the book's version and turns on Colab's widget manager: exactly
     # scripts/student_edition.py's setup_block(), followed by the chapter's own lines.
     assert first.startswith(student_edition.setup_block()), (
         "the set-up cell must install the book's version from the repository named in _config.yml "
         "(see CONTRIBUTING.md)"
     )
-    assert f'"mha[book] @ git+{url}@v' in first
+    assert f'source = "git+{url}@v' in first and "#subdirectory=book" in first
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -302,7 +302,7 @@ def test_the_transformer_block_is_taught_before_any_chapter_uses_it():
 
 
 def test_the_book_loads_the_stylesheet():
-    """The scripts are mha.widgets.frontend.SCRIPTS, which the book's extension _ext/page_assets.py adds; the
+    """The scripts are book.widgets.frontend.SCRIPTS, which the book's extension _ext/page_assets.py adds; the
     stylesheet comes with _config.yml, first."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert config["sphinx"]["config"]["html_css_files"][0] == "mha.css"

@@ -216,14 +216,16 @@ def test_full_pdf_gathers_the_solutions_after_the_chapter(tmp_path, browser):
 def test_pinned_setup_cell_installs_this_version_and_turns_on_colabs_widget_manager():
     block = student_edition.setup_block()
     url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
-    assert f'%pip install --quiet "mha[book] @ git+{url}@v{VERSION}"' in block
+    assert f'    source = "git+{url}@v{VERSION}"\n' in block
+    assert '"mha[pretrained] @ {source}" "mha-book @ {source}#subdirectory=book"' in block
     assert "output.enable_custom_widget_manager()" in block and "except ImportError" in block
     for chapter in CHAPTERS:
         first = next(c for c in nbformat.read(chapter, as_version=4).cells if c.cell_type == "code").source
-        pinned = student_edition.pinned_setup(first)
-        assert pinned.startswith(block) and student_edition.pinned_setup(pinned) == pinned, chapter.stem
-        rest = first[student_edition._OLD_SETUP.match(first).end() :]
-        assert pinned == block + rest, f"{chapter.stem}: the chapter's own lines must be kept"
+        pinned = student_edition.pinned_setup(first, tag="v9.9.9")
+        assert f'source = "git+{url}@v9.9.9"' in pinned and f"@v{VERSION}" not in pinned, chapter.stem
+        assert pinned.endswith(first[len(block) :]), f"{chapter.stem}: the chapter's own lines must be kept"
+    with pytest.raises(ValueError, match="source: not a chapter's set-up cell"):
+        student_edition.pinned_setup("import mha")
 
 
 def test_binder_takes_the_cpu_wheel_of_the_pinned_torch():

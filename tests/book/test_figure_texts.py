@@ -1,6 +1,6 @@
 """The interactive figures speak Chinese on the Chinese site: every text of every figure has its Chinese.
 
-The English notebooks' stored outputs carry each figure's spec and data (mha/widgets/spec.py); zh_sync
+The English notebooks' stored outputs carry each figure's spec and data (book/widgets/spec.py); zh_sync
 translates their texts into the Chinese notebooks with the catalogue zh/figures.yml (scripts/zh_figures.py).
 These tests read the English notebooks, so a new figure's texts, or a changed text, fail here by name, with
 python -m scripts.zh_sync --figures printing the pairs to add.

@@ -14,8 +14,8 @@ from urllib.parse import unquote, urlparse
 import pytest
 import yaml
 
-from mha.widgets import frontend
-from mha.widgets.minilm_page import LAYERS_DIR, WEIGHTS_FILE, WORDS_DIR
+from book.minilm.page import LAYERS_DIR, WEIGHTS_FILE, WORDS_DIR
+from book.widgets import frontend
 from tests import ROOT
 from tests.built_site import CHAPTER_PAGES, PAGES, SITE, scripts_and_roots
 

@@ -18,8 +18,8 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from mha.widgets.frontend import SCRIPTS
-from mha.widgets.minilm_page import WEIGHTS_FILE
+from book.minilm.page import WEIGHTS_FILE
+from book.widgets.frontend import SCRIPTS
 from scripts import zh_sync
 from tests.built_site import PAGES, SITE, scripts_and_roots
 from tests.zh_site import FIGURE_PAGES, SAMPLE, ZH

@@ -1,5 +1,5 @@
 """What the figures' own browser tests share: one figure's axe-core scan, its printed picture, and a box that
-asks Python (mha.widgets.frontend.BoxWidget) live on a stand-in Jupyter model.
+asks Python (book.widgets.frontend.BoxWidget) live on a stand-in Jupyter model.
 
 (The whole site's scan is tests/browser/visits.py, whose rules these share: ``TAGS`` and ``IMPACTS``.)
 """

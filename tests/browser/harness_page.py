@@ -2,7 +2,7 @@
 
 The static files are copied beside an HTML file that includes them with classic ``<script src>`` tags and
 carries each figure's data inline, as the book's pages do (:func:`harness_html`, written with the helpers of
-:mod:`mha.widgets.frontend`); and the data of figures small enough to check by eye: the stepper's stages of a
+:mod:`book.widgets.frontend`); and the data of figures small enough to check by eye: the stepper's stages of a
 tiny layer, a real-heads viewer's of a stand-in model. Used by tests/browser/test_frontend.py,
 test_frontend_promises.py and test_site_screens.py.
 """
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import torch
 
-from mha.compute.stages import attention_stages
+from book.compute.stages import attention_stages
+from book.widgets.frontend import SCRIPTS, copy_static, inline_json
+from book.widgets.spec import realheads_spec
 from mha.multihead import MultiHeadAttention
-from mha.widgets.frontend import SCRIPTS, copy_static, inline_json
-from mha.widgets.spec import realheads_spec
 
 
 def harness_html(roots: list[tuple[str, str, dict]], *, title: str = "mha front ends") -> str:

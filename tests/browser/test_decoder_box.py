@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha.chapters.decoder import MESSAGES, predict
-from mha.chapters.decoder_box import DecoderWidget, box_html, box_spec, picture
-from mha.widgets.frontend import STYLESHEET, WIDGET_SCRIPTS, copy_static
+from book.decoder.box import DecoderWidget, box_html, box_spec, picture
+from book.decoder.model import MESSAGES, predict
+from book.widgets.frontend import STYLESHEET, WIDGET_SCRIPTS, copy_static
 from tests.browser.figure_checks import render_live
 
 API = "document.querySelector('.mha-decoder').mha"

@@ -1,4 +1,4 @@
-"""The browser front ends in mha/widgets/static/, in headless Chromium: controls, drawing, text, live mode.
+"""The browser front ends in book/widgets/static/, in headless Chromium: controls, drawing, text, live mode.
 
 A tiny harness page (the static files copied beside an HTML file that includes them with classic
 ``<script src>`` tags and their data inline, as the book's pages do) is opened over ``file://``, the
@@ -6,12 +6,12 @@ stricter scheme, and every request to another host is aborted. The tests check t
 the picture, that the keyboard reads it out, that text is shown literally, that a reader's bad input keeps
 the picture and says why, that the stepper shows the stages it is given and that the calculator and the
 window explorer answer their controls. The harness page (tests/browser/harness_page.py) writes the inline
-data with the helpers of :mod:`mha.widgets.frontend`, in the format documented at the top of each JavaScript
+data with the helpers of :mod:`book.widgets.frontend`, in the format documented at the top of each JavaScript
 file, as the book's pages carry it. The last tests load the same files as anywidget's ES module
-(:func:`mha.widgets.frontend.widget_esm`) in live mode, over ``http://`` (Chromium runs no module from a
+(:func:`book.widgets.frontend.widget_esm`) in live mode, over ``http://`` (Chromium runs no module from a
 ``blob:`` URL on a ``file://`` page), where the page draws what Python sends.
 
-The numbers the ports compute (mha/widgets/static/ports/) are checked against Python in the fast lane, by
+The numbers the ports compute (book/widgets/static/ports/) are checked against Python in the fast lane, by
 tests/unit/test_ports.py; the built book's pages check each figure's numbers once more end to end
 (tests/browser/test_site*.py).
 """
@@ -25,18 +25,18 @@ import threading
 import pytest
 import torch
 
-from mha.chapters.tasks import TASKS
-from mha.chapters.training import OneLayerAttentionModel
-from mha.compute.explorer import explorer_weights, head_choices
-from mha.compute.stages import STAGES
-from mha.multihead import MultiHeadAttention
-from mha.widgets.frontend import (
+from book.chapters.tasks import TASKS
+from book.chapters.training import OneLayerAttentionModel
+from book.compute.explorer import explorer_weights, head_choices
+from book.compute.stages import STAGES
+from book.widgets.frontend import (
     calculator_config,
     explorer_config,
     stepper_config,
 )
-from mha.widgets.spec import sparse_spec, windows_spec
-from mha.widgets.windows import windows_config
+from book.widgets.spec import sparse_spec, windows_spec
+from book.widgets.windows import windows_config
+from mha.multihead import MultiHeadAttention
 from scripts.chromium import CHROMIUM
 from tests.browser.harness_page import tiny_stages, write_harness
 from tests.browser.widget_harness import RENDER_LIVE, live_payload
@@ -343,8 +343,8 @@ def test_calculator_answers_its_controls(page):
 
 def test_the_live_explorer_draws_at_once_then_what_python_sends(browser, site):
     """The anywidget module (the static files plus one export, as Python builds it) in live mode."""
-    from mha.widgets import HeadExplorer
-    from mha.widgets.frontend import widget_esm
+    from book.widgets import HeadExplorer
+    from book.widgets.frontend import widget_esm
 
     page = browser.new_page(viewport={"width": 1000, "height": 900})
     errors = []
@@ -391,8 +391,8 @@ def test_the_live_explorer_draws_at_once_then_what_python_sends(browser, site):
 
 
 def test_the_live_stepper_and_calculator(browser, site):
-    from mha.widgets import cost_calculator, stage_stepper
-    from mha.widgets.frontend import widget_esm
+    from book.widgets import cost_calculator, stage_stepper
+    from book.widgets.frontend import widget_esm
 
     page = browser.new_page(viewport={"width": 1000, "height": 900})
     errors = []
@@ -435,7 +435,7 @@ def test_the_live_stepper_and_calculator(browser, site):
 
 def test_the_window_explorer_s_controls_follow_the_spec(page):
     """The layer menu offers 1 .. layers, and a number no control offers says the spec's message. (Its
-    numbers equal mha.compute.since_2017's: tests/unit/test_ports.py, and the built page in
+    numbers equal book.compute.since_2017's: tests/unit/test_ports.py, and the built page in
     tests/browser/test_site_since_2017.py.)"""
     update(page, "windows", {"n": 9, "window": 1, "layers": 3, "global_period": 0})
     root = page.locator("#windows")
@@ -453,7 +453,7 @@ def test_the_window_explorer_s_controls_follow_the_spec(page):
 def test_the_sparse_figure_keeps_python_s_keys_and_reads_out_by_keyboard(page):
     """The kept keys are index_selection's (the port's numbers against Python's: tests/unit/test_ports.py);
     the slider, the keyboard read-out and a sentence too long for the figure, as the spec says."""
-    from mha.compute.attention_2026 import index_selection
+    from book.compute.attention_2026 import index_selection
 
     drawn = update(page, "sparse", {"sentence": SENTENCE, "top_k": 2, "seed": 0})
     assert drawn["selected"] == index_selection(SENTENCE, 2, seed=0)[1].tolist()
@@ -489,7 +489,7 @@ def test_the_sparse_figure_keeps_python_s_keys_and_reads_out_by_keyboard(page):
 def test_the_parameter_counts_shown_are_python_s(page):
     """The line under the picture shows the counts Python made: a fresh layer's from the spec, a trained
     model's from its payload (nothing counted in the page)."""
-    from mha.widgets.frontend import module_parameters
+    from book.widgets.frontend import module_parameters
 
     def line(root: str) -> str:
         text = page.locator(f"#{root} .mha-shapes p").nth(1).text_content()

@@ -15,8 +15,8 @@ import re
 
 import pytest
 
-from mha.widgets.frontend import calculator_config, explorer_config, stepper_config
-from mha.widgets.windows import windows_config
+from book.widgets.frontend import calculator_config, explorer_config, stepper_config
+from book.widgets.windows import windows_config
 from tests.browser.harness_page import realheads_config, tiny_stages, write_harness
 from tests.port_cases import trained_like_model
 

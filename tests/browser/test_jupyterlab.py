@@ -21,8 +21,8 @@ import time
 import pytest
 import torch
 
-from mha.chapters.decoder import predict
-from mha.compute.explorer import explorer_weights
+from book.compute.explorer import explorer_weights
+from book.decoder.model import predict
 from scripts.lab import JUPYTER, SENTENCE, TIMED_CHANGE, kernel, open_notebook, running_lab
 
 CHANGES = 4  # changes of each control: every mask, both directions of h

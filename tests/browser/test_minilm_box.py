@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from book.minilm import page as minilm_page
+from book.minilm.page import WEIGHTS_FILE, MiniLMWidget, minilm_box
+from book.widgets.frontend import STYLESHEET, WIDGET_SCRIPTS, copy_static
 from mha.pretrained import attend
-from mha.widgets import minilm_page
-from mha.widgets.frontend import STYLESHEET, WIDGET_SCRIPTS, copy_static
-from mha.widgets.minilm_page import WEIGHTS_FILE, MiniLMWidget, minilm_box
 from tests.browser.figure_checks import render_live
 from tests.minilm_cases import LABELS
 

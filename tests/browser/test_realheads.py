@@ -1,6 +1,6 @@
 """The real-heads explorer's front end in Chromium (its Python side: tests/unit/test_realheads.py).
 
-The widget's ES module (:func:`mha.widgets.frontend.widget_esm`) rendered on a stand-in anywidget model draws
+The widget's ES module (:func:`book.widgets.frontend.widget_esm`) rendered on a stand-in anywidget model draws
 the head Python sends and sends back what the reader chooses and types; the same file still mounts the static
 viewer.
 """
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from mha.widgets.frontend import STYLESHEET, WIDGET_SCRIPTS, copy_static, widget_esm
-from mha.widgets.realheads import SCALE, EncoderExplorer, dequantise, viewer_html
+from book.minilm.realheads import SCALE, EncoderExplorer, dequantise, viewer_html
+from book.widgets.frontend import STYLESHEET, WIDGET_SCRIPTS, copy_static, widget_esm
 from tests.browser.widget_harness import RENDER_LIVE, live_payload
 from tests.minilm_cases import CORPUS_TEXTS, LITERAL, TIRED, check_drawn, corpus, encoder
 

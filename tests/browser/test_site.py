@@ -40,7 +40,7 @@ def test_mathjax_loads_its_extensions_and_fonts_from_disk(browser):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The interactive figures on the static site (mha/widgets/static/, data inline in the page)
+# The interactive figures on the static site (book/widgets/static/, data inline in the page)
 # ---------------------------------------------------------------------------------------------------------
 
 EXPLORER_PAGE = "chapters/the_math"
@@ -49,10 +49,10 @@ TRAINED_PAGE = "chapters/appendix_toy_heads"  # the toy experiment moved there f
 
 def test_the_static_explorers_compute_what_python_computes(browser):
     """The book's one browser check of the explorer's numbers, from disk (file://) and offline: on the maths
-    chapter a fresh layer's weights equal mha.compute.explorer_weights (1e-5), on the appendix's page the
+    chapter a fresh layer's weights equal book.compute.explorer_weights (1e-5), on the appendix's page the
     shipped trained model's equal Python's. (The port on many more cases: tests/unit/test_ports.py.)"""
-    from mha.chapters.training import load_models
-    from mha.compute.explorer import build_mask, explorer_weights, head_weights
+    from book.chapters.training import load_models
+    from book.compute.explorer import build_mask, explorer_weights, head_weights
 
     tab, errors = open_page(browser, EXPLORER_PAGE)
     assert tab.locator(".mha-explorer").count() == 1
@@ -109,8 +109,8 @@ def test_the_real_heads_viewer_draws_the_model_weights_within_8_bit_rounding(bro
     model's attention (mha.pretrained.attend) to within half a step of 1/255. From disk (file://)."""
     import numpy as np
 
+    from book.minilm.realheads import SCALE, dequantise
     from mha.pretrained import attend
-    from mha.widgets.realheads import SCALE, dequantise
 
     tab, errors = open_page(browser, REALHEADS_PAGE)
     assert tab.locator(".mha-realheads").count() == 1
@@ -204,8 +204,8 @@ def test_the_static_calculator_equals_mha_costs_for_every_model(browser):
 def test_the_static_stepper_shows_the_stages_python_computed(browser):
     """On the built page, from disk and offline: each stage the stepper draws is attention_stages of the
     example."""
-    from mha.chapters.worked_example import small_example
-    from mha.compute import STAGES, attention_stages
+    from book.chapters.worked_example import small_example
+    from book.compute import STAGES, attention_stages
 
     example = small_example()
     stages = attention_stages(example.module(), example.x)

@@ -1,7 +1,7 @@
 """The sparse-attention figure on the built chapter "Attention in 2025–2026", as a reader meets it offline.
 
 Reads the built book (tests/built_site.py). From disk (file://), the page's kept keys equal
-mha.compute.attention_2026.index_selection's and its pair counts mha.costs.sparse.causal_pairs' for the
+book.compute.attention_2026.index_selection's and its pair counts mha.costs.sparse.causal_pairs' for the
 port's cases (the figure's one browser check of its numbers: the port on the same cases runs in the unit
 lane, tests/unit/test_ports.py); the figure passes axe-core in both themes on a desktop and a phone, and
 prints its picture.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from mha.compute.attention_2026 import index_selection
+from book.compute.attention_2026 import index_selection
 from mha.costs.sparse import causal_pairs
 from tests.browser.figure_checks import axe_findings
 from tests.built_site import SITE, is_local, open_page

@@ -2,10 +2,10 @@
 does.
 
 Reads the built book (run `make book` first, as for tests/browser/test_site.py), opened from disk (file://)
-with every other host blocked, and once over http://. The box (mha/chapters/decoder_box.py,
-mha/widgets/static/decoderbox.js) must:
+with every other host blocked, and once over http://. The box (book/decoder/box.py,
+book/decoder/static/decoderbox.js) must:
 - compute with the weights script that the build wrote into _static/ (never inlined in the page) what
-  mha.chapters.decoder.predict computes: attention and probabilities within 2e-3, the same tokens and notes;
+  book.decoder.model.predict computes: attention and probabilities within 2e-3, the same tokens and notes;
 - refuse bad input with a plain Error whose message says why (never a TypeError or a RangeError), and show a
   message, never a broken picture, for a text the model cannot read whole;
 - be usable by keyboard, print its static picture, fit a 390 px phone, and pass axe-core in both themes, as
@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mha.chapters.decoder import DECODER, MESSAGES, predict
-from mha.chapters.decoder_page import WEIGHTS_SCRIPT
-from mha.chapters.induction import head_name
+from book.decoder.induction import head_name
+from book.decoder.model import DECODER, MESSAGES, predict
+from book.decoder.page import WEIGHTS_SCRIPT
 from tests.browser.figure_checks import assert_prints_its_picture, axe_findings
 from tests.built_site import SITE, is_local
 

@@ -1,4 +1,4 @@
-"""Chapter 1's in-page MiniLM on the built site, as a reader offline meets it (mha/widgets/static/minilm.js).
+"""Chapter 1's in-page MiniLM on the built site, as a reader offline meets it (book/minilm/static/minilm.js).
 
 Reads the built book (run `make book` first). From disk (file://), with every other host blocked, the box on
 chapters/why_multiple_heads.html runs all-MiniLM-L6-v2 in the page: its tokens equal the Python tokenizer's,
@@ -29,9 +29,9 @@ import re
 import pytest
 import torch
 
-from mha.chapters.minilm_heads import load_head_results
+from book.minilm.census import load_head_results
+from book.minilm.page import LAYERS_DIR, MAX_TOKENS, WEIGHTS_FILE, WORDS_DIR, box_spec
 from mha.pretrained import ablate_encoder_heads, ablated_embeddings, attend
-from mha.widgets.minilm_page import LAYERS_DIR, MAX_TOKENS, WEIGHTS_FILE, WORDS_DIR, box_spec
 from tests.browser.figure_checks import assert_prints_its_picture, axe_findings
 from tests.built_site import SITE, is_local
 from tests.port_cases import ATTEND, HEADS_OFF

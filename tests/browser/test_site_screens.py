@@ -8,8 +8,8 @@ colours each head's largest weight at the top of the scale; text in a figure has
 
 import pytest
 
-from mha.widgets.frontend import explorer_config
-from mha.widgets.spec import sparse_spec, windows_spec
+from book.widgets.frontend import explorer_config
+from book.widgets.spec import sparse_spec, windows_spec
 from tests.browser.harness_page import realheads_config, write_harness
 
 WIDTHS = (390, 1280)

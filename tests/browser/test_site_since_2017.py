@@ -1,7 +1,7 @@
 """The window explorer on the built chapter "Multi-head attention since 2017", as a reader meets it offline.
 
 Reads the built book (tests/built_site.py). From disk (file://), the page's layer
-masks and receptive fields equal mha.compute.since_2017's for several settings, the cached-token count equals
+masks and receptive fields equal book.compute.since_2017's for several settings, the cached-token count equals
 the sum over layers, and the controls redraw it: the figure's one browser check of its numbers (its port on
 the same cases, in the unit lane: tests/unit/test_ports.py).
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from mha.compute.since_2017 import layer_masks, receptive_fields
-from mha.widgets.windows import PERIODS
+from book.compute.since_2017 import layer_masks, receptive_fields
+from book.widgets.windows import PERIODS
 from tests.built_site import open_page
 from tests.port_cases import WINDOW_SWEEP
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import pytest
 
+from book.minilm.page import CLASS_NAME, WEIGHTS_FILE
+from book.widgets.frontend import ROOT_CLASSES
 from mha.pretrained import attend
-from mha.widgets.frontend import ROOT_CLASSES
-from mha.widgets.minilm_page import CLASS_NAME, WEIGHTS_FILE
 from scripts.zh_figures import Catalogue
 from tests.built_site import SITE
 from tests.zh_site import CHINESE, FIGURE_PAGES, SAMPLE, ZH

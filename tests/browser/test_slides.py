@@ -5,7 +5,7 @@ with every request to another host blocked, as a lecturer offline would open it:
 paging works, equations typeset, the interactive figures mount; and in the same visit it is read as a lecture
 hall sees it, at 1280 x 800: every slide fits (also with an interactive figure at its largest settings), no
 slide shows more than 8 lines of code or a test-harness comment, figure and widget text is at least about 18
-px (a picture's smallest text is mha.figures' TEXT_PT at the dpi written in the PNG,
+px (a picture's smallest text is book.figures' TEXT_PT at the dpi written in the PNG,
 tests/unit/test_figure_style.py; a canvas's is the font size heatmaps.js reports), and a focused figure keeps
 its arrow keys. (The rules that shape a chapter into a deck: tests/unit/test_tag_slides.py.)
 """
@@ -16,8 +16,8 @@ import hashlib
 
 import pytest
 
-from mha.figures._style import TEXT_PT
-from mha.widgets.frontend import FIGURES
+from book.figures._style import TEXT_PT
+from book.widgets.frontend import FIGURES
 from scripts import build_slides, zh_sync
 from tests import ROOT
 from tests.zh_site import FIGURE_PAGES as ZH_FIGURE_PAGES

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from axe_playwright_python.sync_playwright import Axe
 
-from mha.widgets.frontend import FIGURES, ROOT_CLASSES
+from book.widgets.frontend import FIGURES, ROOT_CLASSES
 from tests import ROOT
 from tests.built_site import PAGES, SITE, is_local
 

@@ -1,4 +1,4 @@
-"""mha.compute.attention_2026 and mha.figures.attention_2026: the recall experiment, the top-k rule and the
+"""book.compute.attention_2026 and book.figures.attention_2026: the recall experiment, the top-k rule and the
 sparse-attention figure's indexer; the figures draw what they are given."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import mha
-from mha.compute.attention_2026 import (
+from book.compute.attention_2026 import (
     INDEX_SHAPE,
     MEMORIES,
     associative_recall,
@@ -15,7 +15,7 @@ from mha.compute.attention_2026 import (
     index_weights,
     select_top_k,
 )
-from mha.figures.attention_2026 import plot_memory_lines, plot_recall
+from book.figures.attention_2026 import plot_memory_lines, plot_recall
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -48,7 +48,7 @@ def test_index_selection_is_the_indexer_formula_under_a_causal_mask():
     assert torch.isinf(scores[~mha.causal_mask(n)]).all() and torch.isfinite(scores[mha.causal_mask(n)]).all()
     assert selected.sum(-1).tolist() == [1, 2, 2, 2, 2, 2]
     W = index_weights(4)  # the formula by hand, one head at a time
-    from mha.compute.explorer import embed_tokens, split_tokens
+    from book.compute.explorer import embed_tokens, split_tokens
 
     x = embed_tokens(split_tokens(sentence), INDEX_SHAPE["d_model"], dtype=torch.float64)
     h_i, d_i = INDEX_SHAPE["index_heads"], INDEX_SHAPE["index_dim"]

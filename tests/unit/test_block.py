@@ -1,4 +1,4 @@
-"""The Transformer block of "The math" (mha/figures/block.py): the figure draws it; today's decoders run it.
+"""The Transformer block of "The math" (book/figures/block.py): the figure draws it; today's decoders run it.
 
 The chapter writes the pre-norm block as ``H = X + MultiHead(RMSNorm(X))``, ``Y = H + MLP(RMSNorm(H))`` with a
 SwiGLU MLP, and draws it. Here the figure shows the sublayers in that order with the shapes it is given, and
@@ -22,8 +22,8 @@ import torch.nn.functional as F
 from matplotlib.text import Text
 
 import mha
-from mha.figures._style import TEXT_PT
-from mha.figures.block import POST_NORM_LAYER, PRE_NORM_BLOCK, plot_transformer_block, transformer_block_alt
+from book.figures._style import TEXT_PT
+from book.figures.block import POST_NORM_LAYER, PRE_NORM_BLOCK, plot_transformer_block, transformer_block_alt
 from mha.pretrained import from_transformers
 from tests.unit.transformers_calls import SIZES, N, tiny_deepseek, tiny_model
 
@@ -62,7 +62,7 @@ def test_the_figure_draws_no_text_below_text_pt():
     texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
     assert texts and min(t.get_fontsize() for t in texts) >= TEXT_PT
     width, height = fig.get_size_inches()
-    assert width <= 9.5 and height <= 5.5, "the figure keeps within a slide's box (mha/figures/_style.py)"
+    assert width <= 9.5 and height <= 5.5, "the figure keeps within a slide's box (book/figures/_style.py)"
 
 
 @pytest.mark.parametrize(("argument", "value", "error"), [("n", 0, ValueError), ("d_model", 2.5, TypeError)])

@@ -5,12 +5,12 @@ import json
 import pytest
 import torch
 
+from book.widgets.calculator import cost_calculator
+from book.widgets.frontend import PORTS, calculator_config, static_file
 from mha.costs.configs import MODEL_CONFIGS
 from mha.costs.counts import kv_cache_bytes, model_costs, uncounted_layers
 from mha.costs.layers import Layer
 from mha.costs.report import DTYPES, calculator_data, cost_report, cost_rows, format_count, format_ratio
-from mha.widgets.calculator import cost_calculator
-from mha.widgets.frontend import PORTS, calculator_config, static_file
 
 
 def test_report_shows_the_costs_of_the_model():
@@ -117,7 +117,7 @@ def test_calculator_data_adds_up_to_model_costs():
 
 @pytest.fixture(scope="module")
 def js():
-    """The page's ports (mha/widgets/static/ports/) loaded in V8 (mini-racer: no browser, no DOM)."""
+    """The page's ports (book/widgets/static/ports/) loaded in V8 (mini-racer: no browser, no DOM)."""
     mini_racer = pytest.importorskip("py_mini_racer")
     ctx = mini_racer.MiniRacer()
     for name in PORTS:

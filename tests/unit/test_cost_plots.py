@@ -1,4 +1,4 @@
-"""mha.figures.costs: the plotted numbers are the cost functions' numbers."""
+"""book.figures.costs: the plotted numbers are the cost functions' numbers."""
 
 import matplotlib
 
@@ -8,9 +8,9 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
+from book.figures.costs import plot_attention_macs, plot_head_widths, plot_kv_cache
 from mha.costs.configs import MODEL_CONFIGS, MODELS_2025_2026
 from mha.costs.counts import attention_macs_parts, kv_cache_bytes, model_kv_cache_bytes
-from mha.figures.costs import plot_attention_macs, plot_head_widths, plot_kv_cache
 
 
 @pytest.fixture(autouse=True)
@@ -151,7 +151,7 @@ def test_bad_arguments(call, error):
 
 
 def test_head_width_labels_overlap_no_other_label_and_stay_in_the_figure():
-    """At the book's figure text size (mha.figures._style.TEXT_PT) the labels still leave each other room."""
+    """At the book's figure text size (book.figures._style.TEXT_PT) the labels still leave each other room."""
     fig = plot_head_widths()
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
@@ -167,7 +167,7 @@ def test_head_width_labels_overlap_no_other_label_and_stay_in_the_figure():
 
 
 def test_layer_caches_draw_a_flat_state_and_steps_of_compressed_entries():
-    from mha.figures import plot_layer_caches
+    from book.figures import plot_layer_caches
 
     layers = [("Qwen3-Next-80B-A3B", 0), ("Qwen3-Next-80B-A3B", 3), ("DeepSeek-V4-Flash", 3)]
     fig = plot_layer_caches(layers, max_context=4096)

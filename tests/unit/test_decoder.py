@@ -1,4 +1,4 @@
-"""The book's decoder (mha.chapters.decoder): its contract, its shipped weights, and what they must show.
+"""The book's decoder (book.decoder.model): its contract, its shipped weights, and what they must show.
 
 The contract is issue 37's: vocabulary() and predict(text, *, off=()) with tokens, causal float32 attention
 (L, h, n, n) and five (token, probability) pairs per position. The measured criteria (copying on the second
@@ -13,9 +13,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-import mha.chapters.decoder as decoder
-from mha.chapters import induction
-from mha.chapters.decoder import (
+import book.decoder.model as decoder
+from book.decoder import induction
+from book.decoder.model import (
     DECODER,
     ORDINARY,
     TOP_K,

@@ -1,4 +1,4 @@
-"""The decoder box's Python side (mha.chapters.decoder_box): its spec, the live widget's answers, its bundle.
+"""The decoder box's Python side (book.decoder.box): its spec, the live widget's answers, its bundle.
 
 The page's side is tested on the built site (tests/browser/test_site_decoder.py) and, live, on a stand-in
 Jupyter model (tests/browser/test_decoder_box.py); the port it computes with in
@@ -12,12 +12,12 @@ import re
 import pytest
 import torch
 
-from mha.chapters import decoder_box
-from mha.chapters.decoder import DECODER, MESSAGES, ORDINARY, predict
-from mha.chapters.decoder_box import DecoderWidget, box_html, box_spec, default_text
-from mha.chapters.decoder_page import WEIGHTS_SCRIPT, weights_script
-from mha.chapters.induction import LENGTHS
-from mha.widgets.frontend import ROOT_CLASSES, SCRIPTS, WIDGET_SCRIPTS, static_file
+from book.decoder import box as decoder_box
+from book.decoder.box import DecoderWidget, box_html, box_spec, default_text
+from book.decoder.induction import LENGTHS
+from book.decoder.model import DECODER, MESSAGES, ORDINARY, predict
+from book.decoder.page import WEIGHTS_SCRIPT, weights_script
+from book.widgets.frontend import ROOT_CLASSES, SCRIPTS, WIDGET_SCRIPTS, static_file
 
 ROLES = {(0, 1): "previous token", (0, 3): "previous token", (1, 0): "induction"}
 L, H = DECODER.layers, DECODER.h

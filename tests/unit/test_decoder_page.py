@@ -1,7 +1,7 @@
-"""The decoder's page weights (mha.chapters.decoder_page, _ext/decoder_weights.py): what the port reads.
+"""The decoder's page weights (book.decoder.page, _ext/decoder_weights.py): what the port reads.
 
 The build writes _static/decoder-weights.js from the shipped safetensors; the port
-(mha/widgets/static/ports/decoder.js, tested in tests/unit/test_decoder_port.py) decodes it. Here: the script
+(book/decoder/static/ports/decoder.js, tested in tests/unit/test_decoder_port.py) decodes it. Here: the script
 holds exactly the values Python computes with, and everything else the port reads, and the extension writes
 it.
 """
@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-import mha.chapters.decoder as decoder
-from mha.chapters import decoder_page
-from mha.chapters.decoder import DECODER, TOP_K, UNKNOWN, load_state, vocabulary
+import book.decoder.model as decoder
+from book.decoder import page as decoder_page
+from book.decoder.model import DECODER, TOP_K, UNKNOWN, load_state, vocabulary
 
 
 def test_the_script_holds_the_values_python_computes_with():

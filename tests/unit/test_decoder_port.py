@@ -1,24 +1,24 @@
-"""The page's port of the decoder (mha/widgets/static/ports/decoder.js) against its Python twin in mini-racer.
+"""The decoder's page port (book/decoder/static/ports/decoder.js) against its Python twin, in mini-racer.
 
 The port runs in an embedded V8 (mini-racer, no browser, no DOM), loaded with the weights script that the
-build writes (mha.chapters.decoder_page.weights_script), and must give what mha.chapters.decoder.predict
+build writes (book.decoder.page.weights_script), and must give what book.decoder.model.predict
 gives: the same tokens and notes, attention and probabilities within 2e-3 (Python computes in float32, the
 port in float64, both from the same float16 values), and the same top tokens wherever the probabilities are
 not near-tied.
 """
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
 from py_mini_racer import JSEvalException, MiniRacer
 
-import mha.chapters.decoder as decoder
-from mha.chapters.decoder import VOCABULARY, load_state
-from mha.chapters.decoder_page import CALLBACK, weights_script
+import book.decoder.model as decoder
+from book.decoder.model import VOCABULARY, load_state
+from book.decoder.page import CALLBACK, weights_script
+from book.widgets.frontend import static_path
 
-PORT = Path(decoder.__file__).resolve().parents[1] / "widgets" / "static" / "ports" / "decoder.js"
+PORT = static_path("ports/decoder.js")
 TOLERANCE = 2e-3  # the issue's bound on attention and probabilities
 NEAR_TIE = 1e-4  # two candidates closer than this may swap places between float32 and float64
 
@@ -49,7 +49,7 @@ def js_predict(js, text, off):
 
 def test_the_port_says_what_it_is():
     header = PORT.read_text(encoding="utf-8").split("*/")[0]
-    assert "PORT of mha/chapters/decoder.py" in header
+    assert "PORT of book/decoder/model.py" in header
     assert "tests/unit/test_decoder_port.py" in header
     for forbidden in ("TextEncoder", "atob(", "document.", "window."):  # mini-racer and workers have none
         assert forbidden not in PORT.read_text(encoding="utf-8").split("*/", 1)[1]

@@ -1,4 +1,4 @@
-"""mha.figures.diagrams: the drawn shapes and layouts are the ones PyTorch computes."""
+"""book.figures.diagrams: the drawn shapes and layouts are the ones PyTorch computes."""
 
 import matplotlib
 
@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
-from mha.figures.diagrams import multihead_block_alt, plot_head_layout, plot_multihead_block
+from book.figures.diagrams import multihead_block_alt, plot_head_layout, plot_multihead_block
 from mha.multihead import split_heads
 
 
@@ -73,7 +73,7 @@ def test_the_layout_is_what_view_and_transpose_compute(n, h):
 def test_the_rotary_pairs_are_the_rotary_tables():
     import math
 
-    from mha.figures.diagrams import plot_rotary_pairs, rotary_pairs_alt
+    from book.figures.diagrams import plot_rotary_pairs, rotary_pairs_alt
     from mha.positional import rotary_tables
 
     fig = plot_rotary_pairs(8, 10000.0, positions=4, pairs=(0, 3))
@@ -96,7 +96,7 @@ def test_the_rotary_pairs_are_the_rotary_tables():
 @pytest.mark.parametrize("q_rank", [24, None])
 def test_the_latent_diagram_shows_the_layers_widths(q_rank):
     import mha
-    from mha.figures.diagrams import latent_attention_alt, plot_latent_attention
+    from book.figures.diagrams import latent_attention_alt, plot_latent_attention
 
     with torch.device("meta"):  # DeepSeek-V3's widths, no memory
         v3 = mha.MultiHeadLatentAttention(7168, 128, kv_rank=512, d_nope=128, d_rope=64, q_rank=1536)

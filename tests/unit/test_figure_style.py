@@ -1,4 +1,4 @@
-"""mha.figures._style: no figure of the book draws text smaller than TEXT_PT.
+"""book.figures._style: no figure of the book draws text smaller than TEXT_PT.
 
 The lecture decks' test (tests/browser/test_slides.py) measures a figure's text on a slide as TEXT_PT points
 at the picture's dpi, scaled as the picture is shown; this keeps that measure honest. Every figure function is
@@ -17,13 +17,13 @@ import pytest
 import torch
 from matplotlib.text import Text
 
-from mha.chapters.induction import phase_change, training_curves
-from mha.chapters.induction_plots import plot_copy_probabilities, plot_decoder_heads, plot_training_log
-from mha.chapters.training import load_results
-from mha.chapters.training_plots import plot_accuracy_by_heads, plot_learning_curves
-from mha.compute import STAGES, attention_stages
-from mha.compute.since_2017 import layer_masks, receptive_fields
-from mha.figures import (
+from book.chapters.training import load_results
+from book.chapters.training_plots import plot_accuracy_by_heads, plot_learning_curves
+from book.compute import STAGES, attention_stages
+from book.compute.since_2017 import layer_masks, receptive_fields
+from book.decoder.induction import phase_change, training_curves
+from book.decoder.induction_plots import plot_copy_probabilities, plot_decoder_heads, plot_training_log
+from book.figures import (
     plot_attention_macs,
     plot_head_layout,
     plot_head_widths,
@@ -32,8 +32,8 @@ from mha.figures import (
     plot_multihead_block,
     plot_stage,
 )
-from mha.figures._style import TEXT_PT
-from mha.figures.pretrained import (
+from book.figures._style import TEXT_PT
+from book.figures.pretrained import (
     LABELS,
     plot_attention_head,
     plot_census_by_layer,
@@ -42,7 +42,7 @@ from mha.figures.pretrained import (
     plot_head_values,
     plot_pruning_curve,
 )
-from mha.figures.since_2017 import plot_layer_stack
+from book.figures.since_2017 import plot_layer_stack
 from mha.multihead import MultiHeadAttention
 
 

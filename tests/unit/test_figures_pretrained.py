@@ -1,6 +1,6 @@
-"""mha.figures.pretrained: the figures of real heads plot the numbers they are given, numbered 1-based.
+"""book.figures.pretrained: the figures of real heads plot the numbers they are given, numbered 1-based.
 
-Also mha.widgets.realheads: the viewer's 8-bit data reads back within half a step of 1/255.
+Also book.minilm.realheads: the viewer's 8-bit data reads back within half a step of 1/255.
 Synthetic inputs only: no model is loaded here (tests/unit/test_pretrained.py covers the model).
 """
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from mha.figures.pretrained import (
+from book.figures.pretrained import (
     LABELS,
     PATTERN_NAMES,
     plot_attention_head,
@@ -21,8 +21,8 @@ from mha.figures.pretrained import (
     plot_head_values,
     plot_pruning_curve,
 )
+from book.minilm.realheads import SCALE, RealHeadsViewer, dequantise, quantise, viewer_config, viewer_spec
 from mha.pretrained.heads import PATTERNS
-from mha.widgets.realheads import SCALE, RealHeadsViewer, dequantise, quantise, viewer_config, viewer_spec
 
 matplotlib.use("Agg")
 
@@ -80,7 +80,7 @@ def test_head_grid_has_layers_as_rows_and_heads_as_columns_on_one_scale():
 
 @pytest.mark.parametrize("n", [1, 5, 9])
 def test_head_grid_names_only_the_first_and_last_token_and_readably(n):
-    from mha.figures._style import TEXT_PT
+    from book.figures._style import TEXT_PT
 
     fig = plot_head_grid(weights(L, H, n, n), tokens(n))
     fig.canvas.draw()

@@ -1,4 +1,4 @@
-"""Tests of mha.figures.since_2017: the layer-stack figure draws what it is given and checks its inputs."""
+"""Tests of book.figures.since_2017: the layer-stack figure draws what it is given and checks its inputs."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ matplotlib.use("Agg")
 
 import pytest
 
-from mha.compute.since_2017 import layer_masks, receptive_fields
-from mha.figures.since_2017 import plot_layer_stack
+from book.compute.since_2017 import layer_masks, receptive_fields
+from book.figures.since_2017 import plot_layer_stack
 
 
 def test_plot_layer_stack_draws_each_mask_and_field():
@@ -44,8 +44,8 @@ def test_plot_rotary_wavelengths_draws_the_given_wavelengths_and_lengths():
 
     import torch
 
-    from mha.compute.since_2017 import rotary_frequencies
-    from mha.figures.since_2017 import plot_rotary_wavelengths
+    from book.compute.since_2017 import rotary_frequencies
+    from book.figures.since_2017 import plot_rotary_wavelengths
 
     plain = 2 * math.pi / rotary_frequencies(16, theta=10000.0)
     scaled = 2 * math.pi / rotary_frequencies(16, theta=10000.0, kind="linear", factor=4.0)

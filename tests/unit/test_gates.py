@@ -1,4 +1,4 @@
-"""mha.chapters.gates: the hand-set head that a sink or a gate quiets."""
+"""book.chapters.gates: the hand-set head that a sink or a gate quiets."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from mha.chapters.gates import output_size, quiet_head, quiet_head_steps, sink_inputs
+from book.chapters.gates import output_size, quiet_head, quiet_head_steps, sink_inputs
 from mha.gates import NoGate, OutputGate
 
 

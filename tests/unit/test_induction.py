@@ -1,4 +1,4 @@
-"""The measurements of induction heads (mha.chapters.induction) on constructed cases and the shipped decoder.
+"""The measurements of induction heads (book.decoder.induction) on constructed cases and the shipped decoder.
 
 The constructed cases know their answer: a fake model whose heads attend exactly like an induction head or a
 previous-token head scores 1 on its pattern; an oracle that copies scores 1 on the second copy. The shipped
@@ -14,9 +14,9 @@ import pytest
 import torch
 from torch import nn
 
-import mha.chapters.decoder as decoder
-from mha.chapters import induction
-from mha.chapters.decoder import DECODER, ORDINARY, VOCABULARY, Decoder
+import book.decoder.model as decoder
+from book.decoder import induction
+from book.decoder.model import DECODER, ORDINARY, VOCABULARY, Decoder
 
 
 @pytest.fixture(scope="module")

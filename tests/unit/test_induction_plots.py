@@ -1,12 +1,12 @@
-"""mha.chapters.induction_plots: each figure draws exactly the numbers it is given, and refuses bad ones."""
+"""book.decoder.induction_plots: each figure draws exactly the numbers it is given, and refuses bad ones."""
 
 import matplotlib
 import numpy as np
 import pytest
 import torch
 
-from mha.chapters import induction
-from mha.chapters.induction_plots import plot_copy_probabilities, plot_decoder_heads, plot_training_log
+from book.decoder import induction
+from book.decoder.induction_plots import plot_copy_probabilities, plot_decoder_heads, plot_training_log
 
 matplotlib.use("Agg")
 

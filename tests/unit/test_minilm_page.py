@@ -1,4 +1,4 @@
-"""The Python side of chapter 1's in-page MiniLM box (mha/widgets/minilm_page.py, _ext/minilm_weights.py).
+"""The Python side of chapter 1's in-page MiniLM box (book/minilm/page.py, _ext/minilm_weights.py).
 
 The browser side (tokenizer, forward pass, box) is tested on the built site by
 tests/browser/test_site_minilm.py, the live widget's front end by tests/browser/test_minilm_box.py.
@@ -16,11 +16,8 @@ import numpy as np
 import pytest
 import yaml
 
-from mha.pretrained import MINILM, ablate_encoder_heads, ablated_embeddings, attend
-from mha.pretrained.heads import PATTERNS
-from mha.widgets import minilm_page
-from mha.widgets.frontend import SCRIPTS
-from mha.widgets.minilm_page import (
+from book.minilm import page as minilm_page
+from book.minilm.page import (
     CLASS_NAME,
     FORMAT,
     LAYERS_DIR,
@@ -38,7 +35,10 @@ from mha.widgets.minilm_page import (
     word_shard,
     write_weights_script,
 )
-from mha.widgets.spec import INVALID, merge_settings
+from book.widgets.frontend import SCRIPTS
+from book.widgets.spec import INVALID, merge_settings
+from mha.pretrained import MINILM, ablate_encoder_heads, ablated_embeddings, attend
+from mha.pretrained.heads import PATTERNS
 from tests import ROOT
 from tests.minilm_cases import LABELS
 

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from mha.chapters.minilm_heads import load_head_results
-from mha.pretrained import MINILM
-from mha.widgets import minilm_page
-from mha.widgets.minilm_page import (
+from book.minilm import page as minilm_page
+from book.minilm.census import load_head_results
+from book.minilm.page import (
     CALLBACK,
     LAYER_CALLBACK,
     MESSAGES,
@@ -31,6 +30,7 @@ from mha.widgets.minilm_page import (
     weights_script,
     weights_size,
 )
+from mha.pretrained import MINILM
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = ROOT / "chapters" / "why_multiple_heads.ipynb"

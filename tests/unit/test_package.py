@@ -1,9 +1,11 @@
-"""The package as a whole: `import mha` is the small attention core, and the layers import downwards."""
+"""The two packages as wholes: `mha`, the library (a small core, layers, PyTorch alone), and `book`."""
 
 import ast
 import importlib.metadata
 import inspect
 import io
+import json
+import re
 import subprocess
 import sys
 import tokenize
@@ -14,12 +16,15 @@ import tomllib
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+import book
 import mha
 from tests import ROOT
 
 PACKAGE = Path(mha.__file__).parent
 CORE_MODULES = sorted(p for p in PACKAGE.glob("*.py"))
-LAYERS = ("compute", "pretrained", "costs", "figures", "widgets", "chapters")
+LAYERS = ("compute", "pretrained", "costs", "linear")  # mha's subpackages
+BOOK = Path(book.__file__).parent
+BOOK_LAYERS = ("chapters", "minilm", "decoder", "widgets", "figures", "compute")
 
 
 def test_the_core_exports_few_documented_names():
@@ -142,16 +147,27 @@ def test_the_attention_layer_branches_on_few_of_its_options():
     assert places == sorted(places), steps
 
 
-@pytest.mark.parametrize("layer", LAYERS)
-def test_every_layer_is_a_documented_subpackage(layer):
-    init = PACKAGE / layer / "__init__.py"
-    assert init.is_file(), f"mha.{layer} is not a package"
-    assert ast.get_docstring(ast.parse(init.read_text())), f"mha.{layer} has no docstring"
+def test_mha_is_the_library_and_nothing_in_it_is_named_after_a_chapter():
+    """mha's subpackages are its layers (no figures, widgets or chapter material: they are `book`'s), and no
+    module of it is named after a chapter of the book or a year."""
+    assert {p.parent.name for p in PACKAGE.glob("*/__init__.py")} == set(LAYERS)
+    assert {p.parent.name for p in BOOK.glob("*/__init__.py")} == set(BOOK_LAYERS)
+    chapters = {p.stem for p in (ROOT / "chapters").glob("*.ipynb")}
+    for path in PACKAGE.rglob("*.py"):
+        assert path.stem not in chapters and not re.search(r"(19|20)\d\d", path.stem), path
 
 
-# -- what `pip install mha` needs, and what the extra `book` adds --------------------------------------------
+SUBPACKAGES = [*(f"mha.{n}" for n in LAYERS), "book", *(f"book.{n}" for n in BOOK_LAYERS)]
 
-TORCH_ONLY = ("compute", "costs", "linear")  # with the core: what `pip install mha` brings
+
+@pytest.mark.parametrize("package", SUBPACKAGES)
+def test_every_layer_is_a_documented_subpackage(package):
+    init = ROOT.joinpath(*package.split("."), "__init__.py")
+    assert init.is_file(), f"{package} is not a package"
+    assert ast.get_docstring(ast.parse(init.read_text())), f"{package} has no docstring"
+
+
+# -- what `pip install mha` needs, what its extras add, and what `book` needs --------------------------------
 
 
 def third_party_imports(paths) -> set[str]:
@@ -166,7 +182,7 @@ def third_party_imports(paths) -> set[str]:
                 modules = [node.module]
             else:
                 continue
-            for top in {m.split(".")[0] for m in modules} - set(sys.stdlib_module_names) - {"mha"}:
+            for top in {m.split(".")[0] for m in modules} - set(sys.stdlib_module_names) - {"mha", "book"}:
                 assert top in distributions, f"{path}: imports {top}, which no installed package provides"
                 found.update(canonicalize_name(d) for d in distributions[top])
     return found
@@ -176,19 +192,95 @@ def requirement_names(requirements: list[str]) -> set[str]:
     return {canonicalize_name(Requirement(r).name) for r in requirements}
 
 
-def test_pip_install_mha_needs_torch_only_and_the_extra_book_the_rest():
-    """pyproject's dependencies are PyTorch alone, which is all the core and the torch-only layers import;
-    every other layer imports only what the extra ``book`` adds (import-linter's contracts keep the core from
-    importing the layers above it, `make lint`)."""
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    extras = {name: requirement_names(reqs) for name, reqs in project["optional-dependencies"].items()}
-    assert requirement_names(project["dependencies"]) == {"torch"}
-    assert set(extras) == {"book", "transformers"} and extras["transformers"] == {"transformers"}
-    torch_only = [*CORE_MODULES, *(p for layer in TORCH_ONLY for p in (PACKAGE / layer).glob("*.py"))]
-    assert third_party_imports(torch_only) == {"torch"}
-    for layer in set(LAYERS) - set(TORCH_ONLY):
-        imported = third_party_imports((PACKAGE / layer).glob("*.py"))
-        assert imported <= {"torch"} | extras["book"], f"mha.{layer} imports {imported - extras['book']}"
-    used = third_party_imports(p for layer in LAYERS for p in (PACKAGE / layer).glob("*.py"))
-    widgets = {"ipywidgets"}  # what anywidget's widgets need in a notebook, though mha imports it not itself
-    assert extras["book"] - used == widgets, "the extra book lists what no layer imports"
+MHA_PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+EXTRAS = {name: requirement_names(reqs) for name, reqs in MHA_PROJECT["optional-dependencies"].items()}
+
+
+def test_pip_install_mha_needs_torch_only_and_each_module_names_what_it_needs_beyond():
+    """pyproject's dependencies are PyTorch alone. A module of mha that imports another package (at the top or
+    in a function) names it, and the extra that brings it, in its docstring's first 3,000 characters; every
+    package of an extra is imported by some module (transformers excepted: from_transformers is handed a
+    transformers model and never imports the library)."""
+    assert requirement_names(MHA_PROJECT["dependencies"]) == {"torch"}
+    assert set(EXTRAS) == {"pretrained", "transformers"} and EXTRAS["transformers"] == {"transformers"}
+    used = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        beyond = third_party_imports([path]) - {"torch"}
+        used |= beyond
+        head = (ast.get_docstring(ast.parse(path.read_text())) or "")[:3000]
+        for name in beyond:
+            extra = next((e for e, names in EXTRAS.items() if name in names), None)
+            assert extra, f"{path.relative_to(ROOT)} imports {name}, which no extra of pyproject.toml brings"
+            assert f"``{name}``" in head and f"mha[{extra}]" in head, (
+                f"{path.relative_to(ROOT)}: its docstring must name ``{name}`` and the extra mha[{extra}]"
+            )
+    assert used == EXTRAS["pretrained"], "the extra pretrained lists what no module imports"
+
+
+def torch_modules() -> set[str]:
+    """The top-level modules of PyTorch and of what it requires, recursively (what a fresh environment with
+    `pip install torch` alone holds)."""
+    names, todo = set(), ["torch"]
+    while todo:
+        name = canonicalize_name(todo.pop())
+        if name in names:
+            continue
+        names.add(name)
+        for line in importlib.metadata.requires(name) or []:
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    return {top for top, dists in importlib.metadata.packages_distributions().items()
+            if any(canonicalize_name(d) in names for d in dists)}  # fmt: skip
+
+
+IMPORT_EACH_MODULE = """
+import importlib, importlib.abc, json, pkgutil, sys
+
+allowed = set(json.loads(sys.argv[1]))
+
+
+class TorchAlone(importlib.abc.MetaPathFinder):  # as if only PyTorch and its requirements were installed
+    def find_spec(self, name, path=None, target=None):
+        top = name.split(".")[0]
+        if top in sys.stdlib_module_names or top in allowed:
+            return None
+        raise ModuleNotFoundError(f"No module named {top!r}", name=top)
+
+
+sys.meta_path.insert(0, TorchAlone())
+import mha
+
+missing = {}
+for module in pkgutil.walk_packages(mha.__path__, "mha."):
+    try:
+        importlib.import_module(module.name)
+    except ModuleNotFoundError as error:
+        missing[module.name] = error.name
+print(json.dumps(missing))
+"""
+
+
+def test_with_torch_alone_every_module_of_mha_imports_or_fails_naming_its_package():
+    """In an interpreter that finds no package but PyTorch and its requirements, `import mha` and every module
+    of it imports, except a module that imports an extra's package at its top, which raises
+    ModuleNotFoundError naming that package (and names it in its docstring: the test above)."""
+    allowed = sorted(torch_modules() | {"mha"})
+    result = subprocess.run(
+        [sys.executable, "-c", IMPORT_EACH_MODULE, json.dumps(allowed)],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    missing = json.loads(result.stdout)
+    assert missing == {"mha.pretrained.smollm2": "gguf"}, missing
+    assert "gguf" in EXTRAS["pretrained"]
+
+
+def test_the_books_package_declares_what_it_imports():
+    """book/pyproject.toml's dependencies are what the book's modules import beyond mha and PyTorch, and what
+    mha[pretrained] brings (mha is not on PyPI, so book cannot require it by name), and ipywidgets, which
+    anywidget's widgets need in a notebook though no module imports it."""
+    project = tomllib.loads((BOOK / "pyproject.toml").read_text())["project"]
+    declared = requirement_names(project["dependencies"])
+    imported = third_party_imports(BOOK.rglob("*.py")) - {"torch"}
+    assert imported <= declared, f"book imports {imported - declared}, not in book/pyproject.toml"
+    assert declared == imported | EXTRAS["pretrained"] | {"ipywidgets"}, declared - imported

@@ -1,4 +1,4 @@
-"""mha.figures.heatmaps: panels, colour scale, masked cells, the average panel, literal labels, errors."""
+"""book.figures.heatmaps: panels, colour scale, masked cells, the average panel, literal labels, errors."""
 
 import matplotlib
 
@@ -11,8 +11,8 @@ import torch
 from matplotlib.figure import Figure
 
 import mha
-from mha.figures import plot_heads
-from mha.figures.heatmaps import CMAP
+from book.figures import plot_heads
+from book.figures.heatmaps import CMAP
 
 TOKENS = ["the", "cat", "sat", "on", "the", "mat"]
 

@@ -1,4 +1,4 @@
-"""Every port of mha/widgets/static/ports/ against its Python twin, in a JavaScript engine and no browser.
+"""Every port of book/widgets/static/ports/ against its Python twin, in a JavaScript engine and no browser.
 
 A port is a computation the page makes without a kernel that Python makes too; its file's header names the
 twin. Here mini-racer (V8 from PyPI: no DOM, no TextEncoder, no atob, as a port must expect) loads every
@@ -22,14 +22,14 @@ import pytest
 import torch
 from py_mini_racer import MiniRacer
 
-from mha.compute import portable_random
-from mha.compute.attention_2026 import INDEX_SHAPE, INDEX_STREAM, index_selection, index_weights
-from mha.compute.explorer import build_mask, explorer_weights, head_weights, token_vectors
-from mha.compute.since_2017 import layer_masks, receptive_fields
+from book.compute import portable_random
+from book.compute.attention_2026 import INDEX_SHAPE, INDEX_STREAM, index_selection, index_weights
+from book.compute.explorer import build_mask, explorer_weights, head_weights, token_vectors
+from book.compute.since_2017 import layer_masks, receptive_fields
+from book.minilm.page import MAX_TOKENS, page_tokens, weights_payload, word_shard
+from book.widgets.frontend import PORTS, model_payload, static_file
+from book.widgets.spec import choices, explorer_spec, merge_settings, next_valid
 from mha.costs.sparse import causal_pairs
-from mha.widgets.frontend import PORTS, model_payload, static_file
-from mha.widgets.minilm_page import MAX_TOKENS, page_tokens, weights_payload, word_shard
-from mha.widgets.spec import choices, explorer_spec, merge_settings, next_valid
 from tests import ROOT
 from tests.port_cases import (
     ATTEND,
@@ -133,7 +133,7 @@ def test_bytes_base64_and_float32_are_python_s(ports):
     assert error == "RangeError"
 
 
-# -- ports/random.js: mha.compute.portable_random ------------------------------------------------------------
+# -- ports/random.js: book.compute.portable_random -----------------------------------------------------------
 
 
 def test_random_equals_python_exactly(ports):
@@ -157,7 +157,7 @@ def test_random_equals_python_exactly(ports):
     assert got["vectors"] == expected.tolist()
 
 
-# -- ports/explorer.js: mha.compute.explorer -----------------------------------------------------------------
+# -- ports/explorer.js: book.compute.explorer ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("sweep", [explorer_sweep, site_explorer_sweep])
@@ -180,7 +180,7 @@ WEIGHTS_OF = "(p, spec, mask, all) => all.map(s => mhaFrontEnd.explorerWeights({
 
 def test_explorer_runs_a_trained_model_s_payload(ports):
     """The payload of model_payload, read back (base64 float32 tensors, strictly by name) and run."""
-    from mha.chapters.training import load_models
+    from book.chapters.training import load_models
 
     payload, expected = trained_like_model()
     spec = explorer_spec(trained=True)
@@ -199,7 +199,7 @@ def test_explorer_runs_a_trained_model_s_payload(ports):
             torch.testing.assert_close(weights, want, atol=1e-5, rtol=0, msg=f"{sentence} {mask}")
 
 
-# -- ports/settings.js: mha.widgets.spec's rules -------------------------------------------------------------
+# -- ports/settings.js: book.widgets.spec's rules ------------------------------------------------------------
 
 
 def _python_merge(spec, state, changes, fixed):
@@ -230,7 +230,7 @@ def test_settings_follow_notes_equal_python(ports):
     """followNotes is follow_notes: what the page says about a setting that followed another, for every
     change the rules accept; a divisor and a layer that had to change, and a valid length below the one
     chosen, say so."""
-    from mha.widgets.spec import follow_notes
+    from book.widgets.spec import follow_notes
 
     cases = []
     for spec, state, changes, fixed in merge_cases():
@@ -286,14 +286,14 @@ def test_settings_choices_and_next_valid_equal_python(ports):
     got = ports.run(
         "(t, v) => mhaFrontEnd.format(t, v)", "{a} and {b}: {c}", {"a": [1, "x"], "b": None, "c": 2.5}
     )
-    from mha.widgets.spec import fill
+    from book.widgets.spec import fill
 
     assert got == fill("{a} and {b}: {c}", a=[1, "x"], b=None, c=2.5)
 
 
 def test_settings_explorer_choices_equal_python(ports):
     """What the explorer's menus offer, fresh or with a trained model (its own d_model and h)."""
-    from mha.widgets.spec import explorer_choices
+    from book.widgets.spec import explorer_choices
 
     spec = explorer_spec(trained=True)
     cases = [
@@ -333,10 +333,10 @@ def _calculator_cases() -> list[dict]:
 
 
 def test_costs_equal_mha_costs_for_every_decoder(ports):
+    from book.widgets.frontend import calculator_config
     from mha.costs.configs import MODEL_CONFIGS
     from mha.costs.counts import kv_cache_bytes, model_costs, model_kv_cache_bytes, uncounted_layers
     from mha.costs.report import DTYPES, cost_report
-    from mha.widgets.frontend import calculator_config
 
     config = calculator_config({})
     cases = _calculator_cases()
@@ -375,8 +375,8 @@ def test_costs_equal_mha_costs_for_every_decoder(ports):
 def test_costs_format_as_python_rounds(ports):
     """Python's f"{x:,.2f}" rounds ties (exact in binary) to even, toFixed up: the port does as Python, with
     the units of the spec (up to YiB and Y) and digits grouped beyond them."""
+    from book.widgets.frontend import calculator_config
     from mha.costs.report import format_bytes, format_count
-    from mha.widgets.frontend import calculator_config
 
     sizes = [
         0,
@@ -413,7 +413,7 @@ def test_costs_format_as_python_rounds(ports):
     assert got[1][-1] == "123,456,005.00 Y"
 
 
-# -- ports/windows.js: mha.compute.since_2017 ----------------------------------------------------------------
+# -- ports/windows.js: book.compute.since_2017 ---------------------------------------------------------------
 
 
 def test_windows_equal_python(ports):
@@ -429,7 +429,7 @@ def test_windows_equal_python(ports):
         assert result["cached"] == sum(kept), s
 
 
-# -- ports/sparse.js: mha.compute.attention_2026 and mha.costs.sparse ----------------------------------------
+# -- ports/sparse.js: book.compute.attention_2026 and mha.costs.sparse ---------------------------------------
 
 
 def test_sparse_weights_are_python_s_exactly(ports):
@@ -605,7 +605,7 @@ def test_minilm_on_a_small_encoder_equals_python(ports):
 def test_minilm_itself_equals_python(ports, minilm):
     """The page's model: the tokenizer on the book's corpus, odd input and a sample of Unicode; the encoder on
     the sentences and heads-off cases of the browser's check, against Python on the same float16 weights."""
-    from mha.chapters.minilm_heads import load_corpus
+    from book.minilm.census import load_corpus
 
     encoder = minilm
     _load(ports, encoder)
@@ -625,7 +625,7 @@ def test_the_page_s_float16_weights_hold_the_box_s_bounds(minilm):
     with heads switched off), for the weights as the page stores them (float16), on hard inputs and a sample
     of the corpus. (On the whole corpus the largest differences were 0.0021 and 3.2e-4, both on the hard
     inputs; the browser checks the page's own numbers on some of them: tests/browser/test_site_minilm.py.)"""
-    from mha.chapters.minilm_heads import load_corpus
+    from book.minilm.census import load_corpus
     from mha.pretrained import ablated_embeddings, attend
 
     encoder = minilm

@@ -15,7 +15,7 @@ import pytest
 import torch
 from tokenizers import Tokenizer, models, pre_tokenizers, processors
 
-from mha.chapters.minilm_heads import LINEAGE, load_corpus, load_head_results
+from book.minilm.census import LINEAGE, load_corpus, load_head_results
 from mha.costs import MODEL_CONFIGS
 from mha.pretrained import minilm
 from mha.pretrained.heads import (

@@ -1,4 +1,4 @@
-"""The real-heads explorer (mha.widgets.realheads.EncoderExplorer): all-MiniLM-L6-v2 on a typed sentence.
+"""The real-heads explorer (book.minilm.realheads.EncoderExplorer): all-MiniLM-L6-v2 on a typed sentence.
 
 What the page is sent is exactly :func:`mha.pretrained.attend`'s head, a reader's unusable sentence gives a
 message and keeps the picture, values no control offers raise, and the display bundle carries the static
@@ -15,9 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from mha.pretrained import MINILM, attend
-from mha.widgets import realheads
-from mha.widgets.realheads import (
+from book.minilm import realheads
+from book.minilm.realheads import (
     MAX_TOKENS,
     SCALE,
     STILL,
@@ -26,7 +25,8 @@ from mha.widgets.realheads import (
     viewer_config,
     viewer_html,
 )
-from mha.widgets.spec import realheads_spec
+from book.widgets.spec import realheads_spec
+from mha.pretrained import MINILM, attend
 from tests.minilm_cases import CORPUS_TEXTS, LITERAL, TIRED, check_drawn, corpus, encoder
 
 pytestmark = pytest.mark.usefixtures("minilm")  # every test runs all-MiniLM-L6-v2

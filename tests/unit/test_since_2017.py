@@ -1,4 +1,4 @@
-"""Tests of mha.compute.since_2017 and mha.compute.tensor_parallel: blockwise attention, the largest tensor,
+"""Tests of book.compute.since_2017 and mha.compute.tensor_parallel: blockwise attention, the largest tensor,
 masks and receptive fields of local/global stacks, and heads split across processes."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ import torch
 import torch.nn.functional as F
 
 import mha
-from mha.bands import Window
-from mha.compute.since_2017 import (
+from book.compute.since_2017 import (
     blockwise_attention,
     largest_tensor_bytes,
     layer_masks,
     receptive_fields,
     rotary_frequencies,
 )
+from mha.bands import Window
 from mha.compute.tensor_parallel import check_divisible, shard_heads, tensor_parallel_forward
 from mha.costs.configs import MODEL_CONFIGS
 from mha.gates import OutputGate

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 import mha
-from mha.chapters.worked_example import worked_example
-from mha.compute import STAGES, attention_stages
+from book.chapters.worked_example import worked_example
+from book.compute import STAGES, attention_stages
 
 
 def shape_of(stage, n, d_model, h):
@@ -66,7 +66,7 @@ def test_bad_arguments_raise_clear_errors(attn, x, error, words):
 
 def test_stage_decimals_fit_the_largest_value():
     """The stage figure and the page's stepper print a stage's values with these decimals."""
-    from mha.compute.stages import stage_decimals
+    from book.compute.stages import stage_decimals
 
     assert stage_decimals(torch.tensor([0.5, 150.0]), "weights") == 2  # weights: always two
     largest = (9.99, 10.0, 99.9, 100.0)

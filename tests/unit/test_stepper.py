@@ -6,11 +6,11 @@ import pytest
 import torch
 
 import mha
-from mha.chapters.worked_example import worked_example
-from mha.compute import STAGES, attention_stages
-from mha.figures import plot_stage
-from mha.figures.stages import stage_caption
-from mha.widgets import stage_stepper
+from book.chapters.worked_example import worked_example
+from book.compute import STAGES, attention_stages
+from book.figures import plot_stage
+from book.figures.stages import stage_caption
+from book.widgets import stage_stepper
 
 KEYS = [s.key for s in STAGES]
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -1,9 +1,9 @@
-"""mha.chapters.tasks: the tasks are deterministic for a seed and their targets mean what they say."""
+"""book.chapters.tasks: the tasks are deterministic for a seed and their targets mean what they say."""
 
 import pytest
 import torch
 
-from mha.chapters.tasks import IGNORE, TASKS, Task
+from book.chapters.tasks import IGNORE, TASKS, Task
 
 
 @pytest.mark.parametrize("name", sorted(TASKS))

@@ -1,4 +1,4 @@
-"""Training the book's decoder (mha.chapters.train_decoder): its data, its schedule, its determinism, its log.
+"""Training the book's decoder (book.decoder.train): its data, its schedule, its determinism, its log.
 
 Nothing here trains the shipped model; the slow test runs a few steps of a small run twice and checks they
 give the same weights and curves. The shipped log is checked against what the chapter will read from it.
@@ -11,9 +11,10 @@ import platform
 import pytest
 import torch
 
-from mha.chapters import induction, train_decoder
-from mha.chapters.decoder import DECODER, ORDINARY, VOCABULARY, DecoderConfig, load_state
-from mha.chapters.train_decoder import TrainConfig
+from book.decoder import induction
+from book.decoder import train as train_decoder
+from book.decoder.model import DECODER, ORDINARY, VOCABULARY, DecoderConfig, load_state
+from book.decoder.train import TrainConfig
 
 
 def test_the_corpus_is_the_documentation_that_ships_with_python():
@@ -80,7 +81,7 @@ def test_a_few_training_steps_are_deterministic():
 
 def test_the_shipped_log_describes_the_shipped_weights():
     log = induction.load_log()
-    assert log["command"] == "python -m mha.chapters.train_decoder"
+    assert log["command"] == "python -m book.decoder.train"
     assert log["model"] == dataclasses.asdict(DECODER)
     assert log["train"] == {
         k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(TrainConfig()).items()

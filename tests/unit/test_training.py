@@ -1,4 +1,4 @@
-"""mha.chapters.training: the tiny model, training loop, evaluation, head ablation and the shipped runs."""
+"""book.chapters.training: the tiny model, training loop, evaluation, head ablation and the shipped runs."""
 
 import dataclasses
 
@@ -6,8 +6,8 @@ import pytest
 import torch
 
 import mha
-from mha.chapters.tasks import IGNORE, TASKS
-from mha.chapters.training import (
+from book.chapters.tasks import IGNORE, TASKS
+from book.chapters.training import (
     GRID_H,
     GRID_SEEDS,
     GRID_TASKS,

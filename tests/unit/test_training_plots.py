@@ -1,12 +1,12 @@
-"""mha.chapters.training_plots: the figures show the shipped results, mean over seeds, every seed visible."""
+"""book.chapters.training_plots: the figures show the shipped results, mean over seeds, every seed visible."""
 
 import matplotlib
 import numpy as np
 import pytest
 
-from mha.chapters.tasks import TASKS
-from mha.chapters.training import load_results
-from mha.chapters.training_plots import plot_accuracy_by_heads, plot_learning_curves
+from book.chapters.tasks import TASKS
+from book.chapters.training import load_results
+from book.chapters.training_plots import plot_accuracy_by_heads, plot_learning_curves
 
 matplotlib.use("Agg")
 

@@ -1,10 +1,10 @@
-"""mha.chapters.tutorial_code: the tutorials' classes load, and have exactly the defects the chapter shows."""
+"""book.chapters.tutorial_code: the tutorials' classes load and have exactly the defects the chapter shows."""
 
 import pytest
 import torch
 
 import mha
-from mha.chapters.tutorial_code import TUTORIAL_CODE, tutorial_class, tutorial_source
+from book.chapters.tutorial_code import TUTORIAL_CODE, tutorial_class, tutorial_source
 
 D_MODEL, H = 16, 4
 

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 import mha
-from mha.chapters.worked_example import worked_example
-from mha.compute.explorer import (
+from book.chapters.worked_example import worked_example
+from book.compute.explorer import (
     D_MODELS,
     MASKS,
     MAX_TOKENS,
@@ -20,14 +20,14 @@ from mha.compute.explorer import (
     head_choices,
     token_vectors,
 )
-from mha.compute.stages import STAGES, attention_stages
+from book.compute.stages import STAGES, attention_stages
+from book.widgets import CostCalculator, StageStepper, cost_calculator, stage_stepper
+from book.widgets.explorer import HeadExplorer
+from book.widgets.frontend import calculator_config, stepper_config, widget_esm
+from book.widgets.spec import explorer_spec, stepper_spec
 from mha.costs.configs import MODEL_CONFIGS
 from mha.costs.counts import model_costs
 from mha.costs.report import DTYPES, cost_report, cost_rows
-from mha.widgets import CostCalculator, StageStepper, cost_calculator, stage_stepper
-from mha.widgets.explorer import HeadExplorer
-from mha.widgets.frontend import calculator_config, stepper_config, widget_esm
-from mha.widgets.spec import explorer_spec, stepper_spec
 
 
 def sent(explorer: HeadExplorer) -> tuple[torch.Tensor, np.ndarray | None]:
@@ -271,7 +271,7 @@ def test_embed_tokens_is_stable_per_token_and_adds_positions():
     with_positions = embed_tokens(["the", "cat", "the"], 16)
     torch.testing.assert_close(with_positions - x, mha.sinusoidal_positions(3, 16))
     # Not Python's hash(), which is salted per process: every process, machine and the page's port get
-    # these numbers (mha.compute.portable_random), pinned here.
+    # these numbers (book.compute.portable_random), pinned here.
     pinned = [[-1.4748064279556274, 0.27348437905311584, 0.3173903822898865, 1.3194605112075806]]
     assert torch.equal(token_vectors(["the"], 4), torch.tensor(pinned, dtype=torch.float32))
 
@@ -528,12 +528,12 @@ def test_calculator_sends_the_rows_of_cost_report():
 
 def test_calculator_looks_the_model_up_once_per_change(monkeypatch):
     """The model's name becomes a configuration once, in the widget; the costs and rows take the config."""
+    import book.widgets.calculator
     import mha.costs.counts
     import mha.costs.report
-    import mha.widgets.calculator
 
     calc, lookups = cost_calculator(), []
-    for module in (mha.widgets.calculator, mha.costs.report, mha.costs.counts):
+    for module in (book.widgets.calculator, mha.costs.report, mha.costs.counts):
         real = module.get_config
 
         def counting(model, *args, _real=real, **kwargs):
@@ -588,11 +588,11 @@ def test_calculator_from_the_page_with_a_bad_value_goes_back():
 
 
 def _all_specs() -> list[dict]:
-    from mha.chapters.decoder import MESSAGES as DECODER_MESSAGES
-    from mha.chapters.decoder_box import box_spec as decoder_box_spec
+    from book.decoder.box import box_spec as decoder_box_spec
+    from book.decoder.model import MESSAGES as DECODER_MESSAGES
+    from book.minilm.page import box_spec
+    from book.widgets.spec import calculator_spec, realheads_spec, sparse_spec, windows_spec
     from mha.costs.report import calculator_data
-    from mha.widgets.minilm_page import box_spec
-    from mha.widgets.spec import calculator_spec, realheads_spec, sparse_spec, windows_spec
 
     return [
         explorer_spec(),
@@ -623,10 +623,10 @@ def _messages(spec: dict) -> list[str]:
 
 def test_no_script_declares_a_mask_name_or_a_message_of_python():
     """Every mask name, message template and calculator row (each literal piece between its {fields}) is
-    defined in Python only: no script of mha/widgets/static/, ports included, spells one, nor its comments."""
+    defined in Python only: no page script, ports included, spells one, nor its comments."""
     import re
 
-    from mha.widgets.frontend import SCRIPTS, static_file
+    from book.widgets.frontend import SCRIPTS, static_file
 
     scripts = {name: static_file(name) for name in SCRIPTS}
     figures = {
@@ -669,7 +669,7 @@ def test_what_the_spec_says_each_mask_hides_is_what_build_mask_hides():
 
 
 def test_explorer_and_page_share_one_message_per_case():
-    from mha.widgets.spec import STILL
+    from book.widgets.spec import STILL
 
     explorer = HeadExplorer()
     explorer.update(sentence="")
@@ -680,9 +680,9 @@ def test_explorer_and_page_share_one_message_per_case():
 
 
 def test_sparse_explorer_checks_its_settings_and_writes_its_root():
-    from mha.widgets.frontend import FIGURES
-    from mha.widgets.sparse import check_sparse_settings, sparse_explorer
-    from mha.widgets.spec import SPARSE_DEFAULTS, sparse_spec
+    from book.widgets.frontend import FIGURES
+    from book.widgets.sparse import check_sparse_settings, sparse_explorer
+    from book.widgets.spec import SPARSE_DEFAULTS, sparse_spec
 
     assert ".mha-sparse" in FIGURES
     figure = sparse_explorer(sentence="a b c", top_k=2)

@@ -2,7 +2,7 @@
 
 import torch
 
-from mha.chapters.worked_example import KEY_COLUMNS, VALUE_COLUMNS, worked_example
+from book.chapters.worked_example import KEY_COLUMNS, VALUE_COLUMNS, worked_example
 
 
 def test_shapes_and_dtype():
@@ -64,8 +64,8 @@ def test_module_matches_hand_computation_and_torch():
 
 
 def test_the_small_example_is_well_scaled_and_its_heads_differ():
-    from mha.chapters.worked_example import small_example
-    from mha.compute import attention_stages
+    from book.chapters.worked_example import small_example
+    from book.compute import attention_stages
 
     ex = small_example()
     assert ex.tokens == ("the", "cat", "the", "dog")

@@ -1,0 +1,283 @@
+/* mha front end, PORT of book/decoder/model.py: the book's decoder, run in the page of "Heads that work
+ * together" with no kernel.
+ *
+ * Python twins (book.decoder.model): predict -> decoderPredict, encode -> decoderEncode, Decoder.forward
+ * (inside decoderPredict); book.decoder.page.weights_payload's data read back -> decoderModel.
+ * tests/unit/test_decoder_port.py runs this file in mini-racer and checks it against Python on several texts
+ * and sets of heads switched off: attention and probabilities within 2e-3, the same top tokens where they are
+ * not near-tied.
+ *
+ * A classic script with no DOM, no TextEncoder and no atob (mini-racer has not one of them): strict mode, no
+ * top-level bindings, adding to the global namespace globalThis.mhaFrontEnd (core.js's convention):
+ *
+ *   decoderModel(data)               the data of the weights script decoder-weights.js (written by the build
+ *                                    from the shipped safetensors, book/decoder/page.py: format
+ *                                    "float16-base64") -> a model {config, vocab, ids, unknown, topK,
+ *                                    messages, W: {name: Float32Array}}
+ *   decoderEncode(model, text)       -> {ids, truncated, unknown}, as decoder.encode: one token per code point,
+ *                                    the last `context` of a longer text, unknown characters to one token
+ *   decoderPredict(model, text, {off}) -> {tokens, attention, top, truncated, unknown, note}, as
+ *                                    decoder.predict: attention[layer][head][query][key] (nested arrays, zero
+ *                                    above the diagonal), top[i] = 5 [token, probability] pairs for the token
+ *                                    after position i, highest first, ties in id order; off = [[layer, head],
+ *                                    ...] counted from 0
+ *
+ * Bad input throws a plain Error worded by the messages that come with the weights (decoder.MESSAGES), as
+ * Python's ValueError and TypeError are: empty text, a text that is not a string, an `off` that is not a list
+ * of heads of this decoder.
+ *
+ * The forward pass: the token embedding; per layer x + attn(RMSNorm(x)), attn being mha/multihead.py's
+ * MultiHeadAttention without biases, with rotary positions (mha/positional.py: half-split pairs, angles
+ * p * theta^(-2i/d_k)) and mha/attention.py's softmax(q k^T / sqrt(d_k)), each query seeing itself and the keys before it; a head
+ * switched off has its output zeroed before W_o (mha/compute/ablation.py); the final RMSNorm, the unembedding
+ * and a softmax. Computed in float64 from the float16 values that Python computes with in float32.
+ *
+ * Shape legend:
+ *   n        number of tokens, at most config.context
+ *   V        vocabulary size
+ *   d_model  model width
+ *   L        number of layers (config.layers)
+ *   h        heads per layer; d_k the head width, d_model divided by h
+ * A matrix is an array of rows (Float64Array), e.g. x: n rows of d_model.
+ */
+(function (root) {
+  "use strict";
+  const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
+
+  // ---- the weights: base64 -> bytes -> float16 -> float32 ----------------------------------------------------
+  const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const SEXTET = new Int16Array(128).fill(-1);
+  for (let i = 0; i < BASE64.length; i++) SEXTET[BASE64.charCodeAt(i)] = i;
+
+  /** The bytes of a base64 string (with its "=" fill at the end), without atob. */
+  function base64Bytes(text) {
+    const end = text.replace(/=+$/, "").length;
+    const bytes = new Uint8Array(Math.floor((end * 3) / 4));
+    let bits = 0, count = 0, out = 0;
+    for (let i = 0; i < end; i++) {
+      const code = text.charCodeAt(i), value = code < 128 ? SEXTET[code] : -1;
+      if (value < 0) throw new Error(`not base64: character ${JSON.stringify(text[i])} at ${i}`);
+      bits = (bits << 6) | value;
+      count += 6;
+      if (count >= 8) {
+        count -= 8;
+        bytes[out++] = (bits >> count) & 0xff;
+      }
+    }
+    return bytes;
+  }
+
+  let HALF = null; // float16 bits -> value, a table of all 65536, built on first use
+  function halfTable() {
+    if (HALF) return HALF;
+    HALF = new Float32Array(65536);
+    for (let b = 0; b < 65536; b++) {
+      const s = b & 0x8000 ? -1 : 1, e = (b >> 10) & 0x1f, m = b & 0x3ff;
+      if (e === 0) HALF[b] = s * m * 2 ** -24; // subnormal
+      else if (e === 31) HALF[b] = m ? NaN : s * Infinity;
+      else HALF[b] = s * (1 + m / 1024) * 2 ** (e - 15);
+    }
+    return HALF;
+  }
+
+  /** A tensor of the weights script: little-endian float16 in base64 -> Float32Array, row-major. */
+  function decodeTensor(entry) {
+    const bytes = base64Bytes(entry.data), table = halfTable();
+    const size = entry.shape.reduce((a, b) => a * b, 1);
+    if (bytes.length !== 2 * size) {
+      throw new Error(`a tensor of shape [${entry.shape}] needs ${2 * size} bytes, got ${bytes.length}`);
+    }
+    const out = new Float32Array(size);
+    for (let i = 0; i < size; i++) out[i] = table[bytes[2 * i] | (bytes[2 * i + 1] << 8)];
+    return out;
+  }
+
+  /** Fill a message's {fields}, as Python's str.format does for decoder.MESSAGES. */
+  function fill(template, fields) {
+    return template.replace(/\{(\w+)\}/g, (whole, key) => (key in fields ? String(fields[key]) : whole));
+  }
+
+  function decoderModel(data) {
+    if (!data || data.format !== "float16-base64") {
+      throw new Error(`the decoder's weights must be in format float16-base64, got ${data && data.format}`);
+    }
+    const W = {};
+    for (const name in data.tensors) W[name] = decodeTensor(data.tensors[name]);
+    const ids = new Map(data.vocab.map((token, id) => [token, id]));
+    const { config, vocab, unknown, messages } = data;
+    return { config, vocab, ids, unknown, topK: data.top_k, messages, W };
+  }
+
+  // ---- tokens: one per code point ----------------------------------------------------------------------------
+  function decoderEncode(model, text) {
+    const M = model.messages;
+    if (typeof text !== "string") throw new Error(fill(M.not_text, { type: text === null ? "null" : typeof text }));
+    if (text.length === 0) throw new Error(M.empty);
+    let characters = Array.from(text); // code points: an emoji is one character
+    const truncated = Math.max(0, characters.length - model.config.context);
+    characters = characters.slice(truncated);
+    const unknown = [];
+    const ids = characters.map((c) => {
+      const id = model.ids.get(c);
+      if (id !== undefined) return id;
+      if (!unknown.includes(c)) unknown.push(c);
+      return model.unknown;
+    });
+    return { ids, truncated, unknown };
+  }
+
+  function checkHeads(model, name, off) {
+    const { layers, h } = model.config, M = model.messages;
+    if (!Array.isArray(off)) throw new Error(fill(M.not_heads, { name, type: off === null ? "null" : typeof off }));
+    return off.map((pair) => {
+      const ok = Array.isArray(pair) && pair.length === 2 && pair.every(Number.isInteger)
+        && pair[0] >= 0 && pair[0] < layers && pair[1] >= 0 && pair[1] < h;
+      if (!ok) {
+        const shown = JSON.stringify(pair) === undefined ? String(pair) : JSON.stringify(pair);
+        throw new Error(fill(M.heads, { name, last_layer: layers - 1, last_head: h - 1, pair: shown }));
+      }
+      return [pair[0], pair[1]];
+    });
+  }
+
+  // ---- the forward pass --------------------------------------------------------------------------------------
+  /** rows (n rows of d_in) times weight^T, weight (d_out, d_in) row-major as nn.Linear keeps it: n x d_out. */
+  function linear(rows, weight, dOut) {
+    const dIn = rows[0].length;
+    return rows.map((row) => {
+      const out = new Float64Array(dOut);
+      for (let o = 0; o < dOut; o++) {
+        let sum = 0;
+        for (let c = 0, base = o * dIn; c < dIn; c++) sum += row[c] * weight[base + c];
+        out[o] = sum;
+      }
+      return out;
+    });
+  }
+
+  /** nn.RMSNorm: x / sqrt(mean(x^2) + eps) * g. */
+  function rmsNorm(row, g, eps) {
+    let sum = 0;
+    for (let c = 0; c < row.length; c++) sum += row[c] * row[c];
+    const scale = 1 / Math.sqrt(sum / row.length + eps), out = new Float64Array(row.length);
+    for (let c = 0; c < row.length; c++) out[c] = row[c] * scale * g[c];
+    return out;
+  }
+
+  /** mha.positional.rotary_tables: cos and sin, n rows of d_k (the d_k/2 angles twice, half-split). */
+  function rotaryTables(n, dK, theta) {
+    const half = dK / 2, cos = [], sin = [];
+    const inverse = Array.from({ length: half }, (_, i) => theta ** (-(2 * i) / dK)); // (d_k/2,)
+    for (let p = 0; p < n; p++) {
+      const c = new Float64Array(dK), s = new Float64Array(dK);
+      for (let i = 0; i < half; i++) {
+        c[i] = c[i + half] = Math.cos(p * inverse[i]);
+        s[i] = s[i + half] = Math.sin(p * inverse[i]);
+      }
+      cos.push(c);
+      sin.push(s);
+    }
+    return { cos, sin };
+  }
+
+  /** mha.positional.apply_rotary on every head of one row (h d_k): each head's x cos + (-x2, x1) sin. */
+  function rotate(row, h, dK, cos, sin) {
+    const half = dK / 2, out = new Float64Array(row.length);
+    for (let base = 0; base < h * dK; base += dK) {
+      for (let c = 0; c < dK; c++) {
+        const other = c < half ? -row[base + c + half] : row[base + c - half];
+        out[base + c] = row[base + c] * cos[c] + other * sin[c];
+      }
+    }
+    return out;
+  }
+
+  /** Decoder.forward on one sequence: {logits: n rows of V, attention: [L][h][n][n]}. */
+  function forward(model, ids, off) {
+    const { d_model: d, h, layers: L, eps, rope_theta: theta } = model.config;
+    const dK = d / h, n = ids.length, V = model.vocab.length, W = model.W, scale = 1 / Math.sqrt(dK);
+    const switchedOff = new Set(off.map(([l, j]) => `${l},${j}`));
+    let x = ids.map((id) => Float64Array.from(W["embed.weight"].subarray(id * d, (id + 1) * d))); // n x d_model
+    const { cos, sin } = rotaryTables(n, dK, theta);
+    const attention = [];
+    for (let l = 0; l < L; l++) {
+      const p = `layers.${l}.`;
+      const a = x.map((row) => rmsNorm(row, W[p + "norm.weight"], eps)); // n x d_model
+      const q = linear(a, W[p + "attn.W_q.weight"], h * dK).map((row, i) => rotate(row, h, dK, cos[i], sin[i]));
+      const k = linear(a, W[p + "attn.W_k.weight"], h * dK).map((row, i) => rotate(row, h, dK, cos[i], sin[i]));
+      const v = linear(a, W[p + "attn.W_v.weight"], h * dK); // n x h d_k each, queries and keys rotated
+      const concat = ids.map(() => new Float64Array(h * dK)); // n x h d_k, the heads side by side
+      const heads = [];
+      for (let j = 0; j < h; j++) {
+        const on = !switchedOff.has(`${l},${j}`), base = j * dK; // head j: columns base .. base + d_k - 1
+        const weights = [];
+        for (let i = 0; i < n; i++) {
+          const row = new Array(n).fill(0); // the keys after i stay 0: a decoder looks back only
+          const qi = q[i];
+          let max = -Infinity;
+          for (let t = 0; t <= i; t++) {
+            const kt = k[t];
+            let s = 0;
+            for (let c = base; c < base + dK; c++) s += qi[c] * kt[c];
+            row[t] = s * scale;
+            if (row[t] > max) max = row[t];
+          }
+          let total = 0;
+          for (let t = 0; t <= i; t++) total += (row[t] = Math.exp(row[t] - max));
+          for (let t = 0; t <= i; t++) row[t] /= total;
+          if (on) { // a head switched off still attends; its output is zeroed before W_o
+            const out = concat[i];
+            for (let t = 0; t <= i; t++) {
+              const w = row[t], vt = v[t];
+              for (let c = base; c < base + dK; c++) out[c] += w * vt[c];
+            }
+          }
+          weights.push(row);
+        }
+        heads.push(weights);
+      }
+      attention.push(heads);
+      const out = linear(concat, W[p + "attn.W_o.weight"], d); // n x d_model
+      x = x.map((row, i) => row.map((value, c) => value + out[i][c]));
+    }
+    const logits = linear(x.map((row) => rmsNorm(row, W["norm.weight"], eps)), W["unembed.weight"], V); // n x V
+    return { logits, attention };
+  }
+
+  function decoderPredict(model, text, options) {
+    const encoded = decoderEncode(model, text);
+    const off = checkHeads(model, "off", options && options.off !== undefined ? options.off : []);
+    const { logits, attention } = forward(model, encoded.ids, off);
+    const K = model.topK;
+    const top = logits.map((row) => { // softmax, then the K most probable ids, highest first, ties by id
+      let max = -Infinity, total = 0;
+      for (let id = 0; id < row.length; id++) if (row[id] > max) max = row[id];
+      const p = new Float64Array(row.length);
+      for (let id = 0; id < row.length; id++) total += (p[id] = Math.exp(row[id] - max));
+      const best = [];
+      for (let id = 0; id < row.length; id++) {
+        if (best.length === K && p[id] <= p[best[K - 1]]) continue; // a tie keeps the lower id
+        let at = best.length;
+        while (at > 0 && p[best[at - 1]] < p[id]) at--;
+        best.splice(at, 0, id);
+        if (best.length > K) best.pop();
+      }
+      return best.map((id) => [model.vocab[id], p[id] / total]);
+    });
+    const M = model.messages, notes = [];
+    if (encoded.truncated) {
+      const total = encoded.truncated + encoded.ids.length;
+      notes.push(fill(M.truncated, { total, context: model.config.context }));
+    }
+    if (encoded.unknown.length) {
+      const characters = encoded.unknown.join(", ");
+      notes.push(fill(M.unknown, { k: encoded.unknown.length, token: model.vocab[model.unknown], characters }));
+    }
+    return {
+      tokens: encoded.ids.map((id) => model.vocab[id]), attention, top,
+      truncated: encoded.truncated, unknown: encoded.unknown, note: notes.join(" "),
+    };
+  }
+
+  Object.assign(ns, { decoderModel, decoderEncode, decoderPredict });
+})(globalThis);

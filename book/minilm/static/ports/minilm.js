@@ -1,0 +1,234 @@
+/* mha front end, PORT of all-MiniLM-L6-v2 (mha/pretrained/minilm.py) for chapter 1's box: tokenizer and encoder.
+ *
+ * Python twins:
+ *   the model's tokenizer, MiniLMEncoder.tokenizer (tokenizers' BertNormalizer, BertPreTokenizer and WordPiece
+ *     from its tokenizer.json), with book.minilm.page.page_tokens (truncation, [UNK] words)
+ *     -> normalize, preTokenize, wordPiece, tokenize;
+ *   mha.pretrained.minilm: MiniLMEncoder.forward (embed, EncoderLayer.forward) and mean_pool, as attend and
+ *     sentence_embeddings use them, with heads switched off as mha.pretrained.heads.ablate_encoder_heads does
+ *     (a head's output zeroed before W_o; ablated_embeddings) -> forward;
+ *   the weights as book.minilm.page.weights_payload and word_shard store them (numpy "<f2"; read back
+ *     by decode_tensor) -> float16s.
+ * Tested by tests/unit/test_ports.py (test_minilm_*), in mini-racer, against those functions: on a small encoder
+ * with a small vocabulary in the fast lane, on all-MiniLM-L6-v2 itself (the book's corpus, odd input, a
+ * sample of Unicode) in the slow one.
+ *
+ * The port is one self-contained function, miniLM(), that returns the functions: minilm.js calls it on the
+ * page (the tokenizer) and also starts a Web Worker from its text (the encoder), so it may use nothing from
+ * outside its own body. A port: a classic script adding to globalThis.mhaFrontEnd, strict, no top-level
+ * binding, no DOM.
+ *
+ * Shape legend: n tokens, d_model 384, h 12 heads, d_k 32, d_ff 1536, L 6 layers.
+ */
+(function (root) {
+  "use strict";
+  const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
+
+  function miniLM() {
+    "use strict"; // also when its text runs on its own, in the worker
+
+    // float16 bits -> float32, through a table of all 65536 values
+    const HALF = new Float32Array(65536);
+    for (let b = 0; b < 65536; b++) {
+      const s = b & 0x8000 ? -1 : 1, e = (b >> 10) & 0x1f, m = b & 0x3ff;
+      HALF[b] = e === 0 ? s * m * Math.pow(2, -24) : e === 31 ? (m ? NaN : s * Infinity)
+        : s * (1 + m / 1024) * Math.pow(2, e - 15);
+    }
+    /** Float16 values, little-endian bytes (an ArrayBuffer or a Uint8Array), as a Float32Array. */
+    function float16s(bytes) {
+      const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), out = new Float32Array(u8.length / 2);
+      for (let i = 0; i < out.length; i++) out[i] = HALF[u8[2 * i] | (u8[2 * i + 1] << 8)];
+      return out;
+    }
+
+    // -- tokenizer: tokenizers' BertNormalizer (clean text, Chinese characters, strip accents, lower case),
+    //    BertPreTokenizer (whitespace, punctuation) and WordPiece (greedy longest match, "##", [UNK])
+    const CONTROL = /[\p{Cc}\p{Cf}\p{Co}]/u, SPACE = /\s/u, MARK = /\p{Mn}/u, PUNCT = /\p{P}/u;
+    const ASCII_PUNCT = new Set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~");
+    function isChinese(cp) {
+      return (cp >= 0x4e00 && cp <= 0x9fff) || (cp >= 0x3400 && cp <= 0x4dbf) || (cp >= 0x20000 && cp <= 0x2a6df)
+        || (cp >= 0x2a700 && cp <= 0x2b73f) || (cp >= 0x2b740 && cp <= 0x2b81f) || (cp >= 0x2b920 && cp <= 0x2ceaf)
+        || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0x2f800 && cp <= 0x2fa1f);
+    }
+    function normalize(text) {
+      let out = "";
+      for (const c of text) {
+        const cp = c.codePointAt(0);
+        if (cp === 0 || cp === 0xfffd || (CONTROL.test(c) && c !== "\t" && c !== "\n" && c !== "\r")) continue;
+        if (SPACE.test(c)) out += " ";
+        else if (isChinese(cp)) out += " " + c + " ";
+        else out += c;
+      }
+      let stripped = "";
+      for (const c of out.normalize("NFD")) if (!MARK.test(c)) stripped += c;
+      let lower = "";
+      for (const c of stripped) lower += c.toLowerCase(); // per character, as Rust's char::to_lowercase
+      return lower;
+    }
+    function preTokenize(text) {
+      const words = [];
+      let word = "";
+      for (const c of text) {
+        if (SPACE.test(c)) {
+          if (word) words.push(word);
+          word = "";
+        } else if (ASCII_PUNCT.has(c) || PUNCT.test(c)) {
+          if (word) words.push(word);
+          words.push(c);
+          word = "";
+        } else word += c;
+      }
+      if (word) words.push(word);
+      return words;
+    }
+    function wordPiece(word, vocab) {
+      const chars = Array.from(word);
+      if (chars.length > 100) return ["[UNK]"];
+      const pieces = [];
+      let start = 0;
+      while (start < chars.length) {
+        let end = chars.length, found = null;
+        while (start < end) {
+          const piece = (start > 0 ? "##" : "") + chars.slice(start, end).join("");
+          if (vocab.has(piece)) { found = piece; break; }
+          end--;
+        }
+        if (found === null) return ["[UNK]"];
+        pieces.push(found);
+        start = end;
+      }
+      return pieces;
+    }
+    /** The tokens of a sentence, [CLS] and [SEP] included and cut to maxTokens as the tokenizer truncates;
+     * ids by `vocab` (a Map token -> id); total: the tokens before the cut; unknown: the words (normalised)
+     * that became [UNK]. */
+    function tokenize(text, vocab, maxTokens) {
+      const words = preTokenize(normalize(text));
+      let pieces = [];
+      const unknown = [];
+      for (const w of words) {
+        const p = wordPiece(w, vocab);
+        if (p[0] === "[UNK]") unknown.push(w);
+        pieces = pieces.concat(p);
+      }
+      const total = pieces.length + 2, keep = maxTokens - 2;
+      const tokens = ["[CLS]"].concat(pieces.slice(0, keep), ["[SEP]"]);
+      return { tokens, ids: tokens.map((t) => vocab.get(t)), truncated: total > maxTokens, total, unknown };
+    }
+
+    // -- the forward pass
+    function linear(x, n, W, b, dIn, dOut) { // x (n, dIn) @ W^T (dIn, dOut) + b -> (n, dOut); W is (dOut, dIn)
+      const y = new Float32Array(n * dOut);
+      for (let o = 0; o < dOut; o++) {
+        const wo = o * dIn, bias = b[o];
+        let i = 0;
+        for (; i + 3 < n; i += 4) { // four rows at once: each weight row is read once per four tokens
+          const x0 = i * dIn, x1 = x0 + dIn, x2 = x1 + dIn, x3 = x2 + dIn;
+          let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+          for (let k = 0; k < dIn; k++) {
+            const w = W[wo + k];
+            s0 += x[x0 + k] * w; s1 += x[x1 + k] * w; s2 += x[x2 + k] * w; s3 += x[x3 + k] * w;
+          }
+          y[i * dOut + o] = s0 + bias; y[(i + 1) * dOut + o] = s1 + bias;
+          y[(i + 2) * dOut + o] = s2 + bias; y[(i + 3) * dOut + o] = s3 + bias;
+        }
+        for (; i < n; i++) {
+          const xi = i * dIn;
+          let s = 0;
+          for (let k = 0; k < dIn; k++) s += x[xi + k] * W[wo + k];
+          y[i * dOut + o] = s + bias;
+        }
+      }
+      return y;
+    }
+    function layerNorm(x, n, d, g, b, eps) { // in place, over the last axis of (n, d)
+      for (let i = 0; i < n; i++) {
+        const r = i * d;
+        let mean = 0, v = 0;
+        for (let k = 0; k < d; k++) mean += x[r + k];
+        mean /= d;
+        for (let k = 0; k < d; k++) { const c = x[r + k] - mean; v += c * c; }
+        const inv = 1 / Math.sqrt(v / d + eps);
+        for (let k = 0; k < d; k++) x[r + k] = (x[r + k] - mean) * inv * g[k] + b[k];
+      }
+      return x;
+    }
+    function erf(x) { // Numerical Recipes' erfc (Chebyshev fit), fractional error below 1.2e-7
+      const z = Math.abs(x), t = 1 / (1 + 0.5 * z);
+      const r = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418
+        + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587
+        + t * (-0.82215223 + t * 0.17087277)))))))));
+      return x >= 0 ? 1 - r : r - 1;
+    }
+    /**
+     * The encoder on one sentence's token ids: {attention: [L][h][n][n] (if wantAttention), embedding: the
+     * normalised mean of the last layer's token vectors (d_model,)}. model = {config: {d_model, h, d_ff,
+     * layers, eps}, W: {name: Float32Array, row-major}}, the parameters by MiniLMEncoder's names; off: a Set of
+     * layer * h + head, the heads whose output is zeroed before W_o (ablate_encoder_heads).
+     */
+    function forward(model, ids, off, wantAttention) {
+      const W = model.W, c = model.config, n = ids.length, d = c.d_model, h = c.h, dk = d / h, dff = c.d_ff;
+      const x = new Float32Array(n * d); // (n, d_model): word + position + segment A, then LayerNorm
+      const we = W["word_embeddings.weight"], pe = W["position_embeddings.weight"];
+      const te = W["token_type_embeddings.weight"];
+      for (let i = 0; i < n; i++) {
+        for (let k = 0; k < d; k++) x[i * d + k] = we[ids[i] * d + k] + pe[i * d + k] + te[k];
+      }
+      layerNorm(x, n, d, W["embedding_norm.weight"], W["embedding_norm.bias"], c.eps);
+      const attention = [], scale = 1 / Math.sqrt(dk);
+      let hid = x;
+      for (let l = 0; l < c.layers; l++) {
+        const p = "layers." + l + ".";
+        const q = linear(hid, n, W[p + "attn.W_q.weight"], W[p + "attn.W_q.bias"], d, d); // (n, h * d_k)
+        const k = linear(hid, n, W[p + "attn.W_k.weight"], W[p + "attn.W_k.bias"], d, d); // (n, h * d_k)
+        const v = linear(hid, n, W[p + "attn.W_v.weight"], W[p + "attn.W_v.bias"], d, d); // (n, h * d_k)
+        const concat = new Float32Array(n * d); // (n, h * d_k): the heads side by side, as W_o sees them
+        const heads = [];
+        for (let hh = 0; hh < h; hh++) {
+          const o = hh * dk, rows = [];
+          const isOff = off.has(l * h + hh);
+          for (let i = 0; i < n; i++) {
+            const s = new Float64Array(n); // (n_k,) scores of query i
+            let max = -Infinity;
+            for (let j = 0; j < n; j++) {
+              let a = 0;
+              for (let t = 0; t < dk; t++) a += q[i * d + o + t] * k[j * d + o + t];
+              s[j] = a * scale;
+              if (s[j] > max) max = s[j];
+            }
+            let sum = 0;
+            for (let j = 0; j < n; j++) { s[j] = Math.exp(s[j] - max); sum += s[j]; }
+            for (let j = 0; j < n; j++) s[j] /= sum; // softmax over the keys
+            if (!isOff) { // head output: weights @ V, (n_k,) @ (n_k, d_k) -> (d_k,); an off head stays 0
+              for (let j = 0; j < n; j++) {
+                const wj = s[j];
+                for (let t = 0; t < dk; t++) concat[i * d + o + t] += wj * v[j * d + o + t];
+              }
+            }
+            if (wantAttention) rows.push(Array.from(s));
+          }
+          if (wantAttention) heads.push(rows);
+        }
+        if (wantAttention) attention.push(heads);
+        const a = linear(concat, n, W[p + "attn.W_o.weight"], W[p + "attn.W_o.bias"], d, d); // (n, d_model)
+        for (let t = 0; t < n * d; t++) a[t] += hid[t];
+        layerNorm(a, n, d, W[p + "norm_1.weight"], W[p + "norm_1.bias"], c.eps); // x = LN(x + MultiHead(x))
+        const f = linear(a, n, W[p + "W_1.weight"], W[p + "W_1.bias"], d, dff); // (n, d_ff)
+        for (let t = 0; t < f.length; t++) f[t] = 0.5 * f[t] * (1 + erf(f[t] / Math.SQRT2)); // exact GELU
+        const y = linear(f, n, W[p + "W_2.weight"], W[p + "W_2.bias"], dff, d); // (n, d_model)
+        for (let t = 0; t < n * d; t++) y[t] += a[t];
+        hid = layerNorm(y, n, d, W[p + "norm_2.weight"], W[p + "norm_2.bias"], c.eps); // LN(x + FFN(x))
+      }
+      const mean = new Float64Array(d); // (d_model,): mean over the tokens, then L2-normalised
+      for (let i = 0; i < n; i++) for (let t = 0; t < d; t++) mean[t] += hid[i * d + t] / n;
+      let norm = 0;
+      for (let t = 0; t < d; t++) norm += mean[t] * mean[t];
+      norm = Math.max(Math.sqrt(norm), 1e-12);
+      return { attention, embedding: Array.from(mean, (m) => m / norm) };
+    }
+
+    return { float16s, normalize, preTokenize, wordPiece, tokenize, forward };
+  }
+
+  ns.miniLM = miniLM;
+})(globalThis);
