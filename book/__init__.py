@@ -12,8 +12,8 @@ those below it and ``mha``:
 - ``book.widgets``: the interactive figures, their Python (a live kernel's widgets, a static page's data) and
   their page code (``static/``: JavaScript ports of the Python they show, the figures' scripts, ``mha.css``);
 - ``book.figures``: matplotlib figures;
-- ``book.compute``: what the figures show, computed once (the stages of a forward pass, the explorer's weights,
-  the portable random numbers its page port reproduces, the two history chapters' computations).
+- ``book.compute``: what the figures show, computed once (the stages of a forward pass, the explorer's
+  weights, the portable random numbers its page port reproduces, the two history chapters' computations).
 
 It needs ``pip install "mha[book]"`` (numpy, matplotlib, anywidget, ipywidgets, traitlets, pandas, and
 ``mha[pretrained]``'s packages for the models), and runs from the repository (``make book``, ``make lab``) or

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import copy
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -65,12 +64,13 @@ def repository() -> str:
 
 
 def setup_block(url: str | None = None, tag: str | None = None) -> str:
-    """The first lines of every chapter's set-up cell: ``mha`` and ``book`` at the book's version, widgets on Colab.
+    """The first lines of every chapter's set-up cell: ``mha`` and ``book`` at the book's version, and Colab's
+    widget manager.
 
-    It installs the library with the extra its pretrained models need, ``mha[pretrained]`` (the library itself
-    needs PyTorch only, as Colab and Binder have it; pyproject.toml), and the book's own package ``book``
-    (``mha-book``, from the repository's ``book/`` folder), which brings what the chapters' figures, widgets and
-    tables need (book/pyproject.toml).
+    Where ``book`` is missing it installs the library with the extra its pretrained models need,
+    ``mha[pretrained]`` (the library itself needs PyTorch only, as Colab and Binder have it; pyproject.toml),
+    and the book's own package ``book`` (``mha-book``, from the repository's ``book/`` folder), which brings
+    what the chapters' figures, widgets and tables need (book/pyproject.toml).
 
     Colab shows third-party widgets (the book's explorer, stepper and calculator are anywidgets) only with its
     custom widget manager on: Colab's ``google.colab.output.enable_custom_widget_manager()``, which
@@ -81,12 +81,13 @@ def setup_block(url: str | None = None, tag: str | None = None) -> str:
         "# Set-up: on Colab or Binder, install the library `mha` and the book's own package `book`, with\n"
         "# what the chapters need, at this book's version (nothing happens where they are installed), and\n"
         "# on Colab turn on the widget manager the figures need.\n"
-        "try:\n"
-        "    import book\n"
-        "except ModuleNotFoundError:\n"
+        "import importlib.util\n"
+        "\n"
+        'if importlib.util.find_spec("book") is None:\n'
         f'    source = "git+{url}@{tag}"\n'
         '    %pip install --quiet "mha[pretrained] @ {source}" "mha-book @ {source}#subdirectory=book"\n'
-        "    import book\n"
+        "import mha\n"
+        "\n"
         "try:\n"
         "    from google.colab import output\n"
         "\n"
