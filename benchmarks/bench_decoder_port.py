@@ -20,21 +20,15 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import torch
 from py_mini_racer import MiniRacer
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import _timing  # noqa: E402
-
-from book.decoder.model import predict  # noqa: E402
-from book.decoder.page import CALLBACK, weights_script  # noqa: E402
-from book.widgets.frontend import static_path  # noqa: E402
+from benchmarks import _timing
+from book.decoder.model import predict
+from book.decoder.page import CALLBACK, weights_script
+from book.widgets.frontend import static_path
 
 PORT = static_path("ports/decoder.js")
 TEXT = "Induction heads copy: qZ#8@kLm!2 then qZ#8@kLm!2 again, and the rest is ordinary English text."
