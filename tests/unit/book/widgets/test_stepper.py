@@ -1,26 +1,17 @@
-"""plot_stage: every stage renders, captions are right (the live stepper: tests/unit/test_widgets.py)."""
+"""book.widgets.stepper: the live stage stepper sends every stage and carries its static front end."""
 
-import io
+import json
 
 import pytest
 import torch
 
-import mha
 from book.chapters.worked_example import worked_example
-from book.compute import STAGES, attention_stages
-from book.figures import plot_stage
-from book.figures.stages import stage_caption
-from book.widgets import stage_stepper
+from book.compute.stages import STAGES, attention_stages
+from book.widgets import StageStepper, stage_stepper
+from book.widgets.frontend import stepper_config
+from book.widgets.spec import stepper_spec
 
-KEYS = [s.key for s in STAGES]
-PNG = b"\x89PNG\r\n\x1a\n"
-
-
-def rendered_png(fig) -> bytes:
-    """Draw the figure to PNG bytes: matplotlib lays out and rasterises every artist."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    return buffer.getvalue()
+KEYS = [stage.key for stage in STAGES]
 
 
 @pytest.fixture(scope="module")
@@ -29,49 +20,51 @@ def stages():
     return attention_stages(ex.module(), ex.x)
 
 
-@pytest.mark.parametrize("key", KEYS)
-def test_every_stage_plots_with_one_panel_per_head(stages, key):
-    fig = plot_stage(stages, key, tokens=["a", "b", "c", "d"])
-    panels = stages[key].size(0) if stages[key].dim() == 3 else 1
-    # the stage list, one axes per panel, and the colour bar
-    assert len(fig.axes) == 1 + panels + 1
-    assert f"shape {tuple(stages[key].shape)}" in fig._suptitle.get_text()
-    assert rendered_png(fig).startswith(PNG)
+def test_stepper_sends_every_stage_once_and_walks_them(stages):
+    stepper = stage_stepper(stages, tokens=["a", "b", "c", "d"])
+    assert isinstance(stepper, StageStepper)
+    config = stepper_config(stages, ["a", "b", "c", "d"], "out")  # the page draws from these
+    assert stepper.config == {k: v for k, v in config.items() if k != "settings"}
+    assert stepper.settings == {"stage": "out"}
+    assert stepper.caption == "stage 13 of 13: output projection, shape (4, 8) = (n, d_model)"
+    stepper.update(stage="x")
+    for i, key in enumerate(KEYS):
+        assert stepper.stage == key and stepper.index == i
+        assert stepper.caption.startswith(f"stage {i + 1} of {len(KEYS)}: ")
+        assert f"shape {tuple(stages[key].shape)} = " in stepper.caption
+        assert torch.equal(stepper.values, stages[key])
+        stepper.next()
+    assert stepper.stage == "out"  # next stops at the end, previous at the start
+    for _ in range(20):
+        stepper.previous()
+    assert stepper.stage == "x"
+    stepper.settings = {"stage": "weights"}  # what the page sends
+    assert stepper.caption.startswith("stage 10 of 13: attention weights")
 
 
-def test_weights_use_the_fixed_scale_and_tokens_label_both_axes(stages):
-    fig = plot_stage(stages, "weights", tokens=["a", "b", "c", "d"])
-    image = fig.axes[1].images[0]
-    assert image.get_clim() == (0.0, 1.0)
-    assert [t.get_text() for t in fig.axes[1].get_xticklabels()] == ["a", "b", "c", "d"]
-    assert fig.axes[1].get_xlabel() == "key" and fig.axes[1].get_ylabel() == "query"
-
-
-def test_caption_names_formula_and_shape(stages):
-    assert stage_caption(stages, "q") == "queries: $Q = X W^Q$, shape (4, 8) = (n, d_model)"
+def test_stepper_display_bundle_has_the_static_front_end(stages):
+    stepper = stage_stepper(stages, start="q")
+    bundle, _ = stepper._repr_mimebundle_()
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == stepper.model_id
+    page = bundle["text/html"]
+    assert page.startswith('<div class="mha-stepper"><script type="application/json">')
+    config = json.loads(page.split('"application/json">')[1].split("</script>")[0])
+    assert config["settings"] == {"stage": "q"} and [s["key"] for s in config["stages"]] == KEYS
+    assert config["spec"] == stepper_spec()
+    assert config["stages"][KEYS.index("q")]["values"] == stages["q"].tolist()
+    assert bundle["text/plain"] == f"StageStepper({stepper.caption})"
 
 
 @pytest.mark.parametrize(
-    ("call", "error", "words"),
+    ("call", "error", "match"),
     [
-        (lambda s: plot_stage(s, "nope"), KeyError, "unknown stage"),
-        (lambda s: plot_stage({"x": s["x"]}, "x"), ValueError, "lacks"),
-        (lambda s: plot_stage(s, "x", tokens=["a"]), ValueError, "tokens"),
-        (lambda s: stage_stepper(s, start="nope"), ValueError, 'stage must be one of x, q, .*, got "nope"'),
+        (lambda s: stage_stepper(s, start="nope"), ValueError, "stage must be one of x, q, k, v, q_heads"),
+        (lambda s: stage_stepper({"x": s["x"]}), ValueError, "lacks"),
+        (lambda s: stage_stepper(s, tokens=["a"]), ValueError, "tokens must be 4 strings"),
+        (lambda s: stage_stepper(s).update(stage="nope"), ValueError, 'got "nope"'),
+        (lambda s: stage_stepper(s).update(stage=3), ValueError, "got 3"),
     ],
 )
-def test_bad_arguments_raise_clear_errors(stages, call, error, words):
-    with pytest.raises(error, match=words):
+def test_stepper_rejects_bad_arguments(stages, call, error, match):
+    with pytest.raises(error, match=match):
         call(stages)
-
-
-def test_plot_stage_handles_a_constant_tensor():
-    attn = mha.MultiHeadAttention(4, 2).double()
-    stages = attention_stages(attn, torch.zeros(3, 4, dtype=torch.float64))
-    assert rendered_png(plot_stage(stages, "x")).startswith(PNG)
-
-
-@pytest.mark.parametrize(("key", "lines"), [("x", 0), ("q", 1), ("concat", 1), ("out", 0), ("weights", 0)])
-def test_head_boundaries_are_marked_where_heads_sit_side_by_side(stages, key, lines):
-    fig = plot_stage(stages, key)
-    assert len(fig.axes[1].lines) == lines
