@@ -126,7 +126,6 @@ UNMIRRORED = {
     "mha/linear/rules.py": "tests/unit/mha/linear/test_deltanet.py, still to split",
     "mha/pretrained/heads.py": "tests/unit/mha/pretrained/test_minilm.py, still to split",
     "book/chapters/train_heads.py": "none: the script the chapters' training runs",
-    "book/minilm/census.py": "tests/unit/mha/pretrained/test_minilm.py, still to split",
     "book/minilm/viewer.py": "tests/browser/test_realheads.py",
     "book/widgets/frontend.py": "tests/unit/book/widgets/test_explorer.py and the other widgets' files",
     "book/widgets/windows.py": "tests/unit/test_ports.py",
