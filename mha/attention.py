@@ -40,7 +40,7 @@ def scaled_dot_product_attention(
         mask: optional boolean tensor, ``True`` where a query may attend to a key (PyTorch's convention),
             broadcastable to ``(..., n_q, n_k)``. A query row with no ``True`` gets all-zero weights and
             a zero output, as PyTorch's fused kernel gives on the CPU
-            (``tests/unit/test_multihead.py`` checks both paths agree there).
+            (``tests/unit/mha/test_multihead.py`` checks both paths agree there).
         dropout_p: probability of dropping an attention weight before it multiplies ``v``. Pass ``0.0``
             (the default) outside training.
 

@@ -9,8 +9,8 @@ each sublayer reading a normalised copy of the residual stream and adding its re
 post-norm layer of the 2017 Transformer and BERT (all-MiniLM-L6-v2 too, ``mha.pretrained.EncoderLayer``),
 which normalises the stream itself after each addition. :data:`PRE_NORM_BLOCK` lists the pre-norm block's
 sublayers in the order they run, with the names transformers gives them in ``LlamaDecoderLayer``;
-tests/unit/test_block.py checks that order against transformers' layer, and the two equations above against
-its output. :func:`transformer_block_alt` describes the figure in words.
+tests/unit/book/figures/test_block.py checks that order against transformers' layer, and the two equations
+above against its output. :func:`transformer_block_alt` describes the figure in words.
 
 Shape legend:
     n        number of tokens

@@ -1,5 +1,5 @@
 """The decoder box as a live widget in Chromium, on a page of its own (its Python:
-tests/unit/test_decoder_box.py).
+tests/unit/book/decoder/test_box.py).
 
 The widget's ES module on a stand-in Jupyter model draws at once what Python computes, switches heads off
 through Python, and shows Python's messages for bad input; a page without the weights script beside the box

@@ -18,6 +18,7 @@ import pytest
 from book.widgets.frontend import calculator_config, explorer_config, stepper_config
 from book.widgets.windows import windows_config
 from tests.browser.harness_page import realheads_config, tiny_stages, write_harness
+from tests.contrast import with_contrast
 from tests.port_cases import trained_like_model
 
 SENTENCE = "the cat sat on the mat because it was tired"  # 10 tokens
@@ -240,10 +241,7 @@ def test_the_stepper_keeps_the_focus_at_its_last_stage(page):
 
 # The contrast of each stage's name as it is painted: its colour, faded by its own and its parents' opacity,
 # over the background behind it (opacity was how the stages to come were dimmed, to 4.08:1).
-_STAGE_CONTRAST = """() => {
-  const rgb = (c) => c.match(/[\\d.]+/g).map(Number);
-  const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
-  const lum = (m) => 0.2126 * f(m[0]) + 0.7152 * f(m[1]) + 0.0722 * f(m[2]);
+_STAGE_CONTRAST = with_contrast("""
   const out = [];
   for (const button of document.querySelectorAll('#stepper .mha-stage-link')) {
     let back = [255, 255, 255], alpha = 1;
@@ -254,11 +252,10 @@ _STAGE_CONTRAST = """() => {
     }
     const ink = rgb(getComputedStyle(button).color).slice(0, 3);
     const text = ink.map((c, i) => alpha * c + (1 - alpha) * back[i]);
-    const [a, b] = [lum(text), lum(back)];
-    out.push((Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05));
+    out.push(contrast(text, back));
   }
   return out;
-}"""
+""")
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])

@@ -11,6 +11,7 @@ import pytest
 from book.widgets.frontend import explorer_config
 from book.widgets.spec import sparse_spec, windows_spec
 from tests.browser.harness_page import realheads_config, write_harness
+from tests.contrast import with_contrast
 
 WIDTHS = (390, 1280)
 WORDS = "the cat sat on the mat because it was tired and then slept in the warm sun".split()  # noqa: SIM905
@@ -143,11 +144,7 @@ def test_the_per_head_scale_colours_each_heads_largest_weight_at_the_top(browser
     assert sum(near(rgb) for rgb in colours["shared"]) < len(colours["shared"]) // 2  # on 0-1 most are dim
 
 
-_CONTRAST = """() => {
-  const rgb = (c) => c.match(/[\\d.]+/g).map(Number);
-  const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
-  const lum = (c) => {
-    const m = rgb(c); return 0.2126 * f(m[0]) + 0.7152 * f(m[1]) + 0.0722 * f(m[2]); };
+_CONTRAST = with_contrast("""
   const bg = (el) => {
     for (let e = el; e; e = e.parentElement) {
       const c = getComputedStyle(e).backgroundColor, m = rgb(c);
@@ -159,12 +156,11 @@ _CONTRAST = """() => {
   for (const el of document.querySelectorAll('.mha-explorer *')) {
     const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
     if (!own || !el.getClientRects().length) continue;
-    const a = lum(getComputedStyle(el).color), b = lum(bg(el));
-    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    const ratio = contrast(rgb(getComputedStyle(el).color), rgb(bg(el)));
     if (ratio < 4.5) out.push(`${el.tagName} "${el.textContent.slice(0, 20)}": ${ratio.toFixed(2)}`);
   }
   return out;
-}"""
+""")
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])

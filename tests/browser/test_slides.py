@@ -7,7 +7,7 @@ hall sees it, at 1280 x 800: every slide fits (also with an interactive figure a
 slide shows more than 8 lines of code or a test-harness comment, figure and widget text is at least about 18
 px (a picture's smallest text is book.figures' TEXT_PT at the dpi written in the PNG,
 tests/unit/test_figure_style.py; a canvas's is the font size heatmaps.js reports), and a focused figure keeps
-its arrow keys. (The rules that shape a chapter into a deck: tests/unit/test_tag_slides.py.)
+its arrow keys. (The rules that shape a chapter into a deck: tests/unit/scripts/test_tag_slides.py.)
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A benchmark script run as `make bench` runs it, for the tests of its own checks and of its last line
-(tests/unit/test_benchmarks.py, test_bench_linear.py)."""
+(tests/unit/benchmarks/)."""
 
 from __future__ import annotations
 

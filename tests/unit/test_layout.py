@@ -1,4 +1,4 @@
-"""The tests' own layout: what two test files share sits in a helper module, never in one of the two.
+"""The tests' own layout: the unit tests mirror the code; what two test files share sits in a helper.
 
 A test file that imports another loads that file with it (its imports, its module-level skips) and breaks
 when the other's tests are moved or split; so shared constants and functions live in helper modules not named
@@ -133,3 +133,152 @@ def test_contributing_names_only_files_that_exist():
             else:
                 found = candidate in names
             assert found, f"{document} names {span}, which is not in the repository"
+
+
+# -- the unit tests mirror the code ------------------------------------------------------------------------
+#
+# Each module with behaviour under mha/, book/, scripts/, _ext/ and benchmarks/ has its unit tests in one file
+# named after it, in the folder that mirrors its package: mha/costs/counts.py in
+# tests/unit/mha/costs/test_counts.py, _ext/page_assets.py in tests/unit/ext/test_page_assets.py. Module names
+# repeat across packages (book/compute/explorer.py, book/widgets/explorer.py), the folders tell them apart.
+
+PACKAGES = ("mha", "book", "scripts", "_ext", "benchmarks")
+UNIT = ROOT / "tests" / "unit"
+
+# The test files at tests/unit's top level, about several modules at once or about the tests' own helpers.
+WHOLE = {
+    "test_package.py": "the package as a whole: its public names, its layers' imports",
+    "test_layout.py": "the tests' own layout (this file)",
+    "test_figure_style.py": "every figure of book.figures, book.chapters and book.decoder, against _style",
+    "test_contrast.py": "tests/contrast.py, a helper of the browser tests",
+}
+
+# Modules without behaviour of their own, so without a test file. (A package's __init__.py only gathers its
+# modules' names: test_a_package_init_defines_nothing checks that it defines nothing.)
+NO_BEHAVIOUR = {
+    "book/figures/_style.py": "two text sizes, constants that test_figure_style.py holds every figure to",
+    "book/figures/_pyplot.py": "pyplot's figure and subplots, imported on first use: wrappers, no logic",
+}
+
+# Test files other branches are editing, and the modules they (or tests/book) test; placed after merging.
+PENDING_TESTS = {
+    "test_ports.py",
+    "test_decoder_port.py",
+    "test_minilm_page.py",
+    "test_minilm_page_parts.py",
+    "test_realheads.py",
+}
+PENDING_MODULES = {
+    "book/compute/portable_random.py": "test_ports.py",
+    "book/minilm/page.py": "test_minilm_page.py, test_minilm_page_parts.py",
+    "book/minilm/realheads.py": "test_realheads.py",
+    "_ext/minilm_weights.py": "test_minilm_page.py",
+    "scripts/myst.py": "tests/book/test_solutions.py; the script is being changed",
+    "scripts/student_edition.py": "tests/book/test_editions.py; the script is being changed",
+    "scripts/zh_book.py": "tests/book/test_translation.py; the script is being changed",
+    "scripts/zh_checks.py": "tests/book/test_translation.py; the script is being changed",
+    "scripts/zh_figures.py": "tests/book/test_translation.py; the script is being changed",
+    "scripts/zh_sync.py": "tests/book/test_translation.py; the script is being changed",
+}
+
+# Not mirrored yet (the list only shrinks): the unit test files still to merge into their module's file, and
+# the modules without a test file of their name, with where their behaviour is tested today.
+UNPLACED_TESTS = {
+    "test_from_transformers_2026.py": "into mha/pretrained/test_families.py",
+    "test_from_transformers_dsa.py": "into mha/pretrained/test_latent.py",
+}
+UNMIRRORED = {
+    "mha/_checks.py": "through every layer's error tests (tests/unit/mha/)",
+    "mha/bands.py": "tests/unit/mha/test_scores.py, the old test_variants.py, still to split by part",
+    "mha/compute/ablation.py": "tests/unit/book/decoder/test_model.py",
+    "mha/linear/rules.py": "tests/unit/mha/linear/test_deltanet.py, still to split",
+    "mha/pretrained/heads.py": "tests/unit/mha/pretrained/test_minilm.py, still to split",
+    "book/chapters/train_heads.py": "none: the script the chapters' training runs",
+    "book/minilm/viewer.py": "tests/browser/test_realheads.py",
+    "book/widgets/frontend.py": "tests/unit/book/widgets/test_explorer.py and the other widgets' files",
+    "book/widgets/windows.py": "tests/unit/test_ports.py",
+    "scripts/build_pdf.py": "tests/book/test_editions.py",
+    "scripts/build_slides.py": "tests/unit/scripts/test_tag_slides.py, tests/book/test_editions.py",
+    "scripts/chapter_stats.py": "tests/book/test_editions.py",
+    "scripts/chromium.py": "the browser fixture of tests/conftest.py",
+    "scripts/execute_notebooks.py": "tests/book/test_notebook_outputs.py",
+    "scripts/lab.py": "tests/book/test_editions.py, tests/browser/test_jupyterlab.py",
+    "_ext/accessibility.py": "the built site's tests (tests/book/test_site.py)",
+    "_ext/decoder_weights.py": "tests/unit/book/decoder/test_page.py",
+    "_ext/harness_comments.py": "tests/book/test_site_harness.py",
+    "_ext/languages.py": "the built site's tests (tests/book/test_site_zh.py)",
+    "_ext/page_assets.py": "tests/book/test_book.py",
+    "benchmarks/bench_decoder_port.py": "make bench",
+    "benchmarks/bench_jupyterlab.py": "tests/browser/test_jupyterlab.py",
+    "benchmarks/bench_page_decoder.py": "make bench",
+    "benchmarks/bench_page_minilm.py": "tests/browser/test_site_minilm.py",
+    "benchmarks/bench_pretrained.py": "make bench",
+    "benchmarks/bench_smollm2.py": "make bench",
+    "benchmarks/bench_static_explorer.py": "make bench",
+    "benchmarks/bench_widgets.py": "make bench",
+}
+
+MODULES = sorted(
+    path.relative_to(ROOT).as_posix()
+    for package in PACKAGES
+    for path in (ROOT / package).rglob("*.py")
+    if "__pycache__" not in path.parts
+)
+
+
+def test_file_of(module: str) -> str:
+    """The unit test file of ``module`` (a path from the repository's root), from tests/unit/."""
+    *folders, name = module.split("/")
+    return "/".join([folders[0].lstrip("_"), *folders[1:], f"test_{name}"] if folders else [f"test_{name}"])
+
+
+test_file_of.__test__ = False  # a helper of the checks below, not a test
+
+
+@pytest.mark.parametrize(
+    "module, test_file",
+    [
+        ("mha/multihead.py", "mha/test_multihead.py"),
+        ("mha/costs/counts.py", "mha/costs/test_counts.py"),
+        ("_ext/page_assets.py", "ext/test_page_assets.py"),
+        ("benchmarks/_timing.py", "benchmarks/test__timing.py"),
+    ],
+)
+def test_a_module_s_test_file_mirrors_its_path(module, test_file):
+    assert test_file_of(module) == test_file
+
+
+def test_a_package_init_defines_nothing():
+    inits = [module for module in MODULES if module.endswith("/__init__.py")]
+    assert len(inits) > 10
+    defining = [
+        module
+        for module in inits
+        for node in ast.parse((ROOT / module).read_text(encoding="utf-8")).body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    ]
+    assert not defining, (
+        f"a package's __init__.py only gathers names; give these a module and a test: {defining}"
+    )
+
+
+def test_every_module_with_behaviour_has_its_test_file():
+    exempt = NO_BEHAVIOUR.keys() | PENDING_MODULES.keys() | UNMIRRORED.keys()
+    assert exempt <= set(MODULES), f"listed, but no such module: {sorted(exempt - set(MODULES))}"
+    without = [
+        module
+        for module in MODULES
+        if not module.endswith("/__init__.py") and not (UNIT / test_file_of(module)).exists()
+    ]
+    assert sorted(set(without) - exempt) == [], "write tests/unit/<its path>/test_<its name>.py"
+    mirrored = sorted(set(UNMIRRORED) - set(without))
+    assert not mirrored, f"these have their test file now: take them off UNMIRRORED: {mirrored}"
+
+
+def test_every_unit_test_file_is_named_after_a_module():
+    files = {path.relative_to(UNIT).as_posix() for path in UNIT.rglob("test_*.py")}
+    top = WHOLE.keys() | PENDING_TESTS | UNPLACED_TESTS.keys()
+    assert top <= files, f"listed, but no such test file: {sorted(top - files)}"
+    named = {test_file_of(module) for module in MODULES}
+    stray = sorted(files - named - top)
+    assert not stray, f"name each after the module it tests, in the folder that mirrors its package: {stray}"

@@ -1,8 +1,8 @@
 """What the tests of `from_transformers` share: one forward pass of a transformers model with its layers
 recorded, so that each converted layer is checked on the very inputs the model gave it; and the tiny random
-models of today's decoder families and of DeepSeek-V3 (tests/unit/test_from_transformers.py,
-test_from_transformers_latent.py, test_block.py), built on transformers, which a test that builds one skips
-without (``pytest.importorskip``)."""
+models of today's decoder families and of DeepSeek-V3 (tests/unit/mha/pretrained/test_families.py,
+tests/unit/mha/pretrained/test_latent.py, tests/unit/book/figures/test_block.py), built on transformers,
+which a test that builds one skips without (``pytest.importorskip``)."""
 
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ KNOWN = {
     "gpt-oss-20b": (2880, 64, 8, 24, 131072, 131072),
     "gpt-oss-120b": (2880, 64, 8, 36, 131072, 131072),
     "DeepSeek-V3": (7168, 128, None, 61, 131072, 163840),  # 4K, 32K, 128K (report 4.3); 163840 = 40 x 4096
-    # 2025-2026 (configs_2026 in tests/unit/test_configs_2026.py checks their kinds of layer); None where
+    # 2025-2026 (configs_2026 in tests/unit/mha/costs/test_layers.py checks their kinds of layer); None where
     # the trained context could not be verified, or (MiniMax-M2) the two copies of the limit disagree
     "Qwen3-Next-80B-A3B": (2048, 16, 2, 48, None, 262144),
     "Qwen3.5-397B-A17B": (4096, 32, 2, 60, None, 262144),

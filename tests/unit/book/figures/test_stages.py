@@ -1,4 +1,4 @@
-"""plot_stage: every stage renders, captions are right (the live stepper: tests/unit/test_widgets.py)."""
+"""book.figures.stages: every stage renders, captions are right (the live stepper: its own tests)."""
 
 import io
 

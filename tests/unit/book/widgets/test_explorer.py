@@ -1,6 +1,5 @@
-"""Tests for the live widgets, driven like a reader: change a setting, then look at what the page is sent."""
+"""book.widgets.explorer, driven like a reader: change a setting, then look at what the page is sent."""
 
-import dataclasses
 import json
 
 import numpy as np
@@ -8,7 +7,6 @@ import pytest
 import torch
 
 import mha
-from book.chapters.worked_example import worked_example
 from book.compute.explorer import (
     D_MODELS,
     MASKS,
@@ -16,18 +14,11 @@ from book.compute.explorer import (
     build_mask,
     embed_tokens,
     explorer_weights,
-    fresh_attention,
     head_choices,
-    token_vectors,
 )
-from book.compute.stages import STAGES, attention_stages
-from book.widgets import CostCalculator, StageStepper, cost_calculator, stage_stepper
 from book.widgets.explorer import HeadExplorer
-from book.widgets.frontend import calculator_config, stepper_config, widget_esm
-from book.widgets.spec import explorer_spec, stepper_spec
-from mha.costs.configs import MODEL_CONFIGS
-from mha.costs.counts import model_costs
-from mha.costs.report import DTYPES, cost_report, cost_rows
+from book.widgets.frontend import widget_esm
+from book.widgets.spec import explorer_spec
 
 
 def sent(explorer: HeadExplorer) -> tuple[torch.Tensor, np.ndarray | None]:
@@ -255,41 +246,6 @@ def test_same_seed_same_weights_other_seed_other_weights_and_global_rng_untouche
     assert torch.equal(a.weights, b.weights)
 
 
-def test_fresh_layers_share_their_projections_across_h():
-    one, eight = fresh_attention(32, 1, seed=0), fresh_attention(32, 8, seed=0)
-    for name in ("W_q", "W_k", "W_v", "W_o"):
-        assert torch.equal(getattr(one, name).weight, getattr(eight, name).weight)
-    bound = 32**-0.5  # PyTorch's default range for nn.Linear with fan-in 32
-    assert one.W_q.weight.abs().max() <= bound and one.W_q.weight.std() > bound / 3
-
-
-def test_embed_tokens_is_stable_per_token_and_adds_positions():
-    x = token_vectors(["the", "cat", "the"], 16)  # (3, 16)
-    assert x.shape == (3, 16) and x.dtype == torch.float32
-    assert torch.equal(x[0], x[2]) and not torch.equal(x[0], x[1])
-    assert x.abs().max() <= 3**0.5 and 0.5 < x.var() < 1.5  # uniform in [-sqrt(3), sqrt(3)): variance 1
-    with_positions = embed_tokens(["the", "cat", "the"], 16)
-    torch.testing.assert_close(with_positions - x, mha.sinusoidal_positions(3, 16))
-    # Not Python's hash(), which is salted per process: every process, machine and the page's port get
-    # these numbers (book.compute.portable_random), pinned here.
-    pinned = [[-1.4748064279556274, 0.27348437905311584, 0.3173903822898865, 1.3194605112075806]]
-    assert torch.equal(token_vectors(["the"], 4), torch.tensor(pinned, dtype=torch.float32))
-
-
-@pytest.mark.parametrize(
-    ("tokens", "d_model", "error", "match"),
-    [
-        ("the cat", 8, TypeError, "sequence of strings"),
-        (["the", 1], 8, TypeError, "only strings"),
-        ([], 8, ValueError, "must not be empty"),
-        (["the"], 0, ValueError, "d_model must be a positive int"),
-    ],
-)
-def test_embed_tokens_rejects_bad_input(tokens, d_model, error, match):
-    with pytest.raises(error, match=match):
-        embed_tokens(tokens, d_model)
-
-
 def trained_model() -> tuple[mha.MultiHeadAttention, dict[str, int], torch.Tensor]:
     """A small 'trained' layer with an embedding table over a tiny vocabulary, as a chapter would pass."""
     torch.manual_seed(1)
@@ -437,269 +393,3 @@ def test_a_trained_model_with_its_vocabulary_goes_into_the_static_page():
     assert config["model"]["vocab"] == list(vocab) and config["settings"]["source"] == "trained"
     without = HeadExplorer(model, embed, sentence="the cat").static_html()
     assert "mha-explorer" not in without and "live kernel" in without and "24 / 3 = 8" in without
-
-
-# ---------------------------------------------------------------------------------------------------------
-# The stage stepper and the cost calculator
-# ---------------------------------------------------------------------------------------------------------
-
-KEYS = [stage.key for stage in STAGES]
-
-
-@pytest.fixture(scope="module")
-def stages():
-    ex = worked_example()
-    return attention_stages(ex.module(), ex.x)
-
-
-def test_stepper_sends_every_stage_once_and_walks_them(stages):
-    stepper = stage_stepper(stages, tokens=["a", "b", "c", "d"])
-    assert isinstance(stepper, StageStepper)
-    config = stepper_config(stages, ["a", "b", "c", "d"], "out")  # the page draws from these
-    assert stepper.config == {k: v for k, v in config.items() if k != "settings"}
-    assert stepper.settings == {"stage": "out"}
-    assert stepper.caption == "stage 13 of 13: output projection, shape (4, 8) = (n, d_model)"
-    stepper.update(stage="x")
-    for i, key in enumerate(KEYS):
-        assert stepper.stage == key and stepper.index == i
-        assert stepper.caption.startswith(f"stage {i + 1} of {len(KEYS)}: ")
-        assert f"shape {tuple(stages[key].shape)} = " in stepper.caption
-        assert torch.equal(stepper.values, stages[key])
-        stepper.next()
-    assert stepper.stage == "out"  # next stops at the end, previous at the start
-    for _ in range(20):
-        stepper.previous()
-    assert stepper.stage == "x"
-    stepper.settings = {"stage": "weights"}  # what the page sends
-    assert stepper.caption.startswith("stage 10 of 13: attention weights")
-
-
-def test_stepper_display_bundle_has_the_static_front_end(stages):
-    stepper = stage_stepper(stages, start="q")
-    bundle, _ = stepper._repr_mimebundle_()
-    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == stepper.model_id
-    page = bundle["text/html"]
-    assert page.startswith('<div class="mha-stepper"><script type="application/json">')
-    config = json.loads(page.split('"application/json">')[1].split("</script>")[0])
-    assert config["settings"] == {"stage": "q"} and [s["key"] for s in config["stages"]] == KEYS
-    assert config["spec"] == stepper_spec()
-    assert config["stages"][KEYS.index("q")]["values"] == stages["q"].tolist()
-    assert bundle["text/plain"] == f"StageStepper({stepper.caption})"
-
-
-@pytest.mark.parametrize(
-    ("call", "error", "match"),
-    [
-        (lambda s: stage_stepper(s, start="nope"), ValueError, "stage must be one of x, q, k, v, q_heads"),
-        (lambda s: stage_stepper({"x": s["x"]}), ValueError, "lacks"),
-        (lambda s: stage_stepper(s, tokens=["a"]), ValueError, "tokens must be 4 strings"),
-        (lambda s: stage_stepper(s).update(stage="nope"), ValueError, 'got "nope"'),
-        (lambda s: stage_stepper(s).update(stage=3), ValueError, "got 3"),
-    ],
-)
-def test_stepper_rejects_bad_arguments(stages, call, error, match):
-    with pytest.raises(error, match=match):
-        call(stages)
-
-
-def test_calculator_sends_the_rows_of_cost_report():
-    calc = cost_calculator("Llama 3.1 8B", context=4096)
-    assert isinstance(calc, CostCalculator)
-    assert calc.settings == {"model": "Llama 3.1 8B", "context": 4096, "batch": 1, "dtype": "bfloat16"}
-    assert all(MODEL_CONFIGS[c["name"]].kind == "decoder" for c in calc.config["configs"])
-    for changes in ({"model": "Llama 2 70B"}, {"batch": 8}, {"dtype": "float32"}, {"context": 2**20}):
-        calc.update(**changes)
-        s = calc.settings
-        text = cost_report(s["model"], s["context"], batch=s["batch"], dtype=s["dtype"])
-        width = max(len(k) for k, _ in calc.rows)
-        assert "\n".join(f"{k.ljust(width)}  {v}".rstrip() for k, v in calc.rows) == text
-        assert calc.drawn["rows"] == [list(row) for row in calc.rows]
-        costs = model_costs(
-            MODEL_CONFIGS[s["model"]], s["context"], batch=s["batch"], dtype=DTYPES[s["dtype"]]
-        )
-        assert calc.drawn["numbers"] == {k: str(v) for k, v in dataclasses.asdict(costs).items()}
-        assert calc.costs == costs
-        assert calc.rows == cost_rows(s["model"], s["context"], batch=s["batch"], dtype=s["dtype"])
-    calc.settings = {**calc.settings, "model": "GPT-2 small"}  # what the page sends
-    assert calc.rows[0][1].startswith("GPT-2 small") and calc.report() == cost_report(
-        "GPT-2 small", 2**20, batch=8, dtype="float32"
-    )
-
-
-def test_calculator_looks_the_model_up_once_per_change(monkeypatch):
-    """The model's name becomes a configuration once, in the widget; the costs and rows take the config."""
-    import book.widgets.calculator
-    import mha.costs.counts
-    import mha.costs.report
-
-    calc, lookups = cost_calculator(), []
-    for module in (book.widgets.calculator, mha.costs.report, mha.costs.counts):
-        real = module.get_config
-
-        def counting(model, *args, _real=real, **kwargs):
-            if isinstance(model, str):
-                lookups.append(model)
-            return _real(model, *args, **kwargs)
-
-        monkeypatch.setattr(module, "get_config", counting)
-    calc.update(model="Gemma 3 27B")
-    calc.update(context=1000)
-    assert lookups == ["Gemma 3 27B", "Gemma 3 27B"]
-
-
-def test_calculator_display_bundle_has_the_static_front_end():
-    calc = cost_calculator("Mistral 7B", context=8192)
-    bundle, _ = calc._repr_mimebundle_()
-    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == calc.model_id
-    page = bundle["text/html"]
-    assert page.startswith('<div class="mha-calculator"><script type="application/json">')
-    config = json.loads(page.split('"application/json">')[1].split("</script>")[0])
-    assert config == calculator_config(calc.settings)
-    assert (
-        bundle["text/plain"] == "CostCalculator(model='Mistral 7B', context=8192, batch=1, dtype='bfloat16')"
-    )
-
-
-@pytest.mark.parametrize(
-    ("call", "error"),
-    [
-        (lambda: cost_calculator("T5-base"), ValueError),
-        (lambda: cost_calculator("GPT-5"), KeyError),
-        (lambda: cost_calculator(context=0), ValueError),
-        (lambda: cost_calculator(batch=2**13), ValueError),
-        (lambda: cost_calculator().update(dtype="int3"), ValueError),
-        (lambda: cost_calculator().update(layers=3), KeyError),
-    ],
-)
-def test_calculator_rejects_bad_arguments(call, error):
-    with pytest.raises(error):
-        call()
-
-
-def test_calculator_from_the_page_with_a_bad_value_goes_back():
-    calc = cost_calculator()
-    before = dict(calc.settings)
-    with pytest.raises(ValueError, match="context must be an int"):
-        calc.settings = {**before, "context": 0}
-    assert calc.settings == before
-
-
-# -- one spec: constants, rules and messages live in Python only -------------------------------------------
-
-
-def _all_specs() -> list[dict]:
-    from book.decoder.box import box_spec as decoder_box_spec
-    from book.decoder.model import MESSAGES as DECODER_MESSAGES
-    from book.minilm.page import box_spec
-    from book.widgets.spec import calculator_spec, realheads_spec, sparse_spec, windows_spec
-    from mha.costs.report import calculator_data
-
-    return [
-        explorer_spec(),
-        explorer_spec(trained=True),
-        windows_spec(),
-        sparse_spec(),
-        calculator_spec([c["name"] for c in calculator_data()]),
-        stepper_spec(),
-        realheads_spec(layers=6, heads=12, sentences=["a"]),
-        box_spec([["cls"] * 12] * 6),
-        decoder_box_spec({(0, 1): "previous token", (1, 0): "induction"}),
-        {"messages": DECODER_MESSAGES},  # the decoder's, which come with its weights to the port
-    ]
-
-
-def _messages(spec: dict) -> list[str]:
-    """A spec's message templates, the labels and templates of the calculator's rows and of the explorer's
-    shapes."""
-    out = []
-    for value in spec["messages"].values():
-        out.extend(value.values() if isinstance(value, dict) else [value])
-    for label, template in spec.get("rows", {}).values():
-        out.extend([label, template])
-    for label, template in spec.get("shapes", []):  # the explorer's table of shapes
-        out.extend([*(p if isinstance(p, str) else p[1] for p in label), template])
-    return out
-
-
-def test_no_script_declares_a_mask_name_or_a_message_of_python():
-    """Every mask name, message template and calculator row (each literal piece between its {fields}) is
-    defined in Python only: no page script, ports included, spells one, nor its comments."""
-    import re
-
-    from book.widgets.frontend import SCRIPTS, static_file
-
-    scripts = {name: static_file(name) for name in SCRIPTS}
-    figures = {
-        "explorer.js",
-        "windows.js",
-        "sparse.js",
-        "calculator.js",
-        "realheads.js",
-        "minilm.js",
-        "decoderbox.js",
-    }
-    figures |= {"ports/explorer.js", "ports/sparse.js", "ports/decoder.js"}
-    assert {"core.js", "controller.js", *figures} <= set(scripts)
-    pieces = set()
-    for spec in _all_specs():
-        for template in _messages(spec):
-            pieces.update(p.strip() for p in re.split(r"\{\w+\}", template) if len(p.strip()) >= 12)
-    found = []
-    for name, text in scripts.items():
-        for mask in MASKS:  # as a word, not part of a longer name nor CSS (`padding: 0`, `display: none`)
-            if re.search(rf"(?<![\w-])(?<!: ){re.escape(mask)}(?![\w-]|\s*:)", text):
-                found.append((name, mask))
-        found.extend((name, piece) for piece in pieces if piece in text)
-    assert found == []
-
-
-def test_what_the_spec_says_each_mask_hides_is_what_build_mask_hides():
-    """The page draws a mask from the spec's words (no_later: a query sees no later key; cut: no key at or
-    after valid_length); they must say what build_mask builds. Every spec is JSON as it is."""
-    explorer = _all_specs()[0]
-    for m in explorer["masks"]:
-        mask = build_mask(m["name"], 5, 3)
-        full = (
-            torch.ones(5, 5, dtype=torch.bool)
-            if mask is None
-            else torch.broadcast_to(mask, (1, 1, 5, 5))[0, 0]
-        )
-        assert bool(m["no_later"]) == (not full[0, 1].item()) and bool(m["cut"]) == (not full[4, 3].item())
-    json.dumps(_all_specs())
-
-
-def test_explorer_and_page_share_one_message_per_case():
-    from book.widgets.spec import STILL
-
-    explorer = HeadExplorer()
-    explorer.update(sentence="")
-    assert explorer.message == explorer.spec["messages"]["no_tokens"] + STILL
-
-
-# -- the sparse-attention figure ---------------------------------------------------------------------------
-
-
-def test_sparse_explorer_checks_its_settings_and_writes_its_root():
-    from book.widgets.frontend import FIGURES
-    from book.widgets.sparse import check_sparse_settings, sparse_explorer
-    from book.widgets.spec import SPARSE_DEFAULTS, sparse_spec
-
-    assert ".mha-sparse" in FIGURES
-    figure = sparse_explorer(sentence="a b c", top_k=2)
-    assert figure.settings == {**SPARSE_DEFAULTS, "sentence": "a b c", "top_k": 2}
-    assert figure.config == {"spec": sparse_spec()}
-    page = figure.static_html()
-    assert page.startswith('<div class="mha-sparse">') and '"top_k":2' in page and "needs JavaScript" in page
-    assert check_sparse_settings({"top_k": None})["top_k"] is None  # every key: dense attention
-    with pytest.raises(ValueError, match=r"top_k must be an int in 1\.\.n=3"):
-        check_sparse_settings({"sentence": "a b c", "top_k": 4})
-    with pytest.raises(ValueError, match="seed must be an int"):
-        check_sparse_settings({"seed": -1})
-    with pytest.raises(ValueError, match="sentence must have 1 to 16 words"):
-        check_sparse_settings({"sentence": " "})
-    with pytest.raises(ValueError, match="sentence must have 1 to 16 words"):
-        check_sparse_settings({"sentence": " ".join(["w"] * 17), "top_k": 2})
-    with pytest.raises(KeyError, match="unknown settings"):
-        check_sparse_settings({"k": 2})
-    with pytest.raises(TypeError, match="sentence must be a str"):
-        check_sparse_settings({"sentence": 3})

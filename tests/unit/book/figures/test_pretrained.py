@@ -1,7 +1,7 @@
 """book.figures.pretrained: the figures of real heads plot the numbers they are given, numbered 1-based.
 
 Also book.minilm.realheads: the viewer's 8-bit data reads back within half a step of 1/255.
-Synthetic inputs only: no model is loaded here (tests/unit/test_pretrained.py covers the model).
+Synthetic inputs only: no model is loaded here (tests/unit/mha/pretrained/test_minilm.py covers the model).
 """
 
 import json

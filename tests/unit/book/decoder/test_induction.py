@@ -3,7 +3,7 @@
 The constructed cases know their answer: a fake model whose heads attend exactly like an induction head or a
 previous-token head scores 1 on its pattern; an oracle that copies scores 1 on the second copy. The shipped
 decoder's own numbers (what the chapter prints and the issue asks of it) are tested in
-tests/unit/test_decoder.py.
+tests/unit/book/decoder/test_model.py.
 """
 
 import math

@@ -1,4 +1,4 @@
-"""mha.costs.report: the report's numbers (the live calculator widget: tests/unit/test_widgets.py)."""
+"""mha.costs.report: the report's numbers, and the calculator page's port of them against Python."""
 
 import json
 

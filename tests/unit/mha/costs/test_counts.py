@@ -325,7 +325,7 @@ def test_model_kv_cache_bytes_of_mistral_gemma_2_and_llama_4_by_hand():
     assert model_kv_cache_bytes("Llama 4 Scout", 2**20) == (36 * 8192 + 12 * 2**20) * 2 * 8 * 128 * 2
 
 
-# the models of one kind of attention layer (the kinds of 2025-2026: tests/unit/test_configs_2026.py)
+# the models of one kind of attention layer (the kinds of 2025-2026: tests/unit/mha/costs/test_layers.py)
 ONE_KIND = [c.name for c in MODEL_CONFIGS.values() if c.kind == "decoder" and not uncounted_layers(c)]
 
 

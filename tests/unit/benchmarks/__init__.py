@@ -1,0 +1,1 @@
+"""The unit tests of benchmarks/, one file per module."""

@@ -1,0 +1,1 @@
+"""The unit tests of book/, one file per module."""

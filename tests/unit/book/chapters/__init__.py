@@ -1,0 +1,1 @@
+"""The unit tests of book/chapters/, one file per module."""

@@ -1,0 +1,1 @@
+"""The unit tests of book/compute/, one file per module."""

@@ -1,0 +1,46 @@
+"""book.compute.explorer: the head explorer's computations: fresh layers and the tokens' vectors."""
+
+import pytest
+import torch
+
+import mha
+from book.compute.explorer import (
+    embed_tokens,
+    fresh_attention,
+    token_vectors,
+)
+
+
+def test_fresh_layers_share_their_projections_across_h():
+    one, eight = fresh_attention(32, 1, seed=0), fresh_attention(32, 8, seed=0)
+    for name in ("W_q", "W_k", "W_v", "W_o"):
+        assert torch.equal(getattr(one, name).weight, getattr(eight, name).weight)
+    bound = 32**-0.5  # PyTorch's default range for nn.Linear with fan-in 32
+    assert one.W_q.weight.abs().max() <= bound and one.W_q.weight.std() > bound / 3
+
+
+def test_embed_tokens_is_stable_per_token_and_adds_positions():
+    x = token_vectors(["the", "cat", "the"], 16)  # (3, 16)
+    assert x.shape == (3, 16) and x.dtype == torch.float32
+    assert torch.equal(x[0], x[2]) and not torch.equal(x[0], x[1])
+    assert x.abs().max() <= 3**0.5 and 0.5 < x.var() < 1.5  # uniform in [-sqrt(3), sqrt(3)): variance 1
+    with_positions = embed_tokens(["the", "cat", "the"], 16)
+    torch.testing.assert_close(with_positions - x, mha.sinusoidal_positions(3, 16))
+    # Not Python's hash(), which is salted per process: every process, machine and the page's port get
+    # these numbers (book.compute.portable_random), pinned here.
+    pinned = [[-1.4748064279556274, 0.27348437905311584, 0.3173903822898865, 1.3194605112075806]]
+    assert torch.equal(token_vectors(["the"], 4), torch.tensor(pinned, dtype=torch.float32))
+
+
+@pytest.mark.parametrize(
+    ("tokens", "d_model", "error", "match"),
+    [
+        ("the cat", 8, TypeError, "sequence of strings"),
+        (["the", 1], 8, TypeError, "only strings"),
+        ([], 8, ValueError, "must not be empty"),
+        (["the"], 0, ValueError, "d_model must be a positive int"),
+    ],
+)
+def test_embed_tokens_rejects_bad_input(tokens, d_model, error, match):
+    with pytest.raises(error, match=match):
+        embed_tokens(tokens, d_model)

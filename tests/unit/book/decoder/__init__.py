@@ -1,0 +1,1 @@
+"""The unit tests of book/decoder/, one file per module."""

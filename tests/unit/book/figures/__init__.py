@@ -1,0 +1,1 @@
+"""The unit tests of book/figures/, one file per module."""

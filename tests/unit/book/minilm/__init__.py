@@ -1,0 +1,1 @@
+"""The unit tests of book/minilm/, one file per module."""

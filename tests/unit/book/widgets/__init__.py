@@ -1,0 +1,1 @@
+"""The unit tests of book/widgets/, one file per module."""

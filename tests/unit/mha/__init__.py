@@ -1,0 +1,1 @@
+"""The unit tests of mha/, one file per module."""

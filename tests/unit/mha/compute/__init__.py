@@ -1,0 +1,1 @@
+"""The unit tests of mha/compute/, one file per module."""

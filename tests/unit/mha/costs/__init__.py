@@ -1,0 +1,1 @@
+"""The unit tests of mha/costs/, one file per module."""

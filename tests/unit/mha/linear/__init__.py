@@ -1,0 +1,1 @@
+"""The unit tests of mha/linear/, one file per module."""

@@ -1,0 +1,1 @@
+"""The unit tests of mha/pretrained/, one file per module."""

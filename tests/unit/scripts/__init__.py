@@ -1,0 +1,1 @@
+"""The unit tests of scripts/, one file per module."""
