@@ -8,6 +8,7 @@ fixtures in a conftest.py."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -118,20 +119,39 @@ def test_the_check_reads_code_spans_by_column():
 FILE_NAME = re.compile(r"[\w./-]+\.(py|md|yml|toml|js|css|json|ipynb|txt|cfg|j2)")
 
 
-def test_contributing_names_only_files_that_exist():
-    """Every file CONTRIBUTING.md and README.md name in code exists: a path from the repository's root (or,
-    for page code, from a static folder), or a file name that some file of the repository has."""
+TOP_FOLDERS = tuple(sorted({f"{name.split('/', 1)[0]}/" for name in TRACKED if "/" in name}))
+
+
+def markdown_sources() -> dict[str, str]:
+    """The Markdown of the contributors' pages, the book's pages and every Markdown cell of the chapters."""
+    sources = {name: (ROOT / name).read_text(encoding="utf-8") for name in TRACKED if name.endswith(".md")}
+    for name in TRACKED:
+        if name.endswith(".ipynb"):
+            cells = json.loads((ROOT / name).read_text(encoding="utf-8"))["cells"]
+            sources[name] = "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return sources
+
+
+def test_the_docs_name_only_files_that_exist():
+    """Every file a page names in code exists: in any page or chapter, a path that starts with one of the
+    repository's folders (``book/…``, ``tests/…``; page code also from a static folder); and in the
+    contributors' pages (CONTRIBUTING.md, README.md) any path, and a bare file name that some file has."""
+    contributors = ("CONTRIBUTING.md", "README.md")
     static = [root.as_posix() for root in ROOT.glob("book/*/static")]
     names = {Path(name).name for name in TRACKED}
-    for document in ("CONTRIBUTING.md", "README.md"):
-        for span in code_spans((ROOT / document).read_text(encoding="utf-8")):
+    for document, source in markdown_sources().items():
+        for span in code_spans(source):
             candidate = span.split("::", 1)[0].split(" ", 1)[0]
             if not FILE_NAME.fullmatch(candidate) or candidate.startswith(("_build/", "_static/", "../")):
                 continue
-            if "/" in candidate:
+            if candidate.startswith(TOP_FOLDERS) or (
+                "/" in candidate and document in ("CONTRIBUTING.md", "README.md")
+            ):
                 found = (ROOT / candidate).exists() or any(Path(s, candidate).exists() for s in static)
-            else:
+            elif document in contributors and "/" not in candidate:
                 found = candidate in names
+            else:
+                continue
             assert found, f"{document} names {span}, which is not in the repository"
 
 
