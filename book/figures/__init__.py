@@ -5,8 +5,12 @@
 - :mod:`book.figures.costs`: head widths, multiply-adds and KV-cache sizes of :data:`mha.costs.MODEL_CONFIGS`;
 - :mod:`book.figures.diagrams`: the multi-head block with its shapes, and how heads are laid out in memory.
 
+- :mod:`book.figures.block`, :mod:`book.figures.pretrained`, :mod:`book.figures.since_2017` and
+  :mod:`book.figures.attention_2026`: the Transformer block, a pretrained model's heads, and the two history
+  chapters' figures.
+
 Figures take computed tensors and numbers; they compute no model maths of their own. This layer imports
-the core, :mod:`mha.compute` and :mod:`mha.costs`, never the widgets.
+``mha`` and :mod:`book.compute`, never the widgets.
 """
 
 from book.figures.costs import plot_attention_macs, plot_head_widths, plot_kv_cache, plot_layer_caches

@@ -1,10 +1,10 @@
-"""The book's interactive figures: the head explorer, the stage stepper and the cost calculator.
+"""The book's interactive figures: the head explorer, the stage stepper, the cost calculator, and the windows
+and sparse-attention figures (:mod:`book.widgets.windows`, :mod:`book.widgets.sparse`).
 
-A pretrained encoder's real heads (the static viewer and the live ``EncoderExplorer``) are in
-:mod:`book.minilm.realheads`, imported on its own: it loads the tokenizer packages of :mod:`mha.pretrained`.
-
-Widgets hold controls and front ends only; what they show is computed by the layers below
-(:mod:`mha.compute`, :mod:`mha.costs`) and drawn by :mod:`book.figures`.
+Each is Python (a live kernel's widget, a static page's data: :mod:`book.widgets.frontend`, with the controls,
+rules and texts of :mod:`book.widgets.spec`) and page code (``static/``), which the models the page runs
+(:mod:`book.minilm`, :mod:`book.decoder`) share. Widgets hold controls and front ends only; what they show is
+computed by :mod:`book.compute` and :mod:`mha.costs` and drawn by :mod:`book.figures`.
 """
 
 from book.widgets.calculator import CostCalculator, cost_calculator
