@@ -37,6 +37,9 @@ from pathlib import Path
 
 import yaml
 
+from scripts import zh_sync
+from scripts.documents import documents
+
 ROOT = Path(__file__).resolve().parents[1]
 ZH = ROOT / "zh"
 HTML = ROOT / "_build" / "html" / "zh"
@@ -156,10 +159,8 @@ def write_search_words(path: Path) -> Path:
 
 def untranslated_pages() -> list[str]:
     """The pages that still show English (a unit not translated, or translated from an older English)."""
-    from scripts import zh_sync
-
     done = zh_sync.translated_documents()
-    return [doc for doc in zh_sync.documents() if doc not in done]
+    return [doc for doc in documents() if doc not in done]
 
 
 def write_sources(
@@ -173,7 +174,7 @@ def write_sources(
         config = adjust(config)
     options = config["sphinx"]["config"]
     options["html_search_options"] = {"dict": str(write_search_words(work / "search_words.txt"))}
-    options["mha_other_pages"] = _english_documents()  # the glossary has no English page
+    options["mha_other_pages"] = documents()  # the glossary has no English page
     options["mha_untranslated"] = untranslated_pages()
     work.mkdir(parents=True, exist_ok=True)
     note = "# Written by scripts/zh_book.py from {} and zh/book.yml: edit those, not this file.\n"
@@ -183,12 +184,6 @@ def write_sources(
     )
     toc_path.write_text(note.format("_toc.yml") + yaml.safe_dump(toc, sort_keys=False, allow_unicode=True))
     return config_path, toc_path, missing
-
-
-def _english_documents() -> list[str]:
-    from scripts import zh_sync
-
-    return zh_sync.documents()
 
 
 def build(

@@ -41,6 +41,8 @@ from pathlib import Path
 import nbformat
 import yaml
 
+from scripts.documents import documents, english_path
+
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = "zh/figures.yml"
 _ROOT_ELEMENT = re.compile(  # a figure's root element, as mha.widgets.frontend.root_html writes it
@@ -341,11 +343,9 @@ class Figure:
 
 def english_figures(root: Path = ROOT) -> list[Figure]:
     """Every interactive figure in the English notebooks' stored outputs, in the book's order."""
-    from scripts import zh_sync
-
     found = []
-    for doc in zh_sync.documents(root):
-        path = zh_sync.english_path(doc, root)
+    for doc in documents(root):
+        path = english_path(doc, root)
         if path.suffix != ".ipynb":
             continue
         for cell in nbformat.read(path, as_version=4).cells:

@@ -4,7 +4,7 @@ The English sources are the one source of the book's code and outputs. The Chine
 ``zh/``, document by document at the same relative path (``chapters/the_math.ipynb`` and
 ``zh/chapters/the_math.ipynb``, ``intro.md`` and ``zh/intro.md``), plus ``zh/glossary.md`` (the Chinese book's
 term list, which has no English page) and ``zh/book.yml`` (the Chinese texts of ``_config.yml`` and
-``_toc.yml``). The documents are those of ``_toc.yml``.
+``_toc.yml``). The documents are those of ``_toc.yml`` (:mod:`scripts.documents`).
 
 **Units.** A notebook's units are its Markdown cells, matched by cell id, and the alt texts of its pictures (a
 code cell's ``mystnb.image.alt``, unit ``<cell id>/alt``, recorded under ``"translation": {"alt": ...}`` in
@@ -62,9 +62,9 @@ import sys
 from pathlib import Path
 
 import nbformat
-import yaml
 
 from scripts import zh_figures
+from scripts.documents import documents, english_path
 
 ROOT = Path(__file__).resolve().parents[1]
 ZH = ROOT / "zh"
@@ -76,21 +76,8 @@ _TARGET = re.compile(r"^\([\w-]+\)=\s*$")
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Documents, hashes, paths
+# Hashes, paths
 # ---------------------------------------------------------------------------------------------------------
-
-
-def documents(root: Path = ROOT) -> list[str]:
-    """The book's documents, as named in ``_toc.yml``, in order (the root first)."""
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    return [toc["root"]] + [c["file"] for part in toc.get("parts", []) for c in part["chapters"]]
-
-
-def english_path(doc: str, root: Path = ROOT) -> Path:
-    found = [p for p in (root / f"{doc}.ipynb", root / f"{doc}.md") if p.exists()]
-    if len(found) != 1:
-        raise FileNotFoundError(f"{doc}: expected one English source, {doc}.ipynb or {doc}.md, found {found}")
-    return found[0]
 
 
 def chinese_path(doc: str, root: Path = ROOT) -> Path:
