@@ -34,7 +34,8 @@ import yaml
 from nbconvert import SlidesExporter
 
 from scripts.tag_slides import References, slide_notebook
-from scripts.zh_book import site_config, ui
+from scripts.texts import ui
+from scripts.zh_book import site_config
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSETS = "_assets"

@@ -43,7 +43,7 @@ import tomllib
 import yaml
 
 from scripts import myst, zh_book
-from scripts.zh_book import ui
+from scripts.texts import ui
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK_FLAGS = ["-W", "-n", "--keep-going"]

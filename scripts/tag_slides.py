@@ -33,7 +33,7 @@ notebook's structure, by these rules:
   point to, ``{literalinclude}`` with ``:pyobject:`` the included code, ``(label)=`` targets disappear.
 
 A Chinese chapter (``zh/chapters/``, ``lang="zh"``) follows the same rules, with the deck's own words in
-Chinese (scripts/zh_book.py's ``ui``), its words counted as Chinese is read (two characters a word), and a
+Chinese (scripts/texts.py's ``ui``), its words counted as Chinese is read (two characters a word), and a
 character as wide as two letters when a line's length is estimated.
 
 Run by hand to see the shape of the decks: ``python -m scripts.tag_slides chapters/*.ipynb`` prints, per
@@ -56,7 +56,7 @@ import nbformat
 
 from _ext.harness_comments import strip_harness_comments  # the site leaves out the same lines
 from scripts import myst
-from scripts.zh_book import ui
+from scripts.texts import ui
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -3,7 +3,7 @@
 The Chinese book's sources are ``zh/`` (kept in step with the English ones by scripts/zh_sync.py). Its
 configuration and table of contents are not kept by hand: they are derived here from ``_config.yml`` and
 ``_toc.yml`` (:func:`site_config`, :func:`site_toc`), with the Chinese texts of ``zh/book.yml`` (title,
-author, description, footer, part captions: :func:`ui`) and these differences:
+author, description, footer, part captions: :func:`scripts.texts.ui`) and these differences:
 
 * ``language: zh_CN``: the theme's own texts in Chinese, ``<html lang="zh-CN">``, and a search index whose
   Chinese is cut into words by jieba, which is given the glossary's terms as words
@@ -29,7 +29,6 @@ Usage: python -m scripts.zh_book [--html _build/html/zh] [--work _build/zh]
 from __future__ import annotations
 
 import argparse
-import functools
 import re
 import sys
 from collections.abc import Callable
@@ -39,6 +38,7 @@ import yaml
 
 from scripts import zh_sync
 from scripts.documents import documents
+from scripts.texts import ui
 
 ROOT = Path(__file__).resolve().parents[1]
 ZH = ROOT / "zh"
@@ -58,24 +58,6 @@ THEME_TEXTS = {
 }
 # extensions that write a shared asset: run by the English build only
 NOT_SHARED = {"minilm_weights", "decoder_weights"}
-
-
-@functools.cache
-def texts() -> dict[str, str]:
-    """English text -> Chinese text, from ``zh/book.yml``."""
-    data = yaml.safe_load((ZH / "book.yml").read_text(encoding="utf-8"))
-    pairs = [(" ".join(t["en"].split()), t["zh"].strip()) for t in data["texts"]]
-    return dict(pairs)
-
-
-def ui(text: str, lang: str = "en") -> str:
-    """``text`` in ``lang`` (``"en"``: as it is). KeyError if ``zh/book.yml`` has no Chinese for it."""
-    if lang == "en":
-        return text
-    try:
-        return texts()[" ".join(text.split())]
-    except KeyError:
-        raise KeyError(f"zh/book.yml has no Chinese for {text!r}: add the pair to its texts") from None
 
 
 def _translated(text: str, missing: list[str]) -> str:
