@@ -36,7 +36,7 @@ from pathlib import Path
 
 import yaml
 
-from scripts import zh_sync
+from scripts import myst, zh_sync
 from scripts.documents import documents
 from scripts.texts import ui
 
@@ -118,11 +118,7 @@ def site_toc(lang: str = "zh", *, missing: list[str] | None = None) -> dict:
 
 def glossary() -> list[dict[str, str]]:
     """The glossary's table: one dict per row, by the table's column names (``zh/glossary.md``)."""
-    rows = [
-        line for line in (ZH / "glossary.md").read_text(encoding="utf-8").splitlines() if line.startswith("|")
-    ]
-    cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in rows]
-    header, body = cells[0], [c for c in cells[2:] if len(c) == len(cells[0])]
+    header, *body = myst.tables((ZH / "glossary.md").read_text(encoding="utf-8"))[0]
     return [dict(zip(header, row, strict=True)) for row in body]
 
 
