@@ -39,7 +39,7 @@ UNTRANSLATED = {"zh_CN": "本页尚未全部译完：未译的段落暂时显示
 SPECIAL_PAGES = ("search", "genindex")  # pages every Sphinx site has
 ROOT_PAGE = "intro"  # where a page without a counterpart links to (the root of _toc.yml)
 TEMPLATE = "language-link.html"  # in templates/, rendered first among the article header's buttons
-# (its classes and the note's do not start with "mha-", which marks a figure's root: _ext/page_assets.py)
+# (its classes and the note's do not start with "mha-", the figures' roots' classes: _ext/figure_roots.py)
 
 
 def other_page(app: Sphinx, pagename: str) -> str | None:

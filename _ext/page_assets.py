@@ -7,27 +7,28 @@ pages, the lecture decks and the tests load; ``_config.yml``'s ``html_static_pat
 figure on a page is a root element whose class starts with ``mha-`` (``book.widgets.frontend`` writes them),
 so a page such as the references or the changelog loads none of those scripts. MathJax needs nothing here:
 Sphinx adds it only to pages with equations.
+
+A figure's root is found as everything else finds it, by ``_ext/figure_roots.py`` (imported by its own name,
+as Sphinx imports this module, with ``_ext`` on the path).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
+from figure_roots import figure_roots
 from sphinx.application import Sphinx
 from sphinx.util.fileutil import copy_asset
 
 from book.widgets.frontend import SCRIPTS
-
-FIGURE_ROOT = re.compile(r"""class=["'](?:[^"']*\s)?mha-""")
 
 
 def drop_unused_figure_scripts(
     app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any
 ) -> None:
     """Remove the figure scripts from ``context['script_files']`` when the page's body has no figure root."""
-    if FIGURE_ROOT.search(context.get("body", "")):
+    if figure_roots(context.get("body", "")):
         return
 
     prefix = app.config.mha_scripts_prefix

@@ -17,7 +17,7 @@ that cuts its content fails the build.
 
 The Chinese book (``--lang zh``, printed from ``_build/html/zh``: `make pdf` writes
 ``_build/pdf/zh/multi-head-attention.pdf``) has its title page and the words this script adds in Chinese
-(scripts/zh_book.py's ``ui``) and the pages of its own table of contents (with its glossary); Chromium embeds
+(scripts/texts.py's ``ui``) and the pages of its own table of contents (with its glossary); Chromium embeds
 the CJK font its pages use (Noto Sans CJK, which .ci/run installs).
 
 Usage: python -m scripts.build_pdf [--site _build/html] [--out _build/pdf/multi-head-attention.pdf]
@@ -38,7 +38,8 @@ from pathlib import Path
 import tomllib
 
 from scripts.chromium import CHROMIUM, launch
-from scripts.zh_book import site_config, site_toc, ui
+from scripts.texts import ui
+from scripts.zh_book import site_config, site_toc
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "_build" / "html"

@@ -35,7 +35,8 @@ from nbconvert import SlidesExporter
 
 from book.widgets.frontend import copy_static
 from scripts.tag_slides import References, slide_notebook
-from scripts.zh_book import site_config, ui
+from scripts.texts import ui
+from scripts.zh_book import site_config
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSETS = "_assets"

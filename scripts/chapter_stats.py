@@ -3,7 +3,8 @@
 Counted from the committed notebooks, in the order of _toc.yml:
 
 * prose words: the words of the Markdown cells a reader reads, exercises included, solutions (the bodies of
-  ``{solution}`` directives) and MyST syntax (directive fences and options, labels) excluded;
+  ``{solution}`` directives) and MyST syntax (directive fences and options, labels, a code block's fences
+  but its language) excluded, as the book's parser reads it (scripts/myst.py);
 * display equations: ``$$`` blocks in that prose;
 * code cells shown: code cells less the set-up cell and the folded checks of solutions (tagged
   ``solution-check``);
@@ -26,7 +27,7 @@ that teaching.md shows.
 from __future__ import annotations
 
 import argparse
-import re
+import itertools
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +53,7 @@ class Pace:
 FIRST_READING = Pace(words_per_minute=238, code_cell=1.0, equation=0.5, figure=1.0, interactive=2.0)
 STUDY = Pace(words_per_minute=175, code_cell=2.0, equation=1.0, figure=2.0, interactive=5.0)
 
-_MYST_LINE = re.compile(r"^(`{3,}|:{3,})(\{[\w:-]+\}.*)?$|^:[\w-]+:.*$|^\([\w-]+\)=\s*$")
+MATH_BLOCKS = {"math_block", "math_block_label"}  # a display equation: $$ ... $$
 
 
 @dataclass
@@ -96,10 +97,11 @@ def chapter_stats(path: Path, refs: References) -> Stats:
         if cell.cell_type == "markdown":
             exercises += len(myst.directives(cell.source, "exercise"))
             text = myst.without(cell.source, "solution")
-            equations += len(re.findall(r"^\s*\$\$\s*$", text, re.M)) // 2
-            lines = [line for line in text.splitlines() if not _MYST_LINE.match(line.strip())]
-            words += len(" ".join(lines).split())
-            title = title or next((line[2:] for line in lines if line.startswith("# ")), "")
+            found = list(myst.walk(text))
+            equations += sum(token.type in MATH_BLOCKS for token, _ in found)
+            syntax = _syntax_lines(text, found)
+            words += sum(len(line.split()) for i, line in enumerate(text.splitlines()) if i not in syntax)
+            title = title or _h1(myst.tokens(text))
         elif cell.cell_type == "code":
             if first_code or myst.SOLUTION_CHECK in myst.tags(cell):
                 first_code = False
@@ -115,6 +117,34 @@ def chapter_stats(path: Path, refs: References) -> Stats:
     slides = sum(c.metadata["slideshow"]["slide_type"] in ("slide", "subslide") for c in deck.cells)
     counts = (words, equations, code_cells, figures, interactive, exercises, slides)
     return Stats(path.stem, title.strip(), *counts)
+
+
+def _syntax_lines(text: str, found: list) -> set[int]:
+    """The lines of ``text`` that hold MyST's syntax rather than words (``found``: the tokens of ``text``,
+    :func:`myst.walk`): a directive's fences and options, a target, a code block's fences but its language."""
+    lines, syntax = text.splitlines(), set()
+    for token, first in found:
+        if token.map is None or token.type not in ("fence", "colon_fence", "myst_target"):
+            continue
+        start, end = first + token.map[0], first + token.map[1]
+        if token.type == "myst_target":
+            syntax.add(start)
+            continue
+        if myst.directive(token):
+            syntax |= set(range(start, start + 1 + myst.read_body(token.content)[2]))  # fence, options
+        elif not token.info.strip():
+            syntax.add(start)
+        if end - 1 > start and set(lines[end - 1].strip()) == {token.markup[0]}:  # its closing fence
+            syntax.add(end - 1)
+    return syntax
+
+
+def _h1(tokens: list) -> str:
+    """The text of the first top-level heading (``# ...``) of a Markdown source's tokens, or ""."""
+    for token, following in itertools.pairwise(tokens):
+        if token.type == "heading_open" and token.tag == "h1" and token.level == 0:
+            return following.content
+    return ""
 
 
 def all_stats() -> list[Stats]:

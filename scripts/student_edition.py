@@ -16,8 +16,10 @@ A course hands out this edition while its exercises are open. Nothing in it hold
 
 The set-up cell of every copy installs ``mha`` at the tag of the book's version (:func:`pinned_setup`),
 with Colab's custom widget manager on, so a notebook handed out mid-semester runs the code it was written
-for. sphinx-exercise's ``hide_solutions`` stays on as a second guard. The site goes to ``<out>/html``
-(Jupyter Book's work files to ``<out>/_build``); the stored outputs are reused, nothing is executed.
+for. Two second guards stay on: sphinx-exercise's ``hide_solutions``, and the book's extension
+``_ext/removed_cells.py``, which drops from the pages any cell tagged ``solution-check``. The site goes to
+``<out>/html`` (Jupyter Book's work files to ``<out>/_build``); the stored outputs are reused, nothing is
+executed.
 
 The Chinese student edition (``--lang zh``, from ``zh/``, scripts/zh_book.py) is built the same way, inside
 the English one as the Chinese site is inside the English site: its site in ``<out>/html/zh`` (sharing the
@@ -42,11 +44,11 @@ import tomllib
 import yaml
 
 from scripts import myst, zh_book
-from scripts.zh_book import ui
+from scripts.texts import ui
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK_FLAGS = ["-W", "-n", "--keep-going"]
-EXTENSION = "scripts.student_edition"  # this module, as the edition's Sphinx extension (:func:`setup`)
+EXTENSION = "removed_cells"  # _ext/removed_cells.py: the edition's Sphinx extension, its second guard
 PDF_NAME = "multi-head-attention-students.pdf"
 # Top-level entries of the repository that the book's build does not read (or that are the copies' own).
 NOT_LINKED = {".git", ".venv", "_build", "chapters", ".pytest_cache", ".ruff_cache", ".hypothesis"}
@@ -126,20 +128,6 @@ def student_notebook(nb: nbformat.NotebookNode, lang: str = "en") -> nbformat.No
     return nb
 
 
-def _drop_solution_checks(app, doctree) -> None:
-    from docutils import nodes
-
-    for cell in list(doctree.findall(nodes.container)):
-        if cell.get("nb_element") == "cell_code" and f"tag_{myst.SOLUTION_CHECK}" in cell["classes"]:
-            cell.parent.remove(cell)
-
-
-def setup(app):
-    """As a Sphinx extension: a second guard that drops any cell tagged ``solution-check``."""
-    app.connect("doctree-read", _drop_solution_checks)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
-
-
 def student_config(config: dict, lang: str = "en") -> dict:
     """A book's configuration (``_config.yml``'s, or the Chinese one's) made the student edition's."""
     config["title"] = config["title"] + ui(" (student edition)", lang)
@@ -151,11 +139,12 @@ def student_config(config: dict, lang: str = "en") -> dict:
     sphinx_config = sphinx.setdefault("config", {})
     sphinx_config["hide_solutions"] = True
     # _config.yml lists every extension (sphinx.config.extensions), which takes precedence over
-    # local_extensions' own list: add this module to both; local_extensions puts the repository on sys.path.
+    # local_extensions' own list: add the edition's to both; local_extensions puts _ext on sys.path.
     sphinx_config["extensions"] = [*sphinx_config.get("extensions", []), EXTENSION]
+    sphinx_config["mha_removed_tags"] = [myst.SOLUTION_CHECK]
     local = sphinx.setdefault("local_extensions", {})
     local.update({name: str(ROOT / path) for name, path in local.items()})  # relative to the repository
-    local[EXTENSION] = str(ROOT)
+    local[EXTENSION] = str(ROOT / "_ext")
     return config
 
 

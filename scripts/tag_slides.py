@@ -33,7 +33,7 @@ notebook's structure, by these rules:
   point to, ``{literalinclude}`` with ``:pyobject:`` the included code, ``(label)=`` targets disappear.
 
 A Chinese chapter (``zh/chapters/``, ``lang="zh"``) follows the same rules, with the deck's own words in
-Chinese (scripts/zh_book.py's ``ui``), its words counted as Chinese is read (two characters a word), and a
+Chinese (scripts/texts.py's ``ui``), its words counted as Chinese is read (two characters a word), and a
 character as wide as two letters when a line's length is estimated.
 
 Run by hand to see the shape of the decks: ``python -m scripts.tag_slides chapters/*.ipynb`` prints, per
@@ -56,7 +56,7 @@ import nbformat
 
 from _ext.harness_comments import strip_harness_comments  # the site leaves out the same lines
 from scripts import myst
-from scripts.zh_book import ui
+from scripts.texts import ui
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,7 +69,6 @@ SKIP_TAGS = {myst.SOLUTION_CHECK, "hide-cell", "remove-cell"}
 NO_OUTPUT_TAGS = {"hide-output", "remove-output"}
 NO_INPUT_TAGS = {"hide-input", "remove-input"}
 
-_ROLE = re.compile(r"\{(?P<role>[\w:]+)\}`(?P<body>[^`]*)`")
 # An output that is a figure: a picture, or an interactive figure (its static page, text/html).
 FIGURE_TYPES = {"image/png", "image/svg+xml", "text/html"}
 RAW_BLOCKS = {"fence", "code_block", "math_block", "amsmath"}  # shown as written: no role to resolve
@@ -130,7 +129,12 @@ class References:
         return f"`{body}`"
 
     def inline(self, text: str) -> str:
-        return _ROLE.sub(lambda m: self.role(m.group("role"), m.group("body")), text)
+        """``text`` with each of its roles (:func:`myst.roles`) written as Markdown."""
+        out, done = [], 0
+        for role in myst.roles(text):
+            out += [text[done : role.start], self.role(role.name, role.content)]
+            done = role.end
+        return "".join(out) + text[done:]
 
 
 def _heading(block: myst.Block) -> str:
@@ -235,10 +239,8 @@ def _exercise_prefixes() -> tuple[str, ...]:
 
 def _is_prose(block: str) -> bool:
     """A paragraph of text: not a heading, table, fence, display equation, quote, list or exercise."""
-    start = block.lstrip()
-    return not (
-        start.startswith(("#", "|", "```", "~~~", "$$", ">", *_exercise_prefixes()))
-        or re.match(r"^([-*+]|\d+\.)\s", start)
+    return [b.kind for b in myst.blocks(block)] == ["paragraph"] and not block.lstrip().startswith(
+        _exercise_prefixes()
     )
 
 

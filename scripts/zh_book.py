@@ -3,7 +3,7 @@
 The Chinese book's sources are ``zh/`` (kept in step with the English ones by scripts/zh_sync.py). Its
 configuration and table of contents are not kept by hand: they are derived here from ``_config.yml`` and
 ``_toc.yml`` (:func:`site_config`, :func:`site_toc`), with the Chinese texts of ``zh/book.yml`` (title,
-author, description, footer, part captions: :func:`ui`) and these differences:
+author, description, footer, part captions: :func:`scripts.texts.ui`) and these differences:
 
 * ``language: zh_CN``: the theme's own texts in Chinese, ``<html lang="zh-CN">``, and a search index whose
   Chinese is cut into words by jieba, which is given the glossary's terms as words
@@ -29,13 +29,16 @@ Usage: python -m scripts.zh_book [--html _build/html/zh] [--work _build/zh]
 from __future__ import annotations
 
 import argparse
-import functools
 import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import yaml
+
+from scripts import myst, zh_sync
+from scripts.documents import documents
+from scripts.texts import ui
 
 ROOT = Path(__file__).resolve().parents[1]
 ZH = ROOT / "zh"
@@ -55,24 +58,6 @@ THEME_TEXTS = {
 }
 # extensions that write a shared asset: run by the English build only
 NOT_SHARED = {"minilm_weights", "decoder_weights"}
-
-
-@functools.cache
-def texts() -> dict[str, str]:
-    """English text -> Chinese text, from ``zh/book.yml``."""
-    data = yaml.safe_load((ZH / "book.yml").read_text(encoding="utf-8"))
-    pairs = [(" ".join(t["en"].split()), t["zh"].strip()) for t in data["texts"]]
-    return dict(pairs)
-
-
-def ui(text: str, lang: str = "en") -> str:
-    """``text`` in ``lang`` (``"en"``: as it is). KeyError if ``zh/book.yml`` has no Chinese for it."""
-    if lang == "en":
-        return text
-    try:
-        return texts()[" ".join(text.split())]
-    except KeyError:
-        raise KeyError(f"zh/book.yml has no Chinese for {text!r}: add the pair to its texts") from None
 
 
 def _translated(text: str, missing: list[str]) -> str:
@@ -133,11 +118,7 @@ def site_toc(lang: str = "zh", *, missing: list[str] | None = None) -> dict:
 
 def glossary() -> list[dict[str, str]]:
     """The glossary's table: one dict per row, by the table's column names (``zh/glossary.md``)."""
-    rows = [
-        line for line in (ZH / "glossary.md").read_text(encoding="utf-8").splitlines() if line.startswith("|")
-    ]
-    cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in rows]
-    header, body = cells[0], [c for c in cells[2:] if len(c) == len(cells[0])]
+    header, *body = myst.tables((ZH / "glossary.md").read_text(encoding="utf-8"))[0]
     return [dict(zip(header, row, strict=True)) for row in body]
 
 
@@ -156,10 +137,8 @@ def write_search_words(path: Path) -> Path:
 
 def untranslated_pages() -> list[str]:
     """The pages that still show English (a unit not translated, or translated from an older English)."""
-    from scripts import zh_sync
-
     done = zh_sync.translated_documents()
-    return [doc for doc in zh_sync.documents() if doc not in done]
+    return [doc for doc in documents() if doc not in done]
 
 
 def write_sources(
@@ -173,7 +152,7 @@ def write_sources(
         config = adjust(config)
     options = config["sphinx"]["config"]
     options["html_search_options"] = {"dict": str(write_search_words(work / "search_words.txt"))}
-    options["mha_other_pages"] = _english_documents()  # the glossary has no English page
+    options["mha_other_pages"] = documents()  # the glossary has no English page
     options["mha_untranslated"] = untranslated_pages()
     work.mkdir(parents=True, exist_ok=True)
     note = "# Written by scripts/zh_book.py from {} and zh/book.yml: edit those, not this file.\n"
@@ -183,12 +162,6 @@ def write_sources(
     )
     toc_path.write_text(note.format("_toc.yml") + yaml.safe_dump(toc, sort_keys=False, allow_unicode=True))
     return config_path, toc_path, missing
-
-
-def _english_documents() -> list[str]:
-    from scripts import zh_sync
-
-    return zh_sync.documents()
 
 
 def build(

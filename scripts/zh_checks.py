@@ -2,7 +2,8 @@
 
 tests/book/test_translation.py runs these checks on the Chinese book (``zh/``, scripts/zh_sync.py); a
 translator runs this script while translating, for the same messages at once. A translated unit (a notebook's
-Markdown cell, a page's section) must keep, of the English it translates (:func:`keeps`):
+Markdown cell, a page's section) must keep, of the English it translates (:func:`keeps`), both read as the
+book's build reads them (scripts/myst.py: an equation, a code span or a role is what the site makes of it):
 
 * its mathematics: the same ``$…$``, ``$$…$$`` and ``{math}`` expressions (whitespace aside);
 * its numbers, outside mathematics and code: the same numbers, however they are grouped (1,024, 1 024 and 1024
@@ -36,17 +37,10 @@ import re
 import sys
 from collections import Counter
 
-from scripts import zh_book, zh_sync
+from scripts import myst, zh_book, zh_sync
 
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-_OPEN = re.compile(r"^(?P<fence>`{3,}|:{3,}|~{3,})(?:\{(?P<name>[\w:-]+)\})?[ \t]*(?P<arg>.*)$")
-_ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<body>[^`]*)`")
-_CODE = re.compile(r"(?P<ticks>`+)(?P<code>.+?)(?P=ticks)", re.S)
-_DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
-_INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\s)([^$]+?)(?<![\s\\])\$(?!\d)")
-_LINK = re.compile(r"(!?)\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]+)(?:\s+\"[^\"]*\")?\)")
-_AUTOLINK = re.compile(r"<(?P<target>https?://[^>\s]+)>|(?P<bare>https?://[^\s)>\]]+)")
-_LABEL = re.compile(r"^\((?P<label>[\w-]+)\)=\s*$", re.M)
+_BARE_URL = re.compile(r"https?://[^\s)>\]]+")  # a URL in a text: a link to keep, though not linked
 # A number in prose: digits, grouped by thousands or not (1,024, 1 024, 1024), decimals; not in a name.
 _NUMBER = re.compile(
     r"(?<![A-Za-z0-9_.])(?:\d{1,3}(?:(?:,|[ \u00a0\u2009\u202f])\d{3})+|\d+)(?:\.\d+)?(?![A-Za-z0-9_])"
@@ -91,68 +85,50 @@ def number_value(token: str) -> str:
 
 
 def parse(text: str) -> Parts:
-    """Cut a MyST text into what a translation keeps (directives, math, code, roles, links) and its prose."""
+    """Cut a MyST text into what a translation keeps (directives, math, code, roles, links) and its prose,
+    as the book's parser reads it (scripts/myst.py)."""
     parts = Parts()
     _parse_blocks(text, parts)
     return parts
 
 
+CODE_BLOCKS = {"fence", "code_block"}  # a code block's text is code, kept as it is
+MATH_BLOCKS = {"math_block", "math_block_label", "amsmath"}
+
+
 def _parse_blocks(text: str, parts: Parts) -> None:
-    lines, i, paragraph = text.splitlines(), 0, []
-
-    def flush() -> None:
-        if not paragraph:
-            return
-        if all(line.startswith("    ") for line in paragraph):  # an indented code block
-            parts.code.add("\n".join(line[4:] for line in paragraph))
-        else:
-            _parse_inline("\n".join(paragraph), parts)
-        paragraph.clear()
-
-    while i < len(lines):
-        line = lines[i]
-        opened = _OPEN.match(line)
-        if opened:
-            flush()
-            fence, end = opened.group("fence"), i + 1
-            while end < len(lines) and not re.fullmatch(
-                re.escape(fence[0]) + f"{{{len(fence)},}}\\s*", lines[end]
-            ):
-                end += 1
-            body = lines[i + 1 : end]
-            name = opened.group("name")
-            if name is None:
-                parts.code.add("\n".join(body))
-            else:
-                _directive(name, opened.group("arg").strip(), body, parts)
-            i = end + 1
-            continue
-        if _LABEL.match(line):
-            flush()
-            parts.labels.add(_LABEL.match(line).group("label"))
-        elif m := re.match(r"^(#{1,6}) (.*)$", line):
-            flush()
-            parts.headings.append(len(m.group(1)))
-            heading = Parts()
-            _parse_inline(m.group(2), heading)
-            _merge(parts, heading, prose=False)
-            parts.heading_text.append(heading.text)
-        elif line.startswith("% ") or not line.strip():  # a MyST comment, or a blank line
-            flush()
-        else:
-            paragraph.append(line)
-        i += 1
-    flush()
+    heading = False  # whether the next inline token is a heading's text
+    for token in myst.tokens(text):
+        if token.type == "heading_open":
+            parts.headings.append(int(token.tag[1:]))
+            heading = True
+        elif token.type == "inline" and heading:
+            title = Parts()
+            _parse_inline(token.children, title)
+            _merge(parts, title, prose=False)
+            parts.heading_text.append(title.text)
+            heading = False
+        elif token.type == "inline":
+            _parse_inline(token.children, parts)
+        elif found := myst.directive(token):
+            _directive(*found, token.content, parts)
+        elif token.type in CODE_BLOCKS or token.type == "colon_fence":
+            parts.code.add(token.content.removesuffix("\n"))
+        elif token.type in MATH_BLOCKS:
+            parts.math.add(_squash(token.content))
+            if token.type == "math_block_label":
+                parts.labels.add(token.info)
+        elif token.type == "myst_target":
+            parts.labels.add(token.content)
+        elif token.type == "html_block":
+            _prose(token.content.removesuffix("\n"), parts)
 
 
-def _directive(name: str, arg: str, body: list[str], parts: Parts) -> None:
-    options, k = {}, 0
-    while k < len(body) and (m := re.match(r"^:([\w-]+):\s*(.*)$", body[k])):
-        options[m.group(1)] = m.group(2).strip()
-        k += 1
+def _directive(name: str, arg: str, body: str, parts: Parts) -> None:
+    options, content, _ = myst.read_body(body)
+    options = {key: value.strip() for key, value in options.items()}
     if "label" in options:
         parts.labels.add(options["label"])
-    content = "\n".join(body[k:])
     kept = "" if name in TITLED else arg
     parts.directives.append(f"{{{name}}} {kept} {sorted(options.items())}".strip())
     if name in ("math",):
@@ -163,7 +139,7 @@ def _directive(name: str, arg: str, body: list[str], parts: Parts) -> None:
     else:
         if name in TITLED and arg:
             title = Parts()
-            _parse_inline(arg, title)
+            _parse_inline(myst.inline(arg), title)
             _merge(parts, title, prose=False)
             parts.heading_text.append(title.text)
         _parse_blocks(content, parts)
@@ -179,42 +155,53 @@ def _merge(parts: Parts, other: Parts, *, prose: bool) -> None:
         parts.prose += other.prose
 
 
-def _parse_inline(text: str, parts: Parts) -> None:
-    def code(m: re.Match) -> str:
-        parts.code.add(m.group("code").strip())
-        return " "
+def _parse_inline(children: list, parts: Parts) -> None:
+    """A text's inline tokens: its code, maths, roles and links kept aside, and its prose (a link's text and a
+    role's shown text in it, a space for the rest)."""
+    pieces, autolink = [], False
+    for token in children:
+        if autolink:  # an autolink's text is its URL, kept as a link
+            autolink = token.type != "link_close"
+            continue
+        if token.type in ("text", "html_inline"):
+            links = _BARE_URL.findall(token.content)
+            parts.links.update(links)
+            pieces.append(_BARE_URL.sub(" ", token.content) if links else token.content)
+        elif token.type in ("softbreak", "hardbreak"):
+            pieces.append("\n")
+        elif token.type == "code_inline":
+            parts.code.add(token.content.strip())
+            pieces.append(" ")
+        elif token.type in ("math_inline", "math_inline_double"):
+            parts.math.add(_squash(token.content))
+            pieces.append(" ")
+        elif token.type == "myst_role":
+            pieces.append(_role(token.meta["name"], token.content, parts))
+        elif token.type == "link_open":
+            parts.links.add(token.attrs["href"])
+            autolink = token.markup == "autolink"
+            pieces.append(" " if autolink else "")
+        elif token.type == "image":
+            parts.links.add(token.attrs["src"])
+            pieces.append(token.content)
+    _prose("".join(pieces), parts)
 
-    def role(m: re.Match) -> str:
-        name, body = m.group("role"), m.group("body")
-        if name == "math":
-            parts.math.add(_squash(body))
-            return " "
-        shown, _, target = body.partition("<")
-        target = target.rstrip(">").strip() if target else body.strip()
-        for key in target.split(",") if name.startswith("cite") else [target]:
-            parts.references.add(f"{{{name}}}{key.strip()}")
-        return shown if "<" in body else " "
 
-    def math(m: re.Match) -> str:
-        parts.math.add(_squash(m.group(1)))
-        return " "
-
-    def link(m: re.Match) -> str:
-        parts.links.add(m.group("target"))
-        return m.group("text")
-
-    def autolink(m: re.Match) -> str:
-        parts.links.add(m.group("target") or m.group("bare"))
-        return " "
-
-    text = _ROLE.sub(role, text)  # before code: a role's body is in backticks
-    text = _CODE.sub(code, text)
-    text = _DISPLAY_MATH.sub(math, text)
-    text = _INLINE_MATH.sub(math, text)
-    text = _LINK.sub(link, text)
-    text = _AUTOLINK.sub(autolink, text)
+def _prose(text: str, parts: Parts) -> None:
     parts.numbers.update(number_value(n) for n in _NUMBER.findall(text))
     parts.prose.append(text)
+
+
+def _role(name: str, body: str, parts: Parts) -> str:
+    """A role's part: maths, or a reference's target; what the prose shows of it (a reference's own text)."""
+    if name == "math":
+        parts.math.add(_squash(body))
+        return " "
+    shown, _, target = body.partition("<")
+    target = target.rstrip(">").strip() if target else body.strip()
+    for key in target.split(",") if name.startswith("cite") else [target]:
+        parts.references.add(f"{{{name}}}{key.strip()}")
+    return shown if "<" in body else " "
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -3,10 +3,11 @@
 Every text an interactive figure shows is defined once, in Python (:mod:`book.widgets.spec` and the figure's
 own module), and travels with the figure's data: a chapter's stored output holds the figure's root element,
 ``<div class="mha-…"><script type="application/json">{…}</script>…</div>`` (the ``text/html`` of its display
-bundle), whose JSON carries the spec (controls, messages, …) and the data. The English notebooks are the
-one source of these outputs; :mod:`scripts.zh_sync` copies them into the Chinese notebooks and, on the way,
-translates the texts of that JSON with the catalogue ``zh/figures.yml`` (:func:`translate_outputs`). So the
-Chinese page carries the same figure with Chinese texts, and nothing in the page's scripts changes.
+bundle; :func:`_ext.figure_roots.figure_roots` finds it), whose JSON carries the spec (controls, messages,
+…) and the data. The English notebooks are the one source of these outputs; :mod:`scripts.zh_sync` copies
+them into the Chinese notebooks and, on the way, translates the texts of that JSON with the catalogue
+``zh/figures.yml`` (:func:`translate_outputs`). So the Chinese page carries the same figure with Chinese
+texts, and nothing in the page's scripts changes.
 
 **The catalogue** is a list of pairs, English text -> Chinese, as gettext keeps them: one entry per English
 text, whichever figure shows it. An English text may hold ``{name}`` fields: the figure's page fills them
@@ -41,13 +42,11 @@ from pathlib import Path
 import nbformat
 import yaml
 
+from _ext.figure_roots import figure_roots
+from scripts.documents import documents, english_path
+
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = "zh/figures.yml"
-_ROOT_ELEMENT = re.compile(  # a figure's root element, as book.widgets.frontend.root_html writes it
-    r'(?P<open><div class="(?P<cls>mha-[\w-]+)[^"]*"[^>]*>\s*<script type="application/json">)'
-    r"(?P<json>.*?)(?P<close></script>)",
-    re.S,
-)
 _JSON_SCRIPT = '<script type="application/json">'  # every figure's data is in one: each must be read
 _FIELD = re.compile(r"\{(\w+)\}")
 _LATIN = re.compile(r"[A-Za-z]")
@@ -283,19 +282,12 @@ def _dump(data: object) -> str:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
 
 
-def roots(html: str) -> Iterator[tuple[re.Match, dict]]:
-    """The figures' root elements of an output's HTML, with their JSON."""
-    for match in _ROOT_ELEMENT.finditer(html):
-        yield match, json.loads(match.group("json").replace("<\\/", "</"))
-
-
 def translate_html(html: str, catalogue: Catalogue, missing: list[str] | None = None) -> str:
-    """``html`` with every figure's texts in Chinese; a text with no Chinese stays English (and goes to
-    ``missing``)."""
-
-    def one(match: re.Match) -> str:
-        data = json.loads(match.group("json").replace("<\\/", "</"))
-        changed = False
+    """``html`` with every figure's texts in Chinese, in the data of each of its root elements; a text with no
+    Chinese stays English (and goes to ``missing``)."""
+    pieces, done = [], 0  # the HTML up to ``done`` is in pieces
+    for root in figure_roots(html):
+        data, changed = root.data, False
         for item in texts(data):
             chinese = catalogue.lookup(item.value)
             if chinese is None:
@@ -304,11 +296,10 @@ def translate_html(html: str, catalogue: Catalogue, missing: list[str] | None = 
             elif chinese != item.value:
                 item.set(chinese)
                 changed = True
-        if not changed:
-            return match.group(0)
-        return match.group("open") + _dump(data) + match.group("close")
-
-    return _ROOT_ELEMENT.sub(one, html)
+        if changed:
+            pieces += [html[done : root.start], _dump(data)]
+            done = root.end
+    return "".join(pieces) + html[done:]
 
 
 def translate_outputs(outputs: list, catalogue: Catalogue) -> list:
@@ -341,18 +332,16 @@ class Figure:
 
 def english_figures(root: Path = ROOT) -> list[Figure]:
     """Every interactive figure in the English notebooks' stored outputs, in the book's order."""
-    from scripts import zh_sync
-
     found = []
-    for doc in zh_sync.documents(root):
-        path = zh_sync.english_path(doc, root)
+    for doc in documents(root):
+        path = english_path(doc, root)
         if path.suffix != ".ipynb":
             continue
         for cell in nbformat.read(path, as_version=4).cells:
             for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
                 html = output.get("data", {}).get("text/html")
                 if isinstance(html, str):
-                    read = [Figure(doc, cell.get("id", "?"), m.group("cls"), data) for m, data in roots(html)]
+                    read = [Figure(doc, cell.get("id", "?"), r.cls, r.data) for r in figure_roots(html)]
                     if len(read) != html.count(_JSON_SCRIPT):  # a figure's data this module cannot find
                         read.append(Figure(doc, cell.get("id", "?"), "", {}))
                     found += read

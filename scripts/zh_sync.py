@@ -4,7 +4,7 @@ The English sources are the one source of the book's code and outputs. The Chine
 ``zh/``, document by document at the same relative path (``chapters/the_math.ipynb`` and
 ``zh/chapters/the_math.ipynb``, ``intro.md`` and ``zh/intro.md``), plus ``zh/glossary.md`` (the Chinese book's
 term list, which has no English page) and ``zh/book.yml`` (the Chinese texts of ``_config.yml`` and
-``_toc.yml``). The documents are those of ``_toc.yml``.
+``_toc.yml``). The documents are those of ``_toc.yml`` (:mod:`scripts.documents`).
 
 **Units.** A notebook's units are its Markdown cells, matched by cell id, and the alt texts of its pictures (a
 code cell's ``mystnb.image.alt``, unit ``<cell id>/alt``, recorded under ``"translation": {"alt": ...}`` in
@@ -62,35 +62,18 @@ import sys
 from pathlib import Path
 
 import nbformat
-import yaml
 
-from scripts import zh_figures
+from scripts import myst, zh_figures
+from scripts.documents import documents, english_path
 
 ROOT = Path(__file__).resolve().parents[1]
 ZH = ROOT / "zh"
 RECORD = "translation"  # the cell metadata key, and the word of a page's record comment
-_PAGE_RECORD = re.compile(r"^% translation (\{.*\})[ \t]*$")
-_FENCE = re.compile(r"^(`{3,}|~{3,}|:{3,})")
-_HEADING = re.compile(r"^#{1,6} ")
-_TARGET = re.compile(r"^\([\w-]+\)=\s*$")
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Documents, hashes, paths
+# Hashes, paths
 # ---------------------------------------------------------------------------------------------------------
-
-
-def documents(root: Path = ROOT) -> list[str]:
-    """The book's documents, as named in ``_toc.yml``, in order (the root first)."""
-    toc = yaml.safe_load((root / "_toc.yml").read_text())
-    return [toc["root"]] + [c["file"] for part in toc.get("parts", []) for c in part["chapters"]]
-
-
-def english_path(doc: str, root: Path = ROOT) -> Path:
-    found = [p for p in (root / f"{doc}.ipynb", root / f"{doc}.md") if p.exists()]
-    if len(found) != 1:
-        raise FileNotFoundError(f"{doc}: expected one English source, {doc}.ipynb or {doc}.md, found {found}")
-    return found[0]
 
 
 def chinese_path(doc: str, root: Path = ROOT) -> Path:
@@ -103,24 +86,42 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()[:16]
 
 
-# Directives whose argument is a path relative to the document, and Markdown images.
-_PATH_DIRECTIVE = re.compile(
-    r"^(?P<head>(`{3,}|:{3,})\{(?:literalinclude|include|image|figure)\}[ \t]+)(?P<path>\S+)", re.M
-)
-_MD_IMAGE = re.compile(r"(?P<head>!\[[^\]]*\]\()(?P<path>[^)\s]+)")
+PATH_DIRECTIVES = {"literalinclude", "include", "image", "figure"}  # their argument is a path
 
 
 def relocate(text: str, depth: int = 1) -> str:
     """``text`` of an English document with its relative paths to included files and images made valid
-    ``depth`` folders deeper (``zh/`` is one folder deeper): ``../mha/x.py`` becomes ``../../mha/x.py``."""
+    ``depth`` folders deeper (``zh/`` is one folder deeper): ``../mha/x.py`` becomes ``../../mha/x.py``. The
+    paths are those the parser reads (scripts/myst.py): the argument of a ``{literalinclude}``, ``{include}``,
+    ``{image}`` or ``{figure}`` directive (in another directive too) and an image's source."""
+    lines = text.splitlines(keepends=True)
+    paths = []  # (the lines where the path is written, what it follows there, the path)
+    for token, first in myst.walk(text):
+        if token.map is None:
+            continue
+        where = range(first + token.map[0], first + token.map[1])
+        if (found := myst.directive(token)) and found[0] in PATH_DIRECTIVES and found[1]:
+            paths.append((where[:1], "}", found[1].split()[0]))  # on the directive's first line
+        paths += [(where, "](", c.attrs["src"]) for c in token.children or [] if c.type == "image"]
+    for where, before, path in paths:
+        if "://" not in path and not path.startswith(("/", "#", "data:")):
+            line, at = _written(lines, where, before, path)
+            lines[line] = lines[line][:at] + "../" * depth + lines[line][at:]
+    return "".join(lines)
 
-    def move(match: re.Match) -> str:
-        path = match.group("path")
-        if "://" in path or path.startswith(("/", "#", "data:")):
-            return match.group(0)
-        return match.group("head") + "../" * depth + path
 
-    return _MD_IMAGE.sub(move, _PATH_DIRECTIVE.sub(move, text))
+def _written(lines: list[str], where: range, before: str, path: str) -> tuple[int, int]:
+    """Where, on one of the lines ``where``, ``path`` is written after ``before`` (spaces between), and not
+    moved yet (a moved path follows ``before`` with ``../``): the line and the path's first character."""
+    for line in where:
+        at = lines[line].find(before)
+        while at >= 0:
+            rest = lines[line][at + len(before) :]
+            start = at + len(before) + len(rest) - len(rest.lstrip(" \t"))
+            if lines[line].startswith(path, start):
+                return line, start
+            at = lines[line].find(before, at + 1)
+    raise ValueError(f"{path!r} is not written on the lines {where.start + 1}-{where.stop} of the text")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -262,21 +263,15 @@ def notebook_units(doc: str, en: nbformat.NotebookNode, zh: nbformat.NotebookNod
 
 
 def split_sections(text: str) -> list[str]:
-    """A MyST page cut before each heading outside a code fence (a ``(label)=`` line before a heading goes
-    with it); the pieces joined give the page back."""
-    lines = text.splitlines(keepends=True)
-    starts, fence = [0], None
-    for i, line in enumerate(lines):
-        if fence:
-            if line.rstrip() == fence:
-                fence = None
-            continue
-        if m := _FENCE.match(line):
-            fence = m.group(1)
-            continue
-        if _HEADING.match(line) and i > 0:
-            start = i
-            while start > 0 and _TARGET.match(lines[start - 1]):
+    """A MyST page cut before each of its headings (not one in a code block or a directive; a ``(label)=``
+    target right above a heading goes with it); the pieces joined give the page back."""
+    lines, blocks = text.splitlines(keepends=True), myst.blocks(text)
+    targets = {block.start for block in blocks if block.kind == "myst_target"}
+    starts = [0]
+    for block in blocks:
+        if block.kind == "heading" and block.start > 0:
+            start = block.start
+            while start - 1 in targets:
                 start -= 1
             if start > starts[-1]:
                 starts.append(start)
@@ -284,11 +279,18 @@ def split_sections(text: str) -> list[str]:
 
 
 def read_page(text: str) -> list[tuple[dict, str]]:
-    """A Chinese page's sections: (record, text), each section opened by its record comment."""
+    """A Chinese page's sections: (record, text), each section opened by its record comment (a line of a
+    comment of the page, ``% translation {...}``)."""
+    records = {}  # line -> the record it holds
+    for block in myst.blocks(text):
+        for line, comment in enumerate(block.body.split("\n") if block.kind == "myst_line_comment" else []):
+            word, _, record = comment.strip().partition(" ")
+            if word == RECORD and record.startswith("{"):
+                records[block.start + line] = json.loads(record)
     sections: list[tuple[dict, str]] = []
-    for line in text.splitlines(keepends=True):
-        if m := _PAGE_RECORD.match(line.rstrip("\n")):
-            sections.append((json.loads(m.group(1)), ""))
+    for number, line in enumerate(text.splitlines(keepends=True)):
+        if number in records:
+            sections.append((records[number], ""))
         elif sections:
             sections[-1] = (sections[-1][0], sections[-1][1] + line)
         elif line.strip():

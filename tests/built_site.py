@@ -15,6 +15,7 @@ from pathlib import Path
 
 import yaml
 
+from _ext.figure_roots import figure_roots
 from tests import ROOT
 
 SITE = Path(os.environ.get("MHA_SITE") or ROOT / "_build" / "html")
@@ -42,10 +43,10 @@ def open_page(browser, page: str):
 
 def scripts_and_roots(name: str) -> tuple[list[str], bool]:
     """The scripts page ``name`` loads (as the site serves them) and whether it shows an interactive figure
-    (an element of class ``mha-*``)."""
+    (a root element, :func:`_ext.figure_roots.figure_roots`)."""
     html = (SITE / f"{name}.html").read_text()
     scripts = [  # as the site serves them: "_static/ports/random.js" is "ports/random.js"
         src.split("?")[0].rsplit("_static/", 1)[-1]
         for src in re.findall(r'<script[^>]*\ssrc="([^"]+)"', html)
     ]
-    return scripts, bool(re.search(r"""class=["'](?:[^"']*\s)?mha-""", html))
+    return scripts, bool(figure_roots(html))

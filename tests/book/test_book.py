@@ -15,6 +15,7 @@ import pytest
 import yaml
 from IPython.core.inputtransformer2 import TransformerManager
 
+from _ext.figure_roots import figure_roots
 from scripts import student_edition
 from tests import ROOT
 
@@ -163,7 +164,7 @@ def _is_figure(cell) -> bool:
     """A code cell whose output is a picture or an interactive figure's root."""
     for output in cell.get("outputs", []):
         data = output.get("data", {})
-        if "image/png" in data or re.search(r"""class=["']mha-""", "".join(data.get("text/html", ""))):
+        if "image/png" in data or figure_roots("".join(data.get("text/html", ""))):
             return True
     return False
 

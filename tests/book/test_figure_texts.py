@@ -14,6 +14,7 @@ import re
 import nbformat
 import pytest
 
+from _ext.figure_roots import figure_roots
 from scripts import zh_checks, zh_figures, zh_sync
 from tests.zh_site import CHINESE
 
@@ -69,7 +70,7 @@ def test_the_chinese_notebooks_show_the_figures_in_chinese():
         for cell in nbformat.read(path, as_version=4).cells:
             for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
                 html = output.get("data", {}).get("text/html")
-                for _, data in zh_figures.roots(html) if isinstance(html, str) else ():
+                for data in [r.data for r in figure_roots(html)] if isinstance(html, str) else []:
                     seen += 1
                     english = [t.value for t in zh_figures.texts(data) if t.value not in kept]
                     english = [t for t in english if not CHINESE.search(t)]
@@ -122,7 +123,8 @@ def _html(data: dict) -> str:
 def test_only_the_texts_are_translated_the_names_and_sentences_stay():
     html = _html(SPEC)
     out = zh_figures.translate_html(html, CATALOGUE)
-    ((_, data),) = zh_figures.roots(out)
+    (root,) = figure_roots(out)
+    data = root.data
     head, mask, sentence = data["spec"]["controls"]
     assert data["spec"]["figure"] == "查看器"
     assert (head["name"], head["label"], head["choices"]) == ("head", "头", [[0, "头 1"], [1, "头 2"]])
@@ -141,7 +143,8 @@ def test_a_text_with_no_chinese_stays_english_and_is_reported():
     catalogue = zh_figures.Catalogue([zh_figures.Entry("viewer", "查看器")])
     out = zh_figures.translate_html(_html(SPEC), catalogue, missing)
     assert "head 1" in missing and "{n} tokens: the cat sat." in missing and "1. The cat sat." not in missing
-    ((_, data),) = zh_figures.roots(out)
+    (root,) = figure_roots(out)
+    data = root.data
     assert data["spec"]["controls"][0]["label"] == "head" and data["spec"]["figure"] == "查看器"
     empty = zh_figures.Catalogue([])
     assert zh_figures.translate_html(_html(SPEC), empty) == _html(SPEC), "nothing translated: unchanged"

@@ -26,7 +26,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from scripts import zh_book, zh_checks, zh_figures, zh_sync
+from scripts import texts, zh_book, zh_checks, zh_figures, zh_sync
 from tests import ROOT
 
 DOCUMENTS = zh_sync.documents()
@@ -129,7 +129,7 @@ def _ui_literals() -> set[str]:
     """The English texts that scripts/*.py pass to ``ui``: a literal, or a module's string constant."""
     found = set()
     for path in (ROOT / "scripts").glob("*.py"):
-        if path.name == "zh_book.py":  # ui's own module: it translates the configuration's texts
+        if path.name == "zh_book.py":  # it passes the configuration's texts to ui (test below)
             continue
         tree = ast.parse(path.read_text())
         constants = {
@@ -156,12 +156,12 @@ def test_the_books_short_texts_are_translated_with_no_pair_left_over():
     missing: list[str] = []
     config, toc = zh_book.site_config("zh", missing=missing), zh_book.site_toc("zh", missing=missing)
     used = _ui_literals()
-    missing += sorted(t for t in used if t not in zh_book.texts())
+    missing += sorted(t for t in used if t not in texts.chinese())
     assert not missing, f"zh/book.yml has no Chinese for {missing}"
     english = {" ".join(str(x).split()) for x in _english_texts()}
-    left_over = sorted(set(zh_book.texts()) - used - english)
+    left_over = sorted(set(texts.chinese()) - used - english)
     assert not left_over, f"pairs of zh/book.yml whose English nothing uses (changed? removed?): {left_over}"
-    assert config["title"] == zh_book.ui(zh_book.site_config("en")["title"], "zh")
+    assert config["title"] == texts.ui(zh_book.site_config("en")["title"], "zh")
     assert config["sphinx"]["config"]["language"] == "zh_CN"
     assert any(c["file"] == "glossary" for part in toc["parts"] for c in part["chapters"])
 

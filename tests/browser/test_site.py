@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from _ext.figure_roots import figure_roots
 from tests.built_site import CHAPTER_PAGES, SITE, open_page
 from tests.port_cases import SHIPPED_SENTENCES, site_explorer_sweep
 
@@ -152,15 +153,9 @@ def test_the_real_heads_viewer_draws_the_model_weights_within_8_bit_rounding(bro
 
 def _inline_config(page: str) -> dict:
     """The JSON of the page's .mha-realheads root, read from the HTML file."""
-    import json
-    import re
-
-    text = (SITE / f"{page}.html").read_text()
-    match = re.search(
-        r'<div class="mha-realheads"><script type="application/json">(.*?)</script>', text, re.S
-    )
-    assert match, f"{page} has no .mha-realheads root with inline data"
-    return json.loads(match.group(1))  # JSON reads the escaped "<\\/" as "</"
+    roots = [r for r in figure_roots((SITE / f"{page}.html").read_text()) if r.cls == "mha-realheads"]
+    assert roots, f"{page} has no .mha-realheads root with inline data"
+    return roots[0].data
 
 
 CALCULATOR_PAGE = "chapters/typical_configs"

@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import functools
 import io
-import re
 from dataclasses import dataclass, field
 
+import nbformat
 from axe_playwright_python.sync_playwright import Axe
 
+from _ext.figure_roots import figure_roots
 from book.widgets.frontend import FIGURES, ROOT_CLASSES
 from tests import ROOT
 from tests.built_site import PAGES, SITE, is_local
@@ -50,11 +51,20 @@ HEADER = ".bd-header, .bd-header-article"  # the theme's bars, whose buttons cha
 
 
 def _figure_pages() -> list[str]:
-    """The pages with a figure, found in their sources (a notebook's JSON escapes the quotes): known before a
-    build."""
-    root = re.compile(r"""class=\\?["'](""" + "|".join(ROOT_CLASSES.values()) + r")\b")
-    sources = {p: next(s for s in (ROOT / f"{p}.ipynb", ROOT / f"{p}.md") if s.exists()) for p in PAGES}
-    return [p for p, source in sources.items() if root.search(source.read_text(encoding="utf-8"))]
+    """The pages with a figure, found in their sources (a notebook's outputs, a page's raw HTML): known before
+    a build."""
+    found = []
+    for page in PAGES:
+        source = next(s for s in (ROOT / f"{page}.ipynb", ROOT / f"{page}.md") if s.exists())
+        if source.suffix == ".ipynb":
+            cells = nbformat.read(source, as_version=4).cells
+            outputs = [o for c in cells if c.cell_type == "code" for o in c.outputs]
+            html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
+        else:
+            html = source.read_text(encoding="utf-8")
+        if any(root.cls in ROOT_CLASSES.values() for root in figure_roots(html)):
+            found.append(page)
+    return found
 
 
 FIGURE_PAGES = _figure_pages()

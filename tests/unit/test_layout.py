@@ -193,12 +193,6 @@ PENDING_MODULES = {
     "book/minilm/page.py": "test_minilm_page.py, test_minilm_page_parts.py",
     "book/minilm/realheads.py": "test_realheads.py",
     "_ext/minilm_weights.py": "test_minilm_page.py",
-    "scripts/myst.py": "tests/book/test_solutions.py; the script is being changed",
-    "scripts/student_edition.py": "tests/book/test_editions.py; the script is being changed",
-    "scripts/zh_book.py": "tests/book/test_translation.py; the script is being changed",
-    "scripts/zh_checks.py": "tests/book/test_translation.py; the script is being changed",
-    "scripts/zh_figures.py": "tests/book/test_translation.py; the script is being changed",
-    "scripts/zh_sync.py": "tests/book/test_translation.py; the script is being changed",
 }
 
 # Not mirrored yet (the list only shrinks): the unit test files still to merge into their module's file, and
@@ -219,7 +213,6 @@ UNMIRRORED = {
     "book/widgets/windows.py": "tests/unit/test_ports.py",
     "scripts/build_pdf.py": "tests/book/test_editions.py",
     "scripts/build_slides.py": "tests/unit/scripts/test_tag_slides.py, tests/book/test_editions.py",
-    "scripts/chapter_stats.py": "tests/book/test_editions.py",
     "scripts/chromium.py": "the browser fixture of tests/conftest.py",
     "scripts/execute_notebooks.py": "tests/book/test_notebook_outputs.py",
     "scripts/lab.py": "tests/book/test_editions.py, tests/browser/test_jupyterlab.py",
@@ -227,7 +220,6 @@ UNMIRRORED = {
     "_ext/decoder_weights.py": "tests/unit/book/decoder/test_page.py",
     "_ext/harness_comments.py": "tests/book/test_site_harness.py",
     "_ext/languages.py": "the built site's tests (tests/book/test_site_zh.py)",
-    "_ext/page_assets.py": "tests/book/test_book.py",
     "benchmarks/bench_decoder_port.py": "make bench",
     "benchmarks/bench_jupyterlab.py": "tests/browser/test_jupyterlab.py",
     "benchmarks/bench_page_decoder.py": "make bench",

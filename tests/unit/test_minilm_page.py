@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,6 +15,7 @@ import numpy as np
 import pytest
 import yaml
 
+from _ext.figure_roots import figure_roots
 from book.minilm import page as minilm_page
 from book.minilm.page import (
     CLASS_NAME,
@@ -44,8 +44,8 @@ from tests.minilm_cases import LABELS
 
 
 def _spec_of(page_html: str) -> dict:
-    found = re.search(r'<script type="application/json">(.*?)</script>', page_html, re.S)
-    return json.loads(found.group(1).replace("<\\/", "</"))
+    (root,) = figure_roots(page_html)
+    return root.data
 
 
 def test_the_spec_carries_limits_messages_and_the_census_patterns():

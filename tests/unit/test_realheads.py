@@ -8,13 +8,11 @@ tests/browser/test_realheads.py.
 
 from __future__ import annotations
 
-import json
-import re
-
 import numpy as np
 import pytest
 import torch
 
+from _ext.figure_roots import figure_roots
 from book.minilm import realheads
 from book.minilm.realheads import (
     MAX_TOKENS,
@@ -116,8 +114,9 @@ def test_text_is_kept_literally():
     assert explorer.drawn["text"] == LITERAL and explorer.drawn["tokens"] == tokens
     assert "<" in tokens and "/" in tokens
     page = explorer.static_html()
-    assert "</script>" not in page.split('type="application/json">', 1)[1].split("</script>", 1)[0]
-    config = json.loads(re.search(r'type="application/json">(.*?)</script>', page, re.S).group(1))
+    (root,) = figure_roots(page)
+    assert "</" not in root.json, "the text's '</' is escaped: it cannot end the script"
+    config = root.data
     assert config["sentences"] == [{"text": LITERAL, "tokens": tokens}]
 
 
@@ -165,7 +164,8 @@ def test_the_bundle_holds_the_widget_and_the_static_viewer_of_the_corpus():
     page = data["text/html"]
     prefix = '<div class="mha-realheads"><script type="application/json">'
     assert page.startswith(prefix)  # what the site's realheads.js mounts, and tests/browser/test_site reads
-    config = json.loads(page[len(prefix) :].split("</script>", 1)[0])
+    (root,) = figure_roots(page)
+    config = root.data
     # the corpus, opened on the sentence shown (it is the corpus's second) at the layer and head shown
     spec = realheads_spec(layers=MINILM.n_layers, heads=MINILM.h, sentences=list(CORPUS_TEXTS))
     assert config == {**corpus(), "settings": {"sentence": 1, "layer": 4, "head": 6}, "spec": spec}
@@ -177,7 +177,8 @@ def test_the_bundle_holds_the_widget_and_the_static_viewer_of_the_corpus():
 def test_without_a_corpus_the_static_viewer_shows_the_sentence_within_8_bit_rounding():
     explorer = EncoderExplorer(encoder(), sentence=TIRED, layer=3, head=1)
     page = explorer.static_html()
-    config = json.loads(re.search(r'type="application/json">(.*?)</script>', page, re.S).group(1))
+    (root,) = figure_roots(page)
+    config = root.data
     assert config["settings"] == {"sentence": 0, "layer": 3, "head": 1}
     (stored,) = dequantise(config)  # (L, h, n, n)
     assert np.abs(stored - explorer.attentions.double().numpy()).max() <= 0.5 / SCALE + 1e-6

@@ -88,3 +88,23 @@ def test_chapters_become_lecture_shaped_decks():
         assert not any("{solution}" in c.source or "{cite" in c.source for c in nb.cells), path.stem
         first_code = next(c for c in nb.cells if c.cell_type == "code")
         assert first_code.metadata["slideshow"]["slide_type"] == "skip", "the set-up cell is shown"
+
+
+def test_roles_become_markdown_where_the_parser_reads_roles_and_nowhere_else():
+    refs = tag_slides.References(ROOT)
+    text = (
+        "See {cite:t}`vaswani2017attention` and {math}`h = 8`,\nthen {doc}`the code <the_code>`; "
+        "write ``{ref}`a-label` `` for a reference."
+    )
+    assert refs.inline(text) == (
+        "See Vaswani et al. (2017) and $h = 8$,\nthen the code; write ``{ref}`a-label` `` for a reference."
+    )
+    assert refs.inline("No role here: {ref} alone.") == "No role here: {ref} alone."
+
+
+def test_prose_is_a_paragraph_as_the_parser_reads_it():
+    prose = ["A sentence.", "|x| is the size of x.", "#1 is a rank, not a heading.", "**Bold** words."]
+    others = ["# A heading", "- a\n- list", "1. a list", "| a |\n| - |\n| 1 |", "> a quote", "$$\nx\n$$"]
+    others += ["```\ncode\n```", "**Exercise: Try it**"]
+    assert [tag_slides._is_prose(b) for b in prose] == [True] * len(prose)
+    assert [tag_slides._is_prose(b) for b in others] == [False] * len(others)

@@ -12,6 +12,7 @@ import re
 import pytest
 import torch
 
+from _ext.figure_roots import figure_roots
 from book.decoder import box as decoder_box
 from book.decoder.box import DecoderWidget, box_html, box_spec, default_text
 from book.decoder.induction import LENGTHS
@@ -117,7 +118,8 @@ def test_the_display_bundle_holds_the_live_box_and_the_static_box_with_its_pictu
     assert data["text/plain"] == f"DecoderWidget(text={default_text()!r})"
     page = data["text/html"]
     assert page.startswith(f'<div class="{ROOT_CLASSES["mountDecoder"]}">')
-    spec = json.loads(re.search(r'<script type="application/json">(.*?)</script>', page).group(1))
+    (root,) = figure_roots(page)
+    spec = root.data
     assert spec == json.loads(json.dumps(widget.spec))
     image = re.search(
         r'<img class="md-print" alt="([^"]*)" style="max-width:100%" src="data:image/png;', page

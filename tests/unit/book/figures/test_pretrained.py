@@ -4,13 +4,12 @@ Also book.minilm.realheads: the viewer's 8-bit data reads back within half a ste
 Synthetic inputs only: no model is loaded here (tests/unit/mha/pretrained/test_minilm.py covers the model).
 """
 
-import json
-
 import matplotlib
 import numpy as np
 import pytest
 import torch
 
+from _ext.figure_roots import figure_roots
 from book.figures.pretrained import (
     LABELS,
     PATTERN_NAMES,
@@ -201,6 +200,6 @@ def test_viewer_rejects_mismatched_weights_and_writes_a_root_with_its_data():
     html = RealHeadsViewer(config)._repr_html_()
     assert html.startswith('<div class="mha-realheads">')
     assert html.count("</script>") == 1  # the JSON block's own: the sentence cannot end it early
-    data = html.split('<script type="application/json">')[1].split("</script>")[0]
-    assert json.loads(data) == {**config, "spec": viewer_spec(config)}  # the data, and its controls
+    (root,) = figure_roots(html)
+    assert root.data == {**config, "spec": viewer_spec(config)}  # the data, and its controls
     assert viewer_spec(config)["controls"][0]["choices"] == [[0, "1. a </script>"]]

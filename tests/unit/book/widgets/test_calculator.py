@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from _ext.figure_roots import figure_roots
 from book.widgets import CostCalculator, cost_calculator
 from book.widgets.frontend import calculator_config
 from mha.costs.configs import MODEL_CONFIGS
@@ -63,7 +64,7 @@ def test_calculator_display_bundle_has_the_static_front_end():
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == calc.model_id
     page = bundle["text/html"]
     assert page.startswith('<div class="mha-calculator"><script type="application/json">')
-    config = json.loads(page.split('"application/json">')[1].split("</script>")[0])
+    config = json.loads(figure_roots(page)[0].json)
     assert config == calculator_config(calc.settings)
     assert (
         bundle["text/plain"] == "CostCalculator(model='Mistral 7B', context=8192, batch=1, dtype='bfloat16')"

@@ -1,12 +1,11 @@
 """book.widgets.explorer, driven like a reader: change a setting, then look at what the page is sent."""
 
-import json
-
 import numpy as np
 import pytest
 import torch
 
 import mha
+from _ext.figure_roots import figure_roots
 from book.compute.explorer import (
     D_MODELS,
     MASKS,
@@ -203,7 +202,8 @@ def test_text_is_sent_literally_never_interpreted(sentence):
     check_drawn(explorer)
     assert explorer.tokens == explorer.drawn["tokens"] == sentence.split()  # not escaped, not typeset
     page = explorer.static_html()
-    config = json.loads(page.split('"application/json">')[1].split("</script>")[0])
+    (root,) = figure_roots(page)
+    config = root.data
     assert config["settings"]["sentence"] == sentence
     # inline JSON in a script element, where markup is inert; "</" escaped, so the text cannot end it
     script = page.split("</script>")[0]
@@ -366,7 +366,8 @@ def test_display_bundle_has_the_widget_view_and_the_static_front_end(capsys):
     assert "image/png" not in bundle  # no pictures: the page draws
     page = bundle["text/html"]  # the browser front end, with the shapes for readers without scripts
     assert page.startswith('<div class="mha-explorer"><script type="application/json">')
-    config = json.loads(page.split('"application/json">')[1].split("</script>")[0])
+    (root,) = figure_roots(page)
+    config = root.data
     assert config["settings"] == {
         "d_model": 16,
         "h": 4,
@@ -389,7 +390,8 @@ def test_a_trained_model_with_its_vocabulary_goes_into_the_static_page():
         return table[[vocab[t] for t in tokens]] + mha.sinusoidal_positions(len(tokens), 24)  # (n, d_model)
 
     with_vocabulary = HeadExplorer(model, embed, sentence="the cat", vocabulary=list(vocab), max_tokens=8)
-    config = json.loads(with_vocabulary.static_html().split('"application/json">')[1].split("</script>")[0])
+    (root,) = figure_roots(with_vocabulary.static_html())
+    config = root.data
     assert config["model"]["vocab"] == list(vocab) and config["settings"]["source"] == "trained"
     without = HeadExplorer(model, embed, sentence="the cat").static_html()
     assert "mha-explorer" not in without and "live kernel" in without and "24 / 3 = 8" in without

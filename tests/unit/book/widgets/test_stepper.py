@@ -5,6 +5,7 @@ import json
 import pytest
 import torch
 
+from _ext.figure_roots import figure_roots
 from book.chapters.worked_example import worked_example
 from book.compute.stages import STAGES, attention_stages
 from book.widgets import StageStepper, stage_stepper
@@ -48,7 +49,7 @@ def test_stepper_display_bundle_has_the_static_front_end(stages):
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == stepper.model_id
     page = bundle["text/html"]
     assert page.startswith('<div class="mha-stepper"><script type="application/json">')
-    config = json.loads(page.split('"application/json">')[1].split("</script>")[0])
+    config = json.loads(figure_roots(page)[0].json)
     assert config["settings"] == {"stage": "q"} and [s["key"] for s in config["stages"]] == KEYS
     assert config["spec"] == stepper_spec()
     assert config["stages"][KEYS.index("q")]["values"] == stages["q"].tolist()

@@ -1,0 +1,1 @@
+"""The unit tests of _ext/, the Sphinx extensions, one file per module."""
