@@ -189,7 +189,6 @@ UNPLACED_TESTS = {
 }
 UNMIRRORED = {
     "mha/_checks.py": "through every layer's error tests (tests/unit/mha/)",
-    "mha/bands.py": "tests/unit/mha/test_scores.py, the old test_variants.py, still to split by part",
     "mha/compute/ablation.py": "tests/unit/book/decoder/test_model.py",
     "mha/linear/rules.py": "tests/unit/mha/linear/test_deltanet.py, still to split",
     "mha/pretrained/heads.py": "tests/unit/mha/pretrained/test_minilm.py, still to split",
