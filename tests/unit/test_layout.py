@@ -190,7 +190,6 @@ UNPLACED_TESTS = {
 UNMIRRORED = {
     "mha/_checks.py": "through every layer's error tests (tests/unit/mha/)",
     "mha/compute/ablation.py": "tests/unit/book/decoder/test_model.py",
-    "mha/pretrained/heads.py": "tests/unit/mha/pretrained/test_minilm.py, still to split",
     "book/chapters/train_heads.py": "none: the script the chapters' training runs",
     "book/minilm/viewer.py": "tests/browser/test_realheads.py",
     "book/widgets/frontend.py": "tests/unit/book/widgets/test_explorer.py and the other widgets' files",
