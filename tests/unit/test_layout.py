@@ -183,10 +183,7 @@ PENDING_MODULES = {
 
 # Not mirrored yet (the list only shrinks): the unit test files still to merge into their module's file, and
 # the modules without a test file of their name, with where their behaviour is tested today.
-UNPLACED_TESTS = {
-    "test_from_transformers_2026.py": "into mha/pretrained/test_families.py",
-    "test_from_transformers_dsa.py": "into mha/pretrained/test_latent.py",
-}
+UNPLACED_TESTS: dict[str, str] = {}  # every unit test file is placed
 UNMIRRORED = {
     "mha/_checks.py": "through every layer's error tests (tests/unit/mha/)",
     "mha/compute/ablation.py": "tests/unit/book/decoder/test_model.py",
