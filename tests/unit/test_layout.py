@@ -185,8 +185,6 @@ PENDING_MODULES = {
 # the modules without a test file of their name, with where their behaviour is tested today.
 UNPLACED_TESTS: dict[str, str] = {}  # every unit test file is placed
 UNMIRRORED = {
-    "mha/_checks.py": "through every layer's error tests (tests/unit/mha/)",
-    "mha/compute/ablation.py": "tests/unit/book/decoder/test_model.py",
     "book/chapters/train_heads.py": "none: the script the chapters' training runs",
     "book/minilm/viewer.py": "tests/browser/test_realheads.py",
     "book/widgets/frontend.py": "tests/unit/book/widgets/test_explorer.py and the other widgets' files",
