@@ -197,7 +197,6 @@ UNMIRRORED = {
     "scripts/lab.py": "tests/book/test_editions.py, tests/browser/test_jupyterlab.py",
     "_ext/accessibility.py": "the built site's tests (tests/book/test_site.py)",
     "_ext/decoder_weights.py": "tests/unit/book/decoder/test_page.py",
-    "_ext/harness_comments.py": "tests/book/test_site_harness.py",
     "_ext/languages.py": "the built site's tests (tests/book/test_site_zh.py)",
     "_ext/page_assets.py": "tests/book/test_book.py",
     "benchmarks/bench_decoder_port.py": "make bench",
