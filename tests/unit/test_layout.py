@@ -198,7 +198,6 @@ UNMIRRORED = {
     "_ext/accessibility.py": "the built site's tests (tests/book/test_site.py)",
     "_ext/decoder_weights.py": "tests/unit/book/decoder/test_page.py",
     "_ext/languages.py": "the built site's tests (tests/book/test_site_zh.py)",
-    "_ext/page_assets.py": "tests/book/test_book.py",
     "benchmarks/bench_decoder_port.py": "make bench",
     "benchmarks/bench_jupyterlab.py": "tests/browser/test_jupyterlab.py",
     "benchmarks/bench_page_decoder.py": "make bench",
