@@ -187,7 +187,6 @@ UNPLACED_TESTS: dict[str, str] = {}  # every unit test file is placed
 UNMIRRORED = {
     "book/chapters/train_heads.py": "none: the script the chapters' training runs",
     "book/minilm/viewer.py": "tests/browser/test_realheads.py",
-    "book/widgets/frontend.py": "tests/unit/book/widgets/test_explorer.py and the other widgets' files",
     "scripts/build_pdf.py": "tests/book/test_editions.py",
     "scripts/build_slides.py": "tests/unit/scripts/test_tag_slides.py, tests/book/test_editions.py",
     "scripts/chapter_stats.py": "tests/book/test_editions.py",
