@@ -186,11 +186,11 @@ PENDING_MODULES = {
 UNPLACED_TESTS: dict[str, str] = {}  # every unit test file is placed
 UNMIRRORED = {
     "book/chapters/train_heads.py": "none: the script the chapters' training runs",
-    "book/minilm/viewer.py": "tests/browser/test_realheads.py",
+    "book/minilm/viewer.py": "tests/unit/test_realheads.py (pending), tests/browser/test_realheads.py",
     "scripts/build_pdf.py": "tests/book/test_editions.py",
     "scripts/build_slides.py": "tests/unit/scripts/test_tag_slides.py, tests/book/test_editions.py",
     "scripts/lab.py": "tests/book/test_editions.py, tests/browser/test_jupyterlab.py",
-    "_ext/accessibility.py": "the built site's tests (tests/book/test_site.py)",
+    "_ext/accessibility.py": "axe-core's scan of every built page (tests/browser/test_site_pages.py)",
     "_ext/decoder_weights.py": "tests/unit/book/decoder/test_page.py",
     "_ext/languages.py": "the built site's tests (tests/book/test_site_zh.py)",
     "benchmarks/bench_decoder_port.py": "make bench",
