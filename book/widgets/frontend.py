@@ -65,7 +65,7 @@ from mha.multihead import MultiHeadAttention
 # The page code: the figures' in book/widgets/static/, and each model the page runs keeps its own beside its
 # Python and its data (book/minilm/static/, book/decoder/static/). The site merges the folders into one
 # _static/ (_config.yml's html_static_path), so a name is a path relative to any of them, and no two hold the
-# same name (tests/unit/test_frontend.py).
+# same name (tests/unit/book/widgets/test_frontend.py).
 STATIC_PACKAGES = ("book.widgets", "book.minilm", "book.decoder")
 STATIC_ROOTS = tuple(resources.files(package).joinpath("static") for package in STATIC_PACKAGES)
 # The ports (static/ports/): every computation the page makes that has a Python twin, one file per twin,

@@ -26,13 +26,6 @@ def harness_cells(page: str) -> list[str]:
     return [source for source in code if re.search(r"^\s*#\s*nbval", source, re.M)]
 
 
-def test_stripping_keeps_the_code_and_drops_the_comment_with_its_continuation():
-    source = "# nbval-ignore-output: ids change\n# on every run.\nexplorer = f()  # a comment\nexplorer"
-    assert strip_harness_comments(source) == "explorer = f()  # a comment\nexplorer"
-    plain = "x = 1\n# a reader's comment\ny = 2"
-    assert strip_harness_comments(plain) == plain
-
-
 @pytest.mark.site
 @pytest.mark.parametrize("page", PAGES)
 def test_no_page_shows_a_harness_comment(page):

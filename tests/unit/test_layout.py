@@ -197,28 +197,15 @@ PENDING_MODULES = {
 
 # Not mirrored yet (the list only shrinks): the unit test files still to merge into their module's file, and
 # the modules without a test file of their name, with where their behaviour is tested today.
-UNPLACED_TESTS = {
-    "test_from_transformers_2026.py": "into mha/pretrained/test_families.py",
-    "test_from_transformers_dsa.py": "into mha/pretrained/test_latent.py",
-}
+UNPLACED_TESTS: dict[str, str] = {}  # every unit test file is placed
 UNMIRRORED = {
-    "mha/_checks.py": "through every layer's error tests (tests/unit/mha/)",
-    "mha/bands.py": "tests/unit/mha/test_scores.py, the old test_variants.py, still to split by part",
-    "mha/compute/ablation.py": "tests/unit/book/decoder/test_model.py",
-    "mha/linear/rules.py": "tests/unit/mha/linear/test_deltanet.py, still to split",
-    "mha/pretrained/heads.py": "tests/unit/mha/pretrained/test_minilm.py, still to split",
     "book/chapters/train_heads.py": "none: the script the chapters' training runs",
-    "book/minilm/viewer.py": "tests/browser/test_realheads.py",
-    "book/widgets/frontend.py": "tests/unit/book/widgets/test_explorer.py and the other widgets' files",
-    "book/widgets/windows.py": "tests/unit/test_ports.py",
+    "book/minilm/viewer.py": "tests/unit/test_realheads.py (pending), tests/browser/test_realheads.py",
     "scripts/build_pdf.py": "tests/book/test_editions.py",
     "scripts/build_slides.py": "tests/unit/scripts/test_tag_slides.py, tests/book/test_editions.py",
-    "scripts/chromium.py": "the browser fixture of tests/conftest.py",
-    "scripts/execute_notebooks.py": "tests/book/test_notebook_outputs.py",
     "scripts/lab.py": "tests/book/test_editions.py, tests/browser/test_jupyterlab.py",
-    "_ext/accessibility.py": "the built site's tests (tests/book/test_site.py)",
+    "_ext/accessibility.py": "axe-core's scan of every built page (tests/browser/test_site_pages.py)",
     "_ext/decoder_weights.py": "tests/unit/book/decoder/test_page.py",
-    "_ext/harness_comments.py": "tests/book/test_site_harness.py",
     "_ext/languages.py": "the built site's tests (tests/book/test_site_zh.py)",
     "benchmarks/bench_decoder_port.py": "make bench",
     "benchmarks/bench_jupyterlab.py": "tests/browser/test_jupyterlab.py",

@@ -1,1 +1,1 @@
-"""The unit tests of _ext/, the Sphinx extensions, one file per module."""
+"""The unit tests of _ext/ (the book's Sphinx extensions), one file per module."""

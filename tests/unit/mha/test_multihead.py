@@ -1,4 +1,6 @@
-"""mha.MultiHeadAttention against torch.nn.MultiheadAttention, its properties, and its errors."""
+"""mha.MultiHeadAttention against torch.nn.MultiheadAttention, its properties, and its errors; today's
+layers as its parts: decoding with every part against the full pass, the fused path against the explicit
+one, the work of a decoding step, the record, and bad parts."""
 
 import itertools
 
@@ -10,6 +12,12 @@ from hypothesis import strategies as st
 from torch import nn
 
 import mha
+from mha.bands import NoBand
+from mha.gates import NoGate, OutputGate
+from mha.multihead import KeysAsValues, split_heads
+from mha.positional import NoPositions, Rotary
+from mha.scores import Sinks, SoftCap
+from tests.unit.mha.parts import D_K, D_MODEL, H_KV, OPTIONS, H, inputs, layer, named, norms, recorded, v_norm
 
 TOL = {"atol": 1e-6, "rtol": 0}  # the issue's bound; in float64 the actual gap is ~1e-15
 
@@ -301,3 +309,191 @@ def test_every_small_configuration_runs():
 
 def test_repr_names_the_configuration():
     assert "d_model=8, h=4, n_kv_heads=2, d_k=2" in repr(mha.MultiHeadAttention(8, 4, n_kv_heads=2))
+
+
+# -- today's layers: the 2017 layer's parts, each option one part (tests/unit/mha/parts.py) ----------
+
+RECORDED = ["q", "k", "v", "cache", "q_heads", "k_heads", "v_heads", "scores", "scaled_scores", "weights",
+            "heads", "concat", "out"]  # fmt: skip  # forward's record, in the order of computation
+
+
+def test_the_2017_layer_is_every_default_part():
+    attn = mha.MultiHeadAttention(8, 2)
+    defaults = {"positions": NoPositions, "q_norm": nn.Identity, "k_norm": nn.Identity, "v_norm": nn.Identity,
+                "scores": nn.Identity, "softmax": nn.Softmax, "band": NoBand, "gate": NoGate}  # fmt: skip
+    assert {name: type(getattr(attn, name)) for name in defaults} == defaults
+    assert set(mha.multihead.PARTS) == set(defaults)
+    assert set(attn.state_dict()) == {f"W_{p}.{w}" for p in "qkvo" for w in ("weight", "bias")}
+
+
+def test_head_dim_sets_the_head_width_apart_from_d_model_over_h():
+    attn = layer()
+    assert attn.d_k == D_K != D_MODEL // H
+    assert attn.W_q.weight.shape == (H * D_K, D_MODEL) and attn.W_o.weight.shape == (D_MODEL, H * D_K)
+    assert attn.W_k.weight.shape == attn.W_v.weight.shape == (H_KV * D_K, D_MODEL)
+    steps = recorded(attn, inputs())
+    assert steps["q_heads"].shape == (2, H, 9, D_K) and steps["concat"].shape == (2, 9, H * D_K)
+    assert steps["out"].shape == (2, 9, D_MODEL)
+    assert mha.MultiHeadAttention(10, 3, head_dim=4).d_k == 4  # h need not divide d_model
+
+
+def test_qk_norm_divides_each_head_by_its_rms_and_multiplies_by_a_weight():
+    attn = layer(**norms())
+    steps = recorded(attn, inputs())
+    normed = {"q": steps["q_heads"], "k": steps["cache"].k}  # no positions: the normed heads themselves
+    for name, heads, norm in (("q", H, attn.q_norm), ("k", H_KV, attn.k_norm)):
+        x = split_heads(steps[name], heads)  # (B, heads, n, d_k)
+        expected = x / (x.pow(2).mean(-1, keepdim=True) + 1e-6).sqrt() * norm.weight
+        torch.testing.assert_close(normed[name], expected, rtol=0, atol=1e-12)
+
+
+def test_weightless_and_value_norms_divide_by_the_rms_only():
+    attn = layer(**norms(weighted=False), **v_norm())
+    assert set(attn.state_dict()) == {f"W_{p}.{w}" for p in "qkvo" for w in ("weight", "bias")}  # no weights
+    steps = recorded(attn, inputs())
+    normed = {"q": steps["q_heads"], "k": steps["cache"].k, "v": steps["cache"].v}
+    for name, heads in (("q", H), ("k", H_KV), ("v", H_KV)):
+        x = split_heads(steps[name], heads)  # (B, heads, n, d_k)
+        expected = x / (x.pow(2).mean(-1, keepdim=True) + 1e-6).sqrt()
+        torch.testing.assert_close(normed[name], expected, rtol=0, atol=1e-12)
+
+
+def test_keys_as_values_take_the_key_projection_before_its_norm_and_rotation():
+    attn = layer(kind=KeysAsValues, **v_norm(), **norms(), positions=Rotary(10.0))
+    assert attn.W_v is attn.W_k and sum(p.numel() for p in attn.parameters()) == sum(
+        p.numel() for name, p in attn.named_parameters() if not name.startswith("W_v")
+    )
+    steps = recorded(attn, inputs())
+    torch.testing.assert_close(steps["v"], steps["k"], rtol=0, atol=0)  # the one projection
+    k = split_heads(steps["k"], H_KV)  # (B, h_kv, n, d_k), the raw key projection
+    value = k / (k.pow(2).mean(-1, keepdim=True) + 1e-6).sqrt()  # v_norm of the raw keys
+    torch.testing.assert_close(steps["cache"].v, value, rtol=0, atol=1e-12)
+    torch.testing.assert_close(
+        steps["v_heads"], value.repeat_interleave(H // H_KV, dim=1), rtol=0, atol=1e-12
+    )
+    assert not torch.allclose(steps["k_heads"], steps["v_heads"])  # the keys are normed with a weight, turned
+
+
+def test_a_decoding_step_with_keys_as_values_works_on_the_new_token_only():
+    """The cache keeps the normed, rotated keys and the normed values apart (as transformers' does), so a step
+    normalises and turns one token, whether 1 or 1,000 tokens are cached."""
+    attn = layer(kind=KeysAsValues, **v_norm(), **norms(), positions=Rotary(10.0))
+    rows = {}  # part -> the number of tokens it worked on, in the step
+
+    def count(name):  # a forward hook: how many tokens the part's input holds (the keys, for positions)
+        def hook(module, args, out):
+            tokens = args[1] if name == "positions" else args[0]  # positions(q, k, start): k
+            rows[name] = rows.get(name, 0) + tokens.size(-2)
+
+        return hook
+
+    for name in ("k_norm", "v_norm", "positions"):
+        getattr(attn, name).register_forward_hook(count(name))
+    x = torch.randn(1, 1001, D_MODEL, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    work = {}
+    for cached in (1, 1000):
+        _, _, cache = attn.decode(x[:, :cached])
+        rows.clear()
+        out, _, cache = attn.decode(x[:, cached : cached + 1], cache)
+        work[cached] = dict(rows)
+        full, _ = attn(x[:, : cached + 1], mask=mha.causal_mask(cached + 1))
+        torch.testing.assert_close(out[:, 0], full[:, -1], rtol=0, atol=1e-12)
+    assert work[1] == work[1000] == {"k_norm": 1, "v_norm": 1, "positions": 1}
+    assert cache.k.shape == cache.v.shape == (1, H_KV, 1001, D_K)
+
+
+@pytest.mark.parametrize("name", list(OPTIONS))
+def test_the_fused_path_equals_the_explicit_one(name):
+    attn, x = named(name), inputs()
+    for mask in (None, mha.causal_mask(9), mha.padding_mask([9, 5], 9)):
+        explicit, _ = attn(x, mask=mask)
+        fused, none = attn(x, mask=mask, need_weights=False)
+        assert none is None
+        torch.testing.assert_close(fused, explicit, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(OPTIONS))
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("prompt", [1, 5])
+def test_decoding_with_every_part_equals_the_full_causal_pass(name, need_weights, prompt):
+    attn, x = named(name), inputs()
+    B, n = x.shape[:2]
+    full, weights = attn(x, mask=mha.causal_mask(n))
+    out, w, cache = attn.decode(x[:, :prompt], need_weights=need_weights)
+    outs = [out]
+    for t in range(prompt, n):
+        out, w, cache = attn.decode(x[:, t : t + 1], cache, need_weights=need_weights)
+        outs.append(out)
+        if need_weights:  # the weights on the keys the cache still held, and this token's
+            held = w.size(-1)
+            torch.testing.assert_close(w[:, :, 0], weights[:, :, t, t + 1 - held : t + 1], rtol=0, atol=1e-12)
+            assert not weights[:, :, t, : t + 1 - held].any()  # what the cache dropped, no query sees again
+    torch.testing.assert_close(torch.cat(outs, dim=1), full, rtol=0, atol=1e-12)
+    window, chunk = getattr(attn.band, "w", None), getattr(attn.band, "c", None)
+    kept = window or (n % chunk if chunk else n)  # a window's keys, or the current chunk's
+    assert cache.k.shape == cache.v.shape == (B, H_KV, kept, D_K) and cache.start == n - kept
+    assert cache.nbytes == 2 * B * H_KV * kept * D_K * 8  # float64; keys and values, with keys as values too
+
+
+def test_the_repr_names_the_parts():
+    text = repr(named("all"))
+    assert "d_k=8" in text and "scale=0.3" in text
+    for part in (
+        "Rotary(theta=100, fraction=1, style='half-split')",
+        "Window(w=4)",
+        "Sinks()",
+        "SoftCap(cap=5)",
+    ):
+        assert part in text, part
+    assert "NoBand" in repr(layer()) and "Identity" in repr(layer())
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "error", "words"),
+    [
+        ((24, 4), {"band": 3}, TypeError, "band must be an nn.Module"),
+        ((24, 5), {}, ValueError, "d_model=24 must be divisible by the number of heads h=5"),
+        ((24, 4), {"n_kv_heads": 3}, ValueError, "h=4 must be divisible by n_kv_heads=3"),
+        ((24, 4), {"head_dim": 0}, ValueError, "head_dim must be a positive int"),
+        ((24, 4), {"scale": -1.0}, ValueError, "scale must be a positive number"),
+        ((20, 4), {"positions": Rotary(1e4)}, ValueError, "even head width d_k, got d_k=5"),
+        (
+            (24, 3),
+            {"positions": Rotary(1e4, fraction=0.125)},
+            ValueError,
+            "fraction=0.125 turns 1 of the d_k=8",
+        ),
+        ((24, 4), {"positions": Rotary(1e4, fraction=0.5)}, ValueError, "fraction=0.5 turns 3 .* even"),
+        ((24, 4), {"q_norm": nn.RMSNorm(5)}, ValueError, r"q_norm normalises \(5,\), but a head has d_k=6"),
+        ((24, 4), {"softmax": Sinks(3)}, ValueError, r"softmax=Sinks\(3\) needs h=3 heads, got h=4"),
+        ((24, 4), {"gate": OutputGate(24, 12)}, ValueError, r"OutputGate\(d_model=24, h \* d_k=24\)"),
+    ],
+)
+def test_bad_parts_raise_errors_that_name_them(args, kwargs, error, words):
+    with pytest.raises(error, match=words):
+        mha.MultiHeadAttention(*args, **kwargs)
+
+
+@pytest.mark.parametrize("name", ["all", "qwen3_next", "gemma4_full", "llama4_nope"])
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_the_record_holds_the_named_intermediates_in_their_order(name, need_weights):
+    attn = named(name)
+    steps = recorded(attn, inputs(), need_weights=need_weights)
+    explicit = need_weights or attn.why_not_fused  # "all" has sinks: the explicit path runs either way
+    fused = {"q_heads", "k_heads", "v_heads", "scores", "scaled_scores", "weights"}
+    assert list(steps) == [key for key in RECORDED if explicit or key not in fused]
+    assert isinstance(steps["cache"], mha.KVCache)
+    with pytest.raises(TypeError, match="record must be a dict"):
+        named(name)(inputs(), record=[])
+
+
+def test_why_not_fused_names_what_the_kernel_lacks():
+    assert layer().why_not_fused == named("gemma4_sliding").why_not_fused == ""
+    assert layer(scores=SoftCap(2.0)).why_not_fused == "scores: PyTorch's kernel has no soft-capping"
+    assert named("all").why_not_fused == (
+        "scores: PyTorch's kernel has no soft-capping; softmax: PyTorch's kernel has no sinks"
+    )
+    assert "weights" not in recorded(layer(), inputs(), need_weights=False)  # the kernel ran: no weights kept
+    assert "weights" in recorded(
+        named("sinks"), inputs(), need_weights=False
+    )  # it did not: the explicit path

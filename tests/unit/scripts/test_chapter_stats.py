@@ -4,8 +4,11 @@ tests/book/test_editions.py)."""
 from __future__ import annotations
 
 import nbformat
+import pytest
 
 from scripts import chapter_stats, tag_slides
+from scripts.chapter_stats import FIRST_READING, STUDY, Stats
+from scripts.tag_slides import References
 from tests import ROOT
 
 CELL = """\
@@ -59,3 +62,47 @@ def test_the_syntax_lines_are_fences_options_and_targets():
     text = "(t)=\n```{note} A\n:class: tip\n\nBody.\n```\n\n```\nbare\n```\n\n```python\nx\n```\n"
     lines = chapter_stats._syntax_lines(text, list(chapter_stats.myst.walk(text)))
     assert sorted(lines) == [0, 1, 2, 3, 5, 7, 9, 13], "the blank line after options goes with them"
+
+
+WIDGET = {"application/vnd.jupyter.widget-view+json": {"model_id": "x"}, "text/plain": "Explorer()"}
+
+
+def chapter() -> nbformat.NotebookNode:
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    cells = [
+        md("(start)=\n# A tiny chapter\n\nFour words of prose."),  # the label is MyST syntax: no word
+        code("import mha"),  # the set-up cell: not shown
+        md("$$\nx = 1\n$$\n\n$$\ny = 2\n$$"),  # two display equations; their lines count as words too
+        code("plot()", outputs=[nbformat.v4.new_output("display_data", data={"image/png": "AA=="})]),
+        code("explorer()", outputs=[nbformat.v4.new_output("display_data", data=WIDGET)]),
+        md(":::{exercise}\n:label: one\nTry it.\n:::\n\n:::{solution} one\nA long hidden answer here.\n:::"),
+        code("assert True", metadata={"tags": ["solution-check"]}),  # a solution's folded check
+    ]
+    return nbformat.v4.new_notebook(cells=cells)
+
+
+def test_the_counts_follow_the_rule(tmp_path):
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "references.bib").write_text("", encoding="utf-8")  # References reads the citations
+    path = tmp_path / "chapters" / "tiny.ipynb"
+    nbformat.write(chapter(), path)
+    stats = chapter_stats.chapter_stats(path, References(tmp_path))
+    assert (stats.chapter, stats.title) == ("tiny", "A tiny chapter")
+    # "# A tiny chapter" (4) + "Four words of prose." (4) + the equations' "$$ x = 1 $$ $$ y = 2 $$" (10)
+    # + "Try it." (2): the solution's body and the directive lines are not read
+    assert stats.words == 4 + 4 + 10 + 2
+    assert (stats.equations, stats.code_cells, stats.figures, stats.interactive) == (2, 2, 1, 1)
+    assert stats.exercises == 1 and stats.slides >= 1
+
+
+def test_the_reading_time_adds_each_item_at_its_pace_and_rounds_to_5_minutes():
+    stats = Stats(
+        "c", "C", words=2380, equations=2, code_cells=3, figures=1, interactive=1, exercises=9, slides=0
+    )
+    assert stats.reading_minutes == (
+        pytest.approx(10 + 3 * 1.0 + 2 * 0.5 + 1.0 + 2.0),
+        pytest.approx(2380 / 175 + 3 * 2.0 + 2 * 1.0 + 2.0 + 5.0),
+    )
+    assert stats.minutes(FIRST_READING) < stats.minutes(STUDY)
+    assert stats.rounded_minutes == (15, 30)  # 17 and 28.6 minutes
+    assert Stats("c", "C", 10, 0, 0, 0, 0, 0, 0).rounded_minutes == (5, 5)  # never under 5

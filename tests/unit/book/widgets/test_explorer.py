@@ -16,7 +16,6 @@ from book.compute.explorer import (
     head_choices,
 )
 from book.widgets.explorer import HeadExplorer
-from book.widgets.frontend import widget_esm
 from book.widgets.spec import explorer_spec
 
 
@@ -81,11 +80,6 @@ def test_default_state_sends_one_panel_per_head_and_lists_shapes():
         "sentence": "the cat sat on the mat because it was tired", "seed": 0, "source": "fresh",
     }  # fmt: skip
     assert explorer.config == {"trained": None, "spec": explorer_spec()}
-
-
-def test_an_unknown_front_end_is_refused():
-    with pytest.raises(ValueError, match="mount must be one of"):
-        widget_esm("mountSomething")
 
 
 def test_shapes_update_live_when_h_changes():
