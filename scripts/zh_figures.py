@@ -87,6 +87,7 @@ DATA = (
     "spec/names/**",  # the decoder box: the heads' short names (L1H2), the characters it reads as they are,
     "spec/ordinary/**",
     "spec/shown/**",  # and the signs it shows for a space and a new line
+    "spec/stored/**",  # the MiniLM box's stored weights: sentences and tokens of the English model, bytes
     "spec/model",
     "spec/weights",
     "spec/format",

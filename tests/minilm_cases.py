@@ -20,6 +20,11 @@ from mha.pretrained import MINILM, attend, load_minilm
 # -- chapter 1's MiniLM box (book/minilm/page.py) -----------------------------------------------------
 
 LABELS = [["cls"] * 6 + ["broad"] * 3 + ["previous", "mixed", "sep"] for _ in range(MINILM.n_layers)]
+# Two sentences and their tokens, for stored weights made up by a test (the box reads no tokenizer for them)
+STORED_TOKENS = {
+    "The cat sat on the mat.": ["[CLS]", "the", "cat", "sat", "on", "the", "mat", ".", "[SEP]"],
+    "Birds sing.": ["[CLS]", "birds", "sing", ".", "[SEP]"],
+}
 
 # -- the real-heads explorer (book/minilm/realheads.py) -----------------------------------------------------
 

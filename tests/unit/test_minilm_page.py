@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from book.minilm import page as minilm_page
+from book.minilm.census import load_corpus
 from book.minilm.page import (
     CLASS_NAME,
     FORMAT,
@@ -35,6 +36,7 @@ from book.minilm.page import (
     word_shard,
     write_weights_script,
 )
+from book.minilm.stored import dequantise, load_stored
 from book.widgets.frontend import SCRIPTS
 from book.widgets.spec import INVALID, merge_settings
 from mha.pretrained import MINILM, ablate_encoder_heads, ablated_embeddings, attend
@@ -74,6 +76,25 @@ def test_the_spec_defines_the_controls_and_their_defaults():
     patterns = controls["pattern_off"]["choices"]
     assert [p for p, _ in patterns[1:]] == ["cls", "sep", "previous", "broad", "mixed"]  # census order
     assert patterns[1][1] == f"{minilm_page.PATTERN_NAMES['cls']} (36)"  # with its number of heads
+
+
+def test_stored_weights_go_into_the_spec_and_the_sentence_suggests_them():
+    """The page reads spec["stored"] as book.minilm.stored writes it: every sentence, every head."""
+    stored = load_stored()
+    texts = load_corpus()["sentences"]
+    spec = box_spec(LABELS, sentence=texts[0], stored=stored)
+    sentence = next(c for c in spec["controls"] if c["name"] == "sentence")
+    assert sentence["kind"] == "text" and sentence["choices"] == [[t, t] for t in texts]  # suggestions
+    assert merge_settings(spec, spec["defaults"], {"sentence": "my own"})["sentence"] == "my own"
+    assert set(spec["stored"]) == {"scale", "encoding", "sentences", "data"}
+    page = {**spec["stored"], "layers": spec["layers"], "heads": spec["heads"]}  # as minilm.js reads it
+    for got, expected in zip(dequantise(page), dequantise(stored), strict=True):
+        np.testing.assert_array_equal(got, expected)
+    assert "{index}" in MESSAGES["stored"] and "{mb}" not in spec["messages"]["stored"]
+    assert "stored" not in box_spec(LABELS) and not box_spec(LABELS)["controls"][0]["choices"]
+    assert _spec_of(box_html(LABELS, stored=stored))["stored"] == spec["stored"]
+    with pytest.raises(ValueError, match="stored"):
+        box_spec(LABELS, stored={**stored, "layers": 5})
 
 
 def test_the_max_tokens_are_the_tokenizers_truncation(minilm):
@@ -216,3 +237,11 @@ def test_the_live_widget_computes_with_python_as_the_page_would(minilm):
             widget.compute(bad)
     bundle, _ = widget._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle and 'class="mm-print"' in bundle["text/html"]
+
+
+def test_the_live_widget_suggests_the_stored_sentences_and_leaves_their_weights_to_the_static_box(minilm):
+    stored = load_stored()
+    widget = MiniLMWidget(LABELS, encoder=minilm, sentence="Birds sing.", other="", stored=stored)
+    assert "stored" not in widget.spec  # Python computes every sentence
+    assert widget.spec["controls"][0]["choices"] == [[s["text"]] * 2 for s in stored["sentences"]]
+    assert _spec_of(widget._repr_mimebundle_()[0]["text/html"])["stored"]["data"] == stored["data"]
