@@ -1,6 +1,6 @@
 """What both lanes run the figures of all-MiniLM-L6-v2 on: chapter 1's box and the real-heads explorer.
 
-The box's head labels (tests/unit/test_minilm_page.py, tests/browser/test_minilm_box.py); the explorer's
+The box's head labels (tests/unit/book/minilm/test_page.py, tests/browser/test_minilm_box.py); the explorer's
 sentences, its encoder, a small viewer config of it, and the check that the page is sent exactly what
 :func:`mha.pretrained.attend` gives (tests/unit/test_realheads.py, tests/browser/test_realheads.py). A test
 that calls :func:`encoder` asks for the ``minilm`` fixture (tests/conftest.py), which loads the model.

@@ -1,4 +1,4 @@
-"""The MiniLM box in Chromium, on a page of its own (its Python: tests/unit/test_minilm_page.py).
+"""The MiniLM box in Chromium, on a page of its own (its Python: tests/unit/book/minilm/test_page.py).
 
 The live widget's ES module on a stand-in Jupyter model shows what Python computes; a page without the
 weights' script beside the box's says so and shows the box's picture; a box with stored weights ("What trained
@@ -67,7 +67,7 @@ def test_where_the_weights_are_missing_the_box_says_so_and_shows_its_picture(bro
 
 
 def test_stored_weights_are_drawn_at_once_and_a_sentence_of_ones_own_goes_to_the_model(browser, tmp_path):
-    """One case of the stored box (the sweeps are in tests/unit/test_minilm_page.py): no model is asked for
+    """One case of the stored box (the sweeps: tests/unit/book/minilm/test_page.py): no model is asked for
     while the sentence is a stored one; picking another draws it at once; one's own sentence, or a stored one
     with a head off, and Run asks for the model (whose weights are missing here)."""
     texts = list(STORED_TOKENS)

@@ -164,15 +164,11 @@ NO_BEHAVIOUR = {
 PENDING_TESTS = {
     "test_ports.py",
     "test_decoder_port.py",
-    "test_minilm_page.py",
-    "test_minilm_page_parts.py",
     "test_realheads.py",
 }
 PENDING_MODULES = {
     "book/compute/portable_random.py": "test_ports.py",
-    "book/minilm/page.py": "test_minilm_page.py, test_minilm_page_parts.py",
     "book/minilm/realheads.py": "test_realheads.py",
-    "_ext/minilm_weights.py": "test_minilm_page.py",
     "scripts/myst.py": "tests/book/test_solutions.py; the script is being changed",
     "scripts/student_edition.py": "tests/book/test_editions.py; the script is being changed",
     "scripts/zh_book.py": "tests/book/test_translation.py; the script is being changed",

@@ -1,43 +1,51 @@
-"""The Python side of chapter 1's in-page MiniLM box (book/minilm/page.py, _ext/minilm_weights.py).
+"""book.minilm.page: the MiniLM box's Python side, its spec, its live widget and the weights scripts.
 
-The browser side (tokenizer, forward pass, box) is tested on the built site by
-tests/browser/test_site_minilm.py, the live widget's front end by tests/browser/test_minilm_box.py.
+The spec (controls, messages, the head it opens on, the texts it says before and during the first load, the
+stored weights of "What trained heads do"), the live widget, and the weights split into parts small enough for
+the page's main thread (issue 32). The browser side (tokenizer, forward pass, box) is tested on the built
+site by tests/browser/test_site_minilm.py (keyboard, print, progress and cancel, the difference view,
+axe-core), the live widget's front end and the stored weights by tests/browser/test_minilm_box.py.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import yaml
 
 from book.minilm import page as minilm_page
-from book.minilm.census import load_corpus
+from book.minilm.census import load_corpus, load_head_results
 from book.minilm.page import (
+    CALLBACK,
     CLASS_NAME,
     FORMAT,
+    LAYER_CALLBACK,
     LAYERS_DIR,
     MAX_TOKENS,
     MESSAGES,
+    PART_CHARACTERS,
     WEIGHTS_FILE,
     WORDS_DIR,
     MiniLMWidget,
     box_html,
     box_spec,
     decode_tensor,
+    layer_script,
+    layer_shard,
     minilm_box,
+    telling_head,
     weights_payload,
+    weights_script,
     weights_size,
     word_shard,
     write_weights_script,
 )
 from book.minilm.stored import dequantise, load_stored
-from book.widgets.frontend import SCRIPTS
 from book.widgets.spec import INVALID, merge_settings
 from mha.pretrained import MINILM, ablate_encoder_heads, ablated_embeddings, attend
 from mha.pretrained.heads import PATTERNS
@@ -183,34 +191,6 @@ def test_the_weights_scripts_are_written_once_then_copied(tmp_path, monkeypatch)
     assert len(list((tmp_path / "cache").iterdir())) == 1  # the built folder, no staging folder left
 
 
-def test_the_sphinx_extension_writes_the_weights_after_an_html_build(tmp_path, monkeypatch):
-    from _ext import minilm_weights
-
-    written = []
-
-    def fake_write(target: Path) -> Path:
-        written.append(target)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text("globalThis.x({});\n")
-        return target
-
-    monkeypatch.setattr(minilm_page, "write_weights_script", fake_write)
-    html_app = SimpleNamespace(builder=SimpleNamespace(format="html"), outdir=str(tmp_path))
-    minilm_weights.write_weights(html_app, None)
-    minilm_weights.write_weights(html_app, RuntimeError("failed build"))
-    minilm_weights.write_weights(SimpleNamespace(builder=SimpleNamespace(format="latex"), outdir="x"), None)
-    assert written == [tmp_path / "_static" / WEIGHTS_FILE]
-
-
-def test_the_book_names_the_extension_and_loads_the_script():
-    sphinx = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]
-    assert sphinx["local_extensions"]["minilm_weights"] == "_ext"
-    assert "minilm_weights" in sphinx["config"]["extensions"]  # this list replaces Jupyter Book's
-    assert (
-        "page_assets" in sphinx["config"]["extensions"] and "minilm.js" in SCRIPTS
-    )  # page_assets adds SCRIPTS
-
-
 def test_the_chapter_shows_the_box():
     notebook = json.loads((ROOT / "chapters" / "why_multiple_heads.ipynb").read_text())
     outputs = [o for c in notebook["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
@@ -245,3 +225,108 @@ def test_the_live_widget_suggests_the_stored_sentences_and_leaves_their_weights_
     assert "stored" not in widget.spec  # Python computes every sentence
     assert widget.spec["controls"][0]["choices"] == [[s["text"]] * 2 for s in stored["sentences"]]
     assert _spec_of(widget._repr_mimebundle_()[0]["text/html"])["stored"]["data"] == stored["data"]
+
+
+# -- the head it opens on, what it says while loading, the weights in parts (issue 32) ---------------------
+
+CHAPTER = ROOT / "chapters" / "why_multiple_heads.ipynb"
+
+
+@pytest.fixture(scope="module")
+def payload(minilm):
+    return weights_payload(minilm)
+
+
+def test_the_box_opens_on_the_censuss_previous_token_head():
+    labels = load_head_results()["labels"]  # the shipped census
+    spec = box_spec(labels)
+    layer, head = spec["shown"]
+    assert (layer, head) == telling_head(labels) == (0, 2) and labels[layer][head] == "previous"
+    assert spec["kinds"]["previous"] == "looks at the previous token"  # what the thumbnail and title say
+
+
+@pytest.mark.parametrize(
+    ("first", "expected"),
+    [("previous", (3, 7)), ("next", (3, 7)), ("cls", (0, 0))],
+)
+def test_the_telling_head_is_the_first_of_the_most_recognisable_kind(first, expected):
+    labels = [["cls"] * MINILM.h for _ in range(MINILM.n_layers)]
+    labels[3][7] = first
+    assert telling_head(labels) == expected
+    labels[5][1] = "previous"  # a previous-token head wins over any other kind, wherever it is
+    assert telling_head(labels) == ((3, 7) if first == "previous" else (5, 1))
+
+
+def test_the_chapter_says_what_the_box_shows_at_its_default():
+    """The Notice after the box names the head the box opens on, as the cell before it prints."""
+    cells = json.loads(CHAPTER.read_text())["cells"]
+    text = ["".join(c["source"]) for c in cells]
+    box = next(
+        i for i, c in enumerate(cells) if c["cell_type"] == "code" and "MiniLMWidget(labels" in text[i]
+    )
+    printed = "".join("".join(o.get("text", "")) for o in cells[box - 1].get("outputs", []))
+    layer, head = telling_head(load_head_results()["labels"])
+    assert f"the box opens on layer {layer + 1}, head {head + 1} (previous)" in printed
+    least = float(re.search(r"puts at least ([0-9.]+) on the one before", printed).group(1))
+    assert least > 0.99  # a line just below the diagonal, as the Notice says
+    notice = text[box + 1]
+    assert notice.startswith("*Notice*") and f"layer {layer + 1}, head {head + 1}" in notice
+    assert "previous-token head" in notice and "Show the\ndifference from the intact model" in notice
+
+
+def test_the_size_is_said_before_run_and_progress_names_its_fields():
+    idle = box_spec(load_head_results()["labels"])["messages"]["idle"]
+    assert f"{weights_size()[1] / 1e6:.0f} MB" in idle and "{" not in idle  # computed, filled in
+    for key in ("loading", "partial"):
+        fields = "{done} {mb} {layers} {total}"
+        assert set(re.findall(r"\{\w+\}", MESSAGES[key])) == set(fields.split()), key
+        assert "Escape" in MESSAGES[key] and MESSAGES["cancel"] in MESSAGES[key]
+
+
+def test_the_layers_come_in_parts_in_order_each_small(payload):
+    parts = payload["layers"]["parts"]
+    layers = [part["layer"] for part in parts]
+    assert layers == sorted(layers) and set(layers) == set(range(MINILM.n_layers))
+    sizes = {name: len(t["data"]) for name, t in payload["tensors"].items()}
+    for part in parts:
+        assert part["characters"] == sum(sizes[n] for n in part["names"])
+        assert part["characters"] <= PART_CHARACTERS or len(part["names"]) == 1
+        assert all(n.startswith(f"layers.{part['layer']}.") for n in part["names"])
+    base = sum(size for name, size in sizes.items() if not name.startswith("layers."))
+    assert base + sum(p["characters"] for p in parts) == weights_size()[1]  # what the progress counts to
+    assert len(parts) == 3 * MINILM.n_layers  # attention; W_1; W_2 and the norm: about 1.6 MB each
+
+
+def _call(script: str, callback: str) -> list:
+    """The arguments a weights script passes to its global callback."""
+    found = re.fullmatch(rf"globalThis\.{callback}\((.*)\);\n", script, re.S)
+    return json.loads(f"[{found.group(1)}]")
+
+
+def test_the_scripts_hold_each_tensor_once(payload):
+    (base,) = _call(weights_script(payload=payload), CALLBACK)
+    assert not any(name.startswith("layers.") for name in base["tensors"])
+    assert base["layers"] == payload["layers"] and base["vocab"] == payload["vocab"]
+    seen = set(base["tensors"])
+    for index, part in enumerate(payload["layers"]["parts"]):
+        got_index, shard = _call(layer_script(payload, index), LAYER_CALLBACK)
+        assert got_index == index and shard == layer_shard(payload, index)
+        assert shard["layer"] == part["layer"] and list(shard["tensors"]) == part["names"]
+        assert not seen & set(shard["tensors"])
+        seen |= set(shard["tensors"])
+        for name, entry in shard["tensors"].items():
+            assert decode_tensor(entry).shape == tuple(payload["tensors"][name]["shape"])
+    assert seen == set(payload["tensors"])
+    with pytest.raises(ValueError, match="part"):
+        layer_shard(payload, len(payload["layers"]["parts"]))
+
+
+def test_the_files_are_under_a_few_megabytes_each(tmp_path, payload):
+    """What the build writes: the base script, the parts and the word rows, none above 2.1 MB."""
+    minilm_page._write_scripts(tmp_path)
+    sizes = {p.relative_to(tmp_path).as_posix(): p.stat().st_size for p in tmp_path.rglob("*.js")}
+    assert max(sizes.values()) < 2.1e6, max(sizes, key=sizes.get)
+    parts = [k for k in sizes if k.startswith(f"{minilm_page.LAYERS_DIR}/")]
+    assert len(parts) == len(payload["layers"]["parts"])
+    words = math.ceil(MINILM.vocab_size / minilm_page.WORD_ROWS)
+    assert sum(k.startswith(f"{minilm_page.WORDS_DIR}/") for k in sizes) == words

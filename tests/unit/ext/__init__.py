@@ -1,0 +1,1 @@
+"""The unit tests of _ext/, one file per extension."""
