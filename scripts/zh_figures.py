@@ -98,10 +98,6 @@ DATA = (
     "stages/*/key",
     "stages/*/formula",
     "stages/*/shape",
-    "sentences/**",
-    "encoding",
-    "data",
-    "source/**",
     "configs/**",  # the calculator's models: names and numbers (their texts are in TEXT)
 )
 # Controls whose choices are not texts: a sentence's examples are inputs of an English model, kept English.

@@ -191,12 +191,25 @@ def test_the_weights_scripts_are_written_once_then_copied(tmp_path, monkeypatch)
     assert len(list((tmp_path / "cache").iterdir())) == 1  # the built folder, no staging folder left
 
 
-def test_the_chapter_shows_the_box():
-    notebook = json.loads((ROOT / "chapters" / "why_multiple_heads.ipynb").read_text())
+def _boxes(chapter: str) -> list[dict]:
+    notebook = json.loads((ROOT / "chapters" / f"{chapter}.ipynb").read_text())
     outputs = [o for c in notebook["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
-    boxes = [o for o in outputs if f'class="{CLASS_NAME}"' in "".join(o.get("data", {}).get("text/html", ""))]
-    assert len(boxes) == 1 and 'class="mm-print"' in "".join(boxes[0]["data"]["text/html"])
-    assert html.unescape("".join(boxes[0]["data"]["text/plain"])).startswith("MiniLMWidget(")
+    return [o for o in outputs if f'class="{CLASS_NAME}"' in "".join(o.get("data", {}).get("text/html", ""))]
+
+
+@pytest.mark.parametrize("chapter", ["why_multiple_heads", "trained_heads"])
+def test_the_chapters_show_the_box_and_what_trained_heads_do_its_stored_sentences(chapter):
+    (box,) = _boxes(chapter)
+    page = "".join(box["data"]["text/html"])
+    assert 'class="mm-print"' in page and html.unescape("".join(box["data"]["text/plain"])).startswith(
+        "MiniLMWidget("
+    )
+    spec = _spec_of(page)
+    if chapter == "why_multiple_heads":
+        assert "stored" not in spec
+    else:  # the corpus, every head of it, and the box opens on its first sentence, drawn at once
+        assert spec["stored"]["data"] == load_stored()["data"]
+        assert spec["defaults"]["sentence"] == load_corpus()["sentences"][0]
 
 
 def test_the_live_widget_computes_with_python_as_the_page_would(minilm):

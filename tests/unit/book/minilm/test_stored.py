@@ -59,6 +59,7 @@ def test_the_shipped_file_holds_every_head_on_every_sentence_of_the_corpus():
     stored = load_stored()
     assert [s["text"] for s in stored["sentences"]] == load_corpus()["sentences"]
     assert (stored["layers"], stored["heads"]) == (MINILM.n_layers, MINILM.h)
+    assert stored["source"]["command"] == "python -m book.minilm.stored"  # the command that made it
     for sentence, w in zip(stored["sentences"], dequantise(stored), strict=True):
         n = len(sentence["tokens"])
         assert w.shape == (MINILM.n_layers, MINILM.h, n, n) and sentence["tokens"][:: n - 1] == [
