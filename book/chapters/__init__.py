@@ -4,8 +4,8 @@
   :mod:`book.chapters.train_heads`: the toy tasks of the appendix "Heads in toy models" (summarised in
   "Why multiple heads?"), their training, the shipped weights and results in ``data/``, and their figures;
 - :mod:`book.chapters.worked_example`: the numeric example of "Step by step";
-- :mod:`book.minilm.census` and :mod:`book.minilm.viewer`: the corpus, the census, ablations
-  and pruning of all-MiniLM-L6-v2's heads, and the viewer's data, for "What trained heads do" and chapter 1;
+- :mod:`book.minilm.census` and :mod:`book.minilm.stored`: the corpus, the census, ablations and pruning of
+  all-MiniLM-L6-v2's heads, and the box's stored weights, for "What trained heads do" and chapter 1;
 - :mod:`book.chapters.tutorial_code`: the seed tutorials' defective classes, kept as text for "The code in
   practice".
 

@@ -1,7 +1,7 @@
 """The book's interactive figures: the head explorer, the stage stepper and the cost calculator.
 
-A pretrained encoder's real heads (the static viewer and the live ``EncoderExplorer``) are in
-:mod:`book.minilm.realheads`, imported on its own: it loads the tokenizer packages of :mod:`mha.pretrained`.
+The figures of the models the page runs are with those models: all-MiniLM-L6-v2's box in :mod:`book.minilm`,
+the decoder's in :mod:`book.decoder`.
 
 Widgets hold controls and front ends only; what they show is computed by the layers below
 (:mod:`mha.compute`, :mod:`mha.costs`) and drawn by :mod:`book.figures`.

@@ -48,7 +48,7 @@ def imported_test_modules(source: str) -> list[str]:
         "import tests.book.test_site",
         "from tests.browser import test_frontend",
         "from .test_site import PAGES",
-        "def f():\n    from tests.unit.test_realheads import encoder\n",
+        "def f():\n    from tests.unit.book.minilm.test_page import LABELS\n",
     ],
     ids=["from", "import", "from-package", "relative", "in-a-function"],
 )
@@ -164,11 +164,9 @@ NO_BEHAVIOUR = {
 PENDING_TESTS = {
     "test_ports.py",
     "test_decoder_port.py",
-    "test_realheads.py",
 }
 PENDING_MODULES = {
     "book/compute/portable_random.py": "test_ports.py",
-    "book/minilm/realheads.py": "test_realheads.py",
     "scripts/myst.py": "tests/book/test_solutions.py; the script is being changed",
     "scripts/student_edition.py": "tests/book/test_editions.py; the script is being changed",
     "scripts/zh_book.py": "tests/book/test_translation.py; the script is being changed",
@@ -190,7 +188,6 @@ UNMIRRORED = {
     "mha/linear/rules.py": "tests/unit/mha/linear/test_deltanet.py, still to split",
     "mha/pretrained/heads.py": "tests/unit/mha/pretrained/test_minilm.py, still to split",
     "book/chapters/train_heads.py": "none: the script the chapters' training runs",
-    "book/minilm/viewer.py": "tests/browser/test_realheads.py",
     "book/widgets/frontend.py": "tests/unit/book/widgets/test_explorer.py and the other widgets' files",
     "book/widgets/windows.py": "tests/unit/test_ports.py",
     "scripts/build_pdf.py": "tests/book/test_editions.py",
