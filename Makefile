@@ -87,10 +87,11 @@ decoder: $(STAMP)
 
 # Census, single-head ablations and greedy pruning of all-MiniLM-L6-v2's 72 heads for "What trained heads do",
 # into book/minilm/data/minilm_heads.json, which records the wall and CPU time of each part of its run, and the
-# 8-bit attention maps of the corpus for the chapter's static viewer, into book/minilm/data/minilm_attention.json.
+# 8-bit attention of every head on the corpus, which the chapter's box draws without the model, into
+# book/minilm/data/minilm_attention.json.
 minilm-heads: $(STAMP)
 	$(BIN)/python -m book.minilm.census
-	$(BIN)/python -m book.minilm.viewer
+	$(BIN)/python -m book.minilm.stored
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab chapters/

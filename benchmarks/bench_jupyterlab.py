@@ -4,13 +4,13 @@ Usage:
     python -m benchmarks.bench_jupyterlab [--changes 20]
 
 Starts JupyterLab with the notebook of the JupyterLab test (scripts/lab.py: a head explorer, a stage stepper,
-a cost calculator and the real-heads explorer), opens it in headless Chromium, runs all cells, then changes
-each control ``--changes`` times as a reader does and times, in the page, how long it takes until the canvas
-is redrawn (``el.mha.draws`` grows) and, for the figures that also ask Python, until Python's answer is drawn
-(``el.mha.received`` grows). The explorer draws a change at once from its port, the calculator from its port
-and the real heads from the 8-bit copy of the sentence's heads; the stepper draws the stages it was sent.
-Every change really changes the figure (the values cycle). tests/browser/test_jupyterlab.py checks that each
-change is drawn and answered; this only times it, on whatever the machine is doing.
+a cost calculator, the MiniLM box and the decoder box), opens it in headless Chromium, runs all cells, then
+changes each control ``--changes`` times as a reader does and times, in the page, how long it takes until the
+canvas is redrawn (``el.mha.draws`` grows) and, for the figures that also ask Python, until Python's answer is
+drawn (``el.mha.received`` grows). The explorer and the calculator draw a change at once from their ports; the
+stepper draws the stages it was sent. Every change really changes the figure (the values cycle).
+tests/browser/test_jupyterlab.py checks that each change is drawn and answered; this only times it, on
+whatever the machine is doing.
 
 The last line is machine-readable: ``first_picture_ms=<the worst median over the controls, one decimal>``
 (goal: at most 50 ms), the time to the first picture after a change.
@@ -29,7 +29,7 @@ from scripts import chromium
 from scripts.lab import TIMED_CHANGE, open_notebook, running_lab
 
 EXPLORER, STEPPER = ".jp-OutputArea .mha-explorer", ".jp-OutputArea .mha-stepper"
-CALCULATOR, REALHEADS = ".jp-OutputArea .mha-calculator", ".jp-OutputArea .mha-realheads"
+CALCULATOR = ".jp-OutputArea .mha-calculator"
 MASKS = ["causal", "padding", "causal + padding", "none"]
 # control -> (figure, setting, the value of the i-th change): each differs from the one before
 CONTROLS = {
@@ -38,8 +38,6 @@ CONTROLS = {
     "explorer mask": (EXPLORER, "mask", lambda i: MASKS[i % 4]),
     "stepper stage": (STEPPER, "stage", lambda i: (i * 5 + 1) % 13),
     "calculator context": (CALCULATOR, "context", lambda i: 1024 + i),
-    "real heads layer": (REALHEADS, "layer", lambda i: (i + 1) % 6),
-    "real heads head": (REALHEADS, "head", lambda i: (i + 3) % 12),
 }
 
 

@@ -3,8 +3,8 @@
 
 :func:`running_lab` starts ``jupyter lab`` beside the running Python (a random token, a temporary root folder
 and configuration, news and announcements off, on a free port of 127.0.0.1) with a notebook of
-:data:`CELLS`: a head explorer, a stage stepper, a cost calculator, the real-heads explorer and the decoder
-box.
+:data:`CELLS`: a head explorer, a stage stepper, a cost calculator, the MiniLM box (with the stored sentences
+of "What trained heads do") and the decoder box.
 :func:`open_notebook` opens it in a Chromium tab (every request to another host is aborted), runs all cells
 and waits until each widget has mounted live. :func:`kernel` runs code in the notebook's kernel;
 :data:`TIMED_CHANGE` changes a control as a reader does and waits for the redraw.
@@ -32,16 +32,17 @@ CELLS = [
     "from book.widgets import stage_stepper\nex = worked_example()\n"
     "s = stage_stepper(attention_stages(ex.module(), ex.x), start='x')\ns",
     "from book.widgets import cost_calculator\nc = cost_calculator('Llama 3.1 8B', context=4096)\nc",
-    "from mha.pretrained import load_minilm\nfrom book.minilm.realheads import EncoderExplorer\n"
-    "r = EncoderExplorer(load_minilm(), sentence='The cat sat on the mat.', layer=0, head=2)\nr",
+    "from book.minilm.census import load_head_results\nfrom book.minilm.page import MiniLMWidget\n"
+    "from book.minilm.stored import load_stored\nm = MiniLMWidget(load_head_results()['labels'], "
+    "sentence='The cat sat on the mat.', other='', stored=load_stored())\nm",
     "from book.decoder.box import DecoderWidget\n"
     "d = DecoderWidget({(0, 1): 'previous token', (1, 0): 'induction'}, shown_head=(1, 0))\nd",
 ]
 # the root classes mha-<name>, in CELLS' order
-WIDGETS = ("explorer", "stepper", "calculator", "realheads", "decoder")
+WIDGETS = ("explorer", "stepper", "calculator", "minilm", "decoder")
 
 # In the page: change a control as a reader does and wait for the redraw; return the milliseconds. The
-# explorer, the calculator and the real heads draw twice: at once in the page, then Python's answer; for them
+# explorer and the calculator draw twice: at once in the page, then Python's answer; for them
 # this returns both times ([first picture, Python's picture]), one time for a figure that draws once. It
 # throws if the picture, or Python's answer, does not come within 10 s.
 TIMED_CHANGE = """async ([selector, name, value]) => {

@@ -86,6 +86,7 @@ DATA = (
     "spec/names/**",  # the decoder box: the heads' short names (L1H2), the characters it reads as they are,
     "spec/ordinary/**",
     "spec/shown/**",  # and the signs it shows for a space and a new line
+    "spec/stored/**",  # the MiniLM box's stored weights: sentences and tokens of the English model, bytes
     "spec/model",
     "spec/weights",
     "spec/format",
@@ -96,10 +97,6 @@ DATA = (
     "stages/*/key",
     "stages/*/formula",
     "stages/*/shape",
-    "sentences/**",
-    "encoding",
-    "data",
-    "source/**",
     "configs/**",  # the calculator's models: names and numbers (their texts are in TEXT)
 )
 # Controls whose choices are not texts: a sentence's examples are inputs of an English model, kept English.

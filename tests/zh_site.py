@@ -15,7 +15,6 @@ FIGURE_PAGES = {  # one page per kind of interactive figure, by its root class
     "mha-minilm": "chapters/why_multiple_heads",
     "mha-explorer": "chapters/the_math",
     "mha-stepper": "chapters/step_by_step",
-    "mha-realheads": "chapters/trained_heads",
     "mha-calculator": "chapters/typical_configs",
     "mha-windows": "chapters/attention_since_2017",
     "mha-sparse": "chapters/attention_2025_2026",

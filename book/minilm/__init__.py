@@ -1,12 +1,12 @@
-"""all-MiniLM-L6-v2 in the book: the census of its 72 heads, its real heads in the page, its in-page box.
+"""all-MiniLM-L6-v2 in the book: the census of its 72 heads, and the box that shows them in the page.
 
 - :mod:`book.minilm.census`: the corpus, the census, ablations and pruning of the heads ("What trained heads
   do"), run by ``make minilm-heads`` into ``data/minilm_heads.json``;
-- :mod:`book.minilm.viewer`: the real-heads viewer's data, ``data/minilm_attention.json``;
-- :mod:`book.minilm.realheads`: the real-heads viewer and its live widget ``EncoderExplorer``;
-- :mod:`book.minilm.page`: chapter 1's box, which runs the encoder in the reader's browser, and the weights
-  scripts the build writes for it (``_ext/minilm_weights.py``);
-- ``static/``: their page code (``minilm.js``, ``realheads.js``, and ``ports/minilm.js``, the port of
+- :mod:`book.minilm.page`: the box of chapter 1 and "What trained heads do", which runs the encoder in the
+  reader's browser, and the weights scripts the build writes for it (``_ext/minilm_weights.py``);
+- :mod:`book.minilm.stored`: every head on the corpus's sentences, which that box draws without the model,
+  ``data/minilm_attention.json`` (``make minilm-heads`` too);
+- ``static/``: its page code (``minilm.js``, and ``ports/minilm.js``, the port of
   :mod:`mha.pretrained.minilm`); ``data/``: what they ship.
 
 The model itself, on ``mha``'s layers, is :mod:`mha.pretrained.minilm`.

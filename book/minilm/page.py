@@ -43,6 +43,11 @@ where their rows are (``<folder>/<index>.js``, :func:`word_shard`). Position emb
 :data:`MAX_TOKENS` positions the tokenizer can give, and the segment embeddings to segment A
 (``token_type_embeddings.weight`` of shape ``(1, d_model)``), the only one a single sentence uses.
 
+Given the stored attention of :mod:`book.minilm.stored` (``stored=``, "What trained heads do"), the box
+suggests its sentences and draws every head on one of them at once from the spec, 8-bit, without loading the
+model: when it opens, and when the reader picks one of them, as long as no head is switched off and the model
+is not in the page. A sentence of the reader's own, or a head switched off, and Run loads the model as above.
+
 In a live kernel, :class:`MiniLMWidget` is the same front end (``minilm.js`` as an anywidget) with Python
 computing instead of the worker: :func:`mha.pretrained.attend` and
 :func:`mha.pretrained.ablated_embeddings`, heads switched off with
@@ -54,7 +59,9 @@ property ``mha`` with ``attend(sentence)``, resolving to ``{tokens, attention}``
 the normalised sentence embedding with the ``[layer, head]`` pairs of ``off`` (0-based) switched off, as
 :func:`mha.pretrained.ablated_embeddings`, ``tokenize(sentence)``, ``load()``, ``refresh()`` (the Run
 button), ``cancel()`` (Escape or the Cancel button while the model loads), ``off`` and ``shown`` (the head
-shown large, ``[layer, head]``, 0-based; settable).
+shown large, ``[layer, head]``, 0-based; settable), ``ready`` (a promise, resolved once the box has drawn a
+stored sentence it opens on), ``stored(sentence)``, resolving to ``{tokens, attention}`` from the stored
+weights or to ``null``, and ``drawn``, what the picture shows: ``{sentence, tokens, stored}`` or ``null``.
 
 Shape legend:
     L        number of layers, 6
@@ -84,6 +91,7 @@ import torch
 from tokenizers import Tokenizer
 
 from book.figures.pretrained import plot_head_grid
+from book.minilm.stored import dequantise
 from book.widgets.frontend import ROOT_CLASSES, BoxWidget, inline_json, widget_css, widget_esm
 from book.widgets.spec import ENCODER, ENCODER_CELL, ENCODER_SENTENCE, LAYER_HEAD, Control, fill, messages
 from mha.pretrained.heads import PATTERNS, ablate_encoder_heads, ablated_embeddings
@@ -151,6 +159,12 @@ MESSAGES = {
     "cancelled": "Loading stopped. Press Run to load the model ({mb} MB).",
     "cancel": "Cancel",
     "running": "Running the model on your sentence…",
+    "stored": (
+        "Sentence {index} of the {count} stored with this page: every head's weights, to the nearest "
+        "1/{scale}. To switch heads off, or for a sentence of your own, press Run: it loads the model into "
+        "this page ({mb} MB)."
+    ),
+    "stored_failed": "The stored weights could not be read in this browser: {error}",
     "empty": "Type a sentence first: there is nothing to run the model on.",
     "truncated": (
         "Your sentence has {n} tokens; the model reads at most {max} ([CLS] and [SEP] included), as its "
@@ -230,7 +244,11 @@ FALLBACK = (
 
 
 def box_spec(
-    labels: Sequence[Sequence[str]], *, sentence: str = DEFAULT_SENTENCE, other: str = DEFAULT_OTHER
+    labels: Sequence[Sequence[str]],
+    *,
+    sentence: str = DEFAULT_SENTENCE,
+    other: str = DEFAULT_OTHER,
+    stored: dict | None = None,
 ) -> dict:
     """The box's spec: its controls, defaults and messages, the model's sizes and limits, the head labels.
 
@@ -239,15 +257,19 @@ def box_spec(
             :func:`mha.pretrained.classify_heads` gives; the box offers to switch off each pattern's heads.
         sentence: the sentence the box shows first.
         other: the second sentence, whose similarity to the first the box reports with heads switched off.
+        stored: every head on some sentences, as :func:`book.minilm.stored.load_stored` gives: the sentence
+            field suggests them, and the page draws every head on one of them at once, without the model,
+            as long as no head is switched off and the model is not loaded.
 
     Returns:
         ``{"figure", "controls", "defaults": {"sentence", "other"}, "messages", "model", "layers", "heads",
         "d_model", "max_tokens", "max_chars", "weights", "characters", "format", "callback", "labels",
-        "kinds", "shown"}``. The controls (:class:`book.widgets.spec.Control`) are the two sentences, two
-        menus that switch heads off, a layer's or a pattern's (named with its number of heads), and the
-        difference view; ``controller.js`` mounts them. ``characters`` is the size of the first load
-        (:func:`weights_size`), ``kinds`` names each label for one head, and ``shown`` is the head the box
-        opens on (:func:`telling_head`).
+        "kinds", "shown"}``, and ``"stored": {"scale", "encoding", "sentences", "data"}`` if given. The
+        controls (:class:`book.widgets.spec.Control`) are the two sentences, two menus that switch heads off,
+        a layer's or a pattern's (named with its number of heads), and the difference view;
+        ``controller.js`` mounts them. ``characters`` is the size of the first load (:func:`weights_size`),
+        ``kinds`` names each label for one head, and ``shown`` is the head the box opens on
+        (:func:`telling_head`).
     """
     L, h = MINILM.n_layers, MINILM.h
     if (
@@ -263,13 +285,20 @@ def box_spec(
     for name, text in (("sentence", sentence), ("other", other)):
         if not isinstance(text, str):
             raise TypeError(f"{name} must be a string, got {type(text).__name__}")
+    if stored is not None:
+        dequantise(stored)  # checks the data
+        if (stored["layers"], stored["heads"]) != (L, h):
+            got = f"{stored['layers']} x {stored['heads']}"
+            raise ValueError(f"stored must hold {L} layers x {h} heads, got {got}")
+    examples = () if stored is None else tuple((s["text"], s["text"]) for s in stored["sentences"])
     count = Counter(label for row in labels for label in row)
     present = [p for p in (*PATTERNS, "broad", "mixed") if count[p]]
     layers = tuple((layer, fill(MESSAGES["grid_layer"], layer=layer + 1)) for layer in range(L))
     patterns = tuple((p, f"{PATTERN_NAMES[p]} ({count[p]})") for p in present)
     menus = {"layer_off": layers, "pattern_off": patterns}  # actions, not settings; "" does nothing
     controls = [
-        *(Control(name, "text", CONTROL_LABELS[name]) for name in ("sentence", "other")),
+        Control("sentence", "text", CONTROL_LABELS["sentence"], examples),  # suggestions: any text goes
+        Control("other", "text", CONTROL_LABELS["other"]),
         *(
             Control(name, "select", CONTROL_LABELS[name], (("", CHOOSE), *choices), setting=False)
             for name, choices in menus.items()
@@ -287,7 +316,7 @@ def box_spec(
             text = text.replace(field, value)
         return text
 
-    return {
+    spec = {
         "figure": "MiniLM box",
         "controls": [c.to_json() for c in controls],
         "defaults": {"sentence": sentence, "other": other},
@@ -306,6 +335,9 @@ def box_spec(
         "kinds": {label: KIND_NAMES[label] for label in present},
         "shown": list(telling_head(labels)),
     }
+    if stored is not None:
+        spec["stored"] = {key: stored[key] for key in ("scale", "encoding", "sentences", "data")}
+    return spec
 
 
 def telling_head(labels: Sequence[Sequence[str]]) -> tuple[int, int]:
@@ -325,6 +357,7 @@ def box_html(
     picture: bytes | None = None,
     sentence: str = DEFAULT_SENTENCE,
     other: str = DEFAULT_OTHER,
+    stored: dict | None = None,
 ) -> str:
     """The box's root element, ``<div class="mha-minilm">``, with :func:`box_spec` inline.
 
@@ -334,7 +367,7 @@ def box_html(
     hides it on screen and shows it, instead of the controls, in print (the book's PDF is printed from the
     site).
     """
-    spec = inline_json(box_spec(labels, sentence=sentence, other=other))
+    spec = inline_json(box_spec(labels, sentence=sentence, other=other, stored=stored))
     image = ""
     if picture is not None:
         alt = html.escape(f"Every head of {MODEL_NAME} on the sentence: {sentence}", quote=True)
@@ -354,7 +387,7 @@ class MiniLMBox:
         labels: the census's head labels, as for :func:`box_spec`.
         encoder: an encoder from :func:`mha.pretrained.load_minilm`, to draw the static picture with (none
             without it).
-        sentence, other: as for :func:`box_spec`.
+        sentence, other, stored: as for :func:`box_spec`.
     """
 
     def __init__(
@@ -364,10 +397,11 @@ class MiniLMBox:
         encoder: MiniLMEncoder | None = None,
         sentence: str = DEFAULT_SENTENCE,
         other: str = DEFAULT_OTHER,
+        stored: dict | None = None,
     ) -> None:
         self.sentence = sentence
         picture = _picture(encoder, sentence) if encoder is not None else None
-        self.html = box_html(labels, picture=picture, sentence=sentence, other=other)
+        self.html = box_html(labels, picture=picture, sentence=sentence, other=other, stored=stored)
 
     def __repr__(self) -> str:
         return f"MiniLMBox(sentence={self.sentence!r}): all-MiniLM-L6-v2 in the page, on the book's site"
@@ -433,13 +467,14 @@ class MiniLMWidget(BoxWidget):
     ``"tokenize"``, ``"attend"``, ``"embed"``); :meth:`compute` answers it with :mod:`mha.pretrained`
     (heads switched off with :func:`mha.pretrained.ablate_encoder_heads`), and the reply goes back as
     ``{"id", "result"}``, the attention as float32 bytes, or ``{"id", "error"}``. Its display bundle also
-    holds the static box (:func:`box_html`, with its picture) as ``text/html``, which the book's site ranks
-    above the widget view.
+    holds the static box (:func:`box_html`, with its picture and ``stored``) as ``text/html``, which the
+    book's site ranks above the widget view.
 
     Args:
         labels: the census's head labels, as for :func:`box_spec`.
         encoder: an encoder from :func:`mha.pretrained.load_minilm` (default: that one).
-        sentence, other: as for :func:`box_spec`.
+        sentence, other, stored: as for :func:`box_spec`; the live box suggests the stored sentences, and
+            Python computes them as any other (the stored weights go to the static box only).
     """
 
     _esm = widget_esm("mountMiniLM", export="globalThis.mhaMiniLM.anywidget")
@@ -452,10 +487,14 @@ class MiniLMWidget(BoxWidget):
         encoder: MiniLMEncoder | None = None,
         sentence: str = DEFAULT_SENTENCE,
         other: str = DEFAULT_OTHER,
+        stored: dict | None = None,
     ) -> None:
-        super().__init__(spec=box_spec(labels, sentence=sentence, other=other))
+        spec = box_spec(labels, sentence=sentence, other=other, stored=stored)
+        spec.pop("stored", None)
+        super().__init__(spec=spec)
         self.encoder = encoder if encoder is not None else load_minilm()
-        self._static = MiniLMBox(labels, encoder=self.encoder, sentence=sentence, other=other).html
+        box = MiniLMBox(labels, encoder=self.encoder, sentence=sentence, other=other, stored=stored)
+        self._static = box.html
 
     def compute(self, message: dict) -> tuple[dict, list[bytes]]:
         """Answer one request of the page: ``(result, buffers)``, as the page's worker would.

@@ -87,7 +87,6 @@ SCRIPTS = (
     "explorer.js",
     "stepper.js",
     "calculator.js",
-    "realheads.js",
     "windows.js",
     "sparse.js",
     "minilm.js",
@@ -124,7 +123,6 @@ WIDGET_SCRIPTS = {
     "mountExplorer": (*PORTS, "core.js", "controller.js", "heatmaps.js", "explorer.js"),
     "mountStepper": (*PORTS, "core.js", "controller.js", "heatmaps.js", "stepper.js"),
     "mountCalculator": (*PORTS, "core.js", "controller.js", "calculator.js"),
-    "mountRealHeads": (*PORTS, "core.js", "controller.js", "heatmaps.js", "realheads.js"),
     "mountWindows": (*PORTS, "core.js", "controller.js", "heatmaps.js", "windows.js"),
     "mountSparse": (*PORTS, "core.js", "controller.js", "heatmaps.js", "sparse.js"),
     "mountMiniLM": (
@@ -144,7 +142,6 @@ ROOT_CLASSES = {
     "mountExplorer": "mha-explorer",
     "mountStepper": "mha-stepper",
     "mountCalculator": "mha-calculator",
-    "mountRealHeads": "mha-realheads",
     "mountWindows": "mha-windows",
     "mountSparse": "mha-sparse",
     "mountMiniLM": "mha-minilm",
@@ -157,7 +154,7 @@ def widget_esm(mount: str, *, export: str | None = None) -> str:
     """The ES module of a live widget: its classic scripts, then ``export default`` of the anywidget adapter.
 
     Args:
-        mount: ``"mountExplorer"``, ``"mountStepper"``, ``"mountCalculator"``, ``"mountRealHeads"``,
+        mount: ``"mountExplorer"``, ``"mountStepper"``, ``"mountCalculator"``,
             ``"mountWindows"``, ``"mountSparse"``, ``"mountMiniLM"`` or ``"mountDecoder"``.
         export: what the module exports instead of core.js's adapter for ``mount``: an expression, for a
             widget with an adapter of its own (``"globalThis.mhaMiniLM.anywidget"``).

@@ -86,7 +86,7 @@ NUMBERS_TOO_SMALL = (
 PICTURE = {"rows": "query", "cols": "key", "scale": "weight", "masked": "masked"}
 LAYER_HEAD = "layer {layer}, head {head}"  # a head of a pretrained encoder, numbered from 1
 QUERY_KEY = "query \u201c{query}\u201d (row {row}) \u2192 key \u201c{key}\u201d (column {col})"
-ENCODER_CELL = LAYER_HEAD + ": " + QUERY_KEY + ": weight {weight}"  # the real heads' and the MiniLM box's
+ENCODER_CELL = LAYER_HEAD + ": " + QUERY_KEY + ": weight {weight}"  # the MiniLM box's
 
 
 def messages(**own: object) -> dict:
@@ -324,73 +324,6 @@ def stepper_spec() -> dict:
             cell_head="{title}, head {head}",
             cell_token=" (\u201c{token}\u201d)",
             row_sum="; row {row} sums to {sum}",
-        ),
-    }
-
-
-# -- the real heads ------------------------------------------------------------------------------------------
-
-STILL_SENTENCE = " (The picture still shows the last valid sentence.)"
-
-
-def realheads_spec(
-    *, layers: int, heads: int, sentences: Sequence[str] | None = None, examples: Sequence[str] = ()
-) -> dict:
-    """The real-heads viewer's controls, defaults and messages.
-
-    Args:
-        layers, heads: the encoder's numbers of layers and of heads per layer (the choices, 0-based values
-            shown 1-based).
-        sentences: the stored sentences a static page offers (the setting is an index); ``None`` in a live
-            kernel, where the reader types the sentence (the setting is the text) and ``examples`` are
-            offered as suggestions.
-    """
-    if sentences is not None:
-        sentence = Control(
-            "sentence", "select", "sentence", tuple((i, f"{i + 1}. {t}") for i, t in enumerate(sentences))
-        )
-    else:
-        sentence = Control("sentence", "text", "sentence", tuple((t, t) for t in examples))
-    controls = [
-        sentence,
-        Control("layer", "select", "layer", _pairs(range(layers), {i: str(i + 1) for i in range(layers)})),
-        Control("head", "select", "head", _pairs(range(heads), {i: str(i + 1) for i in range(heads)})),
-        Control("show_numbers", "checkbox", "show numbers", setting=False),
-    ]
-    rows = "Row i shows where token i looks; each row sums to 1."
-    return {
-        "figure": "real-heads viewer",
-        "controls": [c.to_json() for c in controls],
-        "defaults": {"sentence": 0 if sentences is not None else "", "layer": 0, "head": 0},
-        "numbers_min": NUMBERS_MIN,
-        "messages": messages(
-            still=STILL_SENTENCE,
-            help=HELP,
-            loading="Loading the weights of {model}\u2026",
-            waiting="Waiting for {model} in the kernel\u2026",
-            load_failed="The weights could not be loaded: {error}",
-            no_inflate="this browser cannot inflate the data (it has no DecompressionStream)",
-            shown=(
-                "{model}, sentence {sentence} of {count}: {n} tokens. " + rows + " Weights stored to the "
-                "nearest 1/{scale}."
-            ),
-            shown_live="{model}, run in the kernel: {n} tokens ([CLS] and [SEP] included). " + rows,
-            sentence_hint="Type a sentence (at most {max_tokens} tokens), or choose an example",
-            no_tokens="Type a sentence: the explorer needs at least one word.",
-            too_long=(
-                "That sentence makes {size} tokens ([CLS] and [SEP] included); the explorer shows at most "
-                "{limit}. Please shorten it."
-            ),
-            numbers_too_small=NUMBERS_TOO_SMALL,
-            panel=LAYER_HEAD,
-            picture=(
-                "Attention weights of "
-                + LAYER_HEAD
-                + " of {model}, a grid of {n} by {n} weights (queries on "
-                "rows, keys on columns), for the tokens: {tokens}"
-            ),
-            cell=ENCODER_CELL,
-            stored=" (stored as {q}/{scale})",
         ),
     }
 

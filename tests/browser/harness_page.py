@@ -2,24 +2,20 @@
 
 The static files are copied beside an HTML file that includes them with classic ``<script src>`` tags and
 carries each figure's data inline, as the book's pages do (:func:`harness_html`, written with the helpers of
-:mod:`book.widgets.frontend`); and the data of figures small enough to check by eye: the stepper's stages of a
-tiny layer, a real-heads viewer's of a stand-in model. Used by tests/browser/test_frontend.py,
-test_frontend_promises.py and test_site_screens.py.
+:mod:`book.widgets.frontend`); and the data of a figure small enough to check by eye: the stepper's stages of
+a tiny layer. Used by tests/browser/test_frontend.py, test_frontend_promises.py and test_site_screens.py.
 """
 
 from __future__ import annotations
 
-import base64
 import functools
 import html
-import zlib
 from pathlib import Path
 
 import torch
 
 from book.compute.stages import attention_stages
 from book.widgets.frontend import SCRIPTS, copy_static, inline_json
-from book.widgets.spec import realheads_spec
 from mha.multihead import MultiHeadAttention
 
 
@@ -54,20 +50,3 @@ def tiny_stages() -> tuple[dict[str, torch.Tensor], list[str]]:
         attn = MultiHeadAttention(8, 2).double().eval()
         x = torch.randn(len(tokens), 8, dtype=torch.float64)
     return attention_stages(attn, x), tokens
-
-
-def realheads_config(lengths: list[int]) -> dict:
-    """A real-heads viewer's data for sentences of these numbers of tokens: 1 layer, 1 head, a uniform row."""
-    sentences = [{"text": f"{n} tokens", "tokens": [f"t{i}" for i in range(n)]} for n in lengths]
-    data = b"".join(bytes([255 // n]) * (n * n) for n in lengths)
-    return {
-        "model": "a stand-in",
-        "layers": 1,
-        "heads": 1,
-        "scale": 255,
-        "encoding": "uint8-zlib-base64",
-        "sentences": sentences,
-        "data": base64.b64encode(zlib.compress(data)).decode(),
-        "settings": {"sentence": 0, "layer": 0, "head": 0},
-        "spec": realheads_spec(layers=1, heads=1, sentences=[s["text"] for s in sentences]),
-    }

@@ -17,7 +17,7 @@ import pytest
 
 from book.widgets.frontend import calculator_config, explorer_config, stepper_config
 from book.widgets.windows import windows_config
-from tests.browser.harness_page import realheads_config, tiny_stages, write_harness
+from tests.browser.harness_page import tiny_stages, write_harness
 from tests.contrast import with_contrast
 from tests.port_cases import trained_like_model
 
@@ -35,7 +35,6 @@ def harness(tmp_path_factory):
         ("mha-stepper", "stepper", stepper_config(stages, tokens, "concat")),
         ("mha-calculator", "calculator", calculator_config({"model": "Llama 3.1 8B", "context": 4096})),
         ("mha-windows", "windows", windows_config()),
-        ("mha-realheads", "real", realheads_config([9, 3])),
     ]
     return write_harness(tmp_path_factory.mktemp("promises"), roots)
 
@@ -56,7 +55,7 @@ def page(context, harness):
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto(harness.as_uri())
     page.wait_for_function(
-        "() => document.getElementById('real').mha && document.getElementById('real').mha.layout"
+        "() => document.getElementById('windows').mha && document.getElementById('windows').mha.layout"
     )
     yield page
     page.close()
@@ -172,7 +171,7 @@ def test_heads_and_the_layer_shown_say_when_they_follow(page):
 
 
 def test_show_numbers_writes_the_weights_in_the_cells(page, context):
-    """As the real-heads viewer does; not in tables 900 px below the picture."""
+    """In the cells, not in tables 900 px below the picture."""
     explorer = page.locator("#explorer")
     before = explorer.locator("canvas").screenshot()
     explorer.locator("input[name=show_numbers]").check()
@@ -355,7 +354,7 @@ def test_the_calculator_writes_large_numbers_with_large_units_and_grouped_digits
 
 
 def test_every_picture_has_a_name_a_keyboard_and_a_read_out(page):
-    for root in ("explorer", "trained", "stepper", "windows", "real"):
+    for root in ("explorer", "trained", "stepper", "windows"):
         canvas = page.locator(f"#{root} canvas")
         assert canvas.get_attribute("role") == "img" and canvas.get_attribute("tabindex") == "0", root
         assert len(canvas.get_attribute("aria-label")) > 30, root
@@ -368,4 +367,3 @@ def test_every_picture_has_a_name_a_keyboard_and_a_read_out(page):
         assert readout.text_content(), root
         page.keyboard.press("Escape")
         assert readout.text_content() == "", root
-    assert " a grid of 9 by 9 weights " in page.locator("#real canvas").get_attribute("aria-label")

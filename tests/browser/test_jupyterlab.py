@@ -1,12 +1,12 @@
 """The live widgets in a real JupyterLab: Python computes, the book's front end draws what it is sent.
 
 The test starts JupyterLab with a notebook of a head explorer, a stage stepper, a cost calculator, the
-real-heads explorer and the decoder box (scripts/lab.py), opens it in headless Chromium (every request to
+MiniLM box and the decoder box (scripts/lab.py), opens it in headless Chromium (every request to
 another host is aborted), runs all cells, and then acts as a reader: it changes the explorer's ``h`` from 4 to
 8 and checks that the page draws 8 panels with the weights Python computed (:func:`explorer_weights`), changes
 every control of each figure and waits for the page's picture and Python's answer, steps the stepper, changes
-the calculator's model, types a sentence into the real-heads explorer and picks a head, switches a head of
-the decoder box off, and asks the kernel what it now holds. How long a change takes to draw is
+the calculator's model, runs the MiniLM box on a typed sentence and switches a layer of it off, switches a
+head of the decoder box off, and asks the kernel what it now holds. How long a change takes to draw is
 benchmarks/bench_jupyterlab.py's, not a test's.
 
 Set ``MHA_LAB_SCREENSHOT=path.png`` to keep a screenshot of the notebook.
@@ -142,27 +142,19 @@ def test_calculator_model_change_is_computed_by_python(page):
     assert page.errors == [], page.errors
 
 
-def test_real_heads_run_the_encoder_on_the_typed_sentence(page):
-    root = ".jp-OutputArea .mha-realheads"
-    mha = f"document.querySelector('{root}').mha"
-    page.wait_for_function(f"() => {mha}.tokens && {mha}.tokens.length === 9", timeout=30000)
+def test_the_minilm_box_runs_the_encoder_in_the_kernel(page):
+    """The live box suggests the stored sentences and computes any sentence with Python, heads off too."""
+    root = ".jp-OutputArea .mha-minilm"
+    assert page.locator(f"{root} datalist option").count() == 60  # the corpus of "What trained heads do"
     page.locator(f"{root} input[name=sentence]").fill("Birds <b>sing</b>.")
-    page.wait_for_function(f"() => {mha}.tokens.includes('sing')", timeout=10000)
-    page.locator(f"{root} select[name=head]").select_option(index=6)  # head 7
-    deadline = time.monotonic() + 10
-    while kernel(page, "print(r.settings['head'], r.head)").split() != ["6", "6"]:
-        assert time.monotonic() < deadline, "the kernel did not follow the head menu"
-        time.sleep(0.05)
-    expected = json.loads(
-        kernel(page, "import json; print(json.dumps({'tokens': r.tokens, 'weights': r.weights.tolist()}))")
-    )
-    page.wait_for_function(
-        f"w => JSON.stringify({mha}.weights) === JSON.stringify(w)", arg=expected["weights"], timeout=10000
-    )
-    assert page.evaluate(f"() => {mha}.tokens") == expected["tokens"]
-    assert "<" in expected["tokens"] and page.locator(f"{root} b").count() == 0  # text drawn literally
-    page.locator(f"{root} input[name=sentence]").fill(" ".join(["word"] * 50))
-    page.locator(f"{root} .mha-status").filter(has_text="at most 40").wait_for(timeout=10000)
+    page.locator(f"{root} button[name=run]").click()
+    page.locator(f"{root} .mm-readout").filter(has_text="All 72 heads on").wait_for(timeout=30000)
+    drawn = page.evaluate(f"() => document.querySelector('{root}').mha.drawn")
+    tokens = kernel(page, "print(' '.join(m.encoder.tokenizer.encode('Birds <b>sing</b>.').tokens))").split()
+    assert drawn["tokens"] == tokens and not drawn["stored"]
+    assert page.locator(f"{root} b").count() == 0  # text drawn literally
+    page.locator(f"{root} select[name=layer_off]").select_option("5")
+    page.locator(f"{root} .mm-readout").filter(has_text="12 of 72 heads off").wait_for(timeout=30000)
     assert page.errors == [], page.errors
 
 
@@ -195,22 +187,12 @@ def test_screenshot_and_nothing_fetched_from_elsewhere(page):
     assert all("mha" not in url for url in page.blocked), page.blocked
 
 
-def test_the_calculator_and_the_real_heads_draw_at_once_then_python_s_answer(page):
-    """The calculator draws a change at once from its port, then Python's rows; the real heads draw another
-    layer or head at once from the 8-bit copy of the sentence's heads, then Python's float32 head (the encoder
-    runs in the kernel). TIMED_CHANGE fails if either does not come; the kernel ends on the last settings."""
-    calculator, realheads = ".jp-OutputArea .mha-calculator", ".jp-OutputArea .mha-realheads"
-    mha = f"document.querySelector('{realheads}').mha"
-    page.locator(f"{realheads} input[name=sentence]").fill("The cat sat on the mat.")  # valid again
-    page.wait_for_function(f"() => {mha}.message === '' && {mha}.tokens.length === 9", timeout=10000)
-    changes = {
-        "calculator context": (calculator, "context", lambda i: 1024 + i),
-        "real heads layer": (realheads, "layer", lambda i: (i + 1) % 6),
-        "real heads head": (realheads, "head", lambda i: (i + 3) % 12),
-    }
-    for root, name, value in changes.values():
-        for i in range(CHANGES):
-            assert len(page.evaluate(TIMED_CHANGE, [root, name, value(i)])) == 2  # the page's, then Python's
-    expected = [str(1024 + CHANGES - 1), str((CHANGES + 2) % 12)]
-    assert kernel(page, "print(c.settings['context'], r.head)").split() == expected
+def test_the_calculator_draws_at_once_then_python_s_answer(page):
+    """The calculator draws a change at once from its port, then Python's rows. TIMED_CHANGE fails if either
+    does not come; the kernel ends on the last settings."""
+    calculator = ".jp-OutputArea .mha-calculator"
+    for i in range(CHANGES):
+        times = page.evaluate(TIMED_CHANGE, [calculator, "context", 1024 + i])
+        assert len(times) == 2  # the page's picture, then Python's
+    assert kernel(page, "print(c.settings['context'])").strip() == str(1024 + CHANGES - 1)
     assert page.errors == [], page.errors

@@ -11,7 +11,6 @@ from __future__ import annotations
 import pytest
 import torch
 
-from _ext.figure_roots import figure_roots
 from tests.built_site import CHAPTER_PAGES, SITE, open_page
 from tests.port_cases import SHIPPED_SENTENCES, site_explorer_sweep
 
@@ -96,66 +95,6 @@ def test_the_static_explorers_compute_what_python_computes(browser):
             torch.testing.assert_close(torch.tensor(drawn, dtype=torch.float32), expected, atol=1e-5, rtol=0)
     tab.close()
     assert not errors, errors
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Chapter 1's real heads: all-MiniLM-L6-v2's precomputed attention, drawn by realheads.js
-# ---------------------------------------------------------------------------------------------------------
-
-REALHEADS_PAGE = "chapters/trained_heads"
-
-
-def test_the_real_heads_viewer_draws_the_model_weights_within_8_bit_rounding(browser, minilm):
-    """Switching sentence, layer and head redraws; what is drawn is the inline data, and that data is the
-    model's attention (mha.pretrained.attend) to within half a step of 1/255. From disk (file://)."""
-    import numpy as np
-
-    from book.minilm.realheads import SCALE, dequantise
-    from mha.pretrained import attend
-
-    tab, errors = open_page(browser, REALHEADS_PAGE)
-    assert tab.locator(".mha-realheads").count() == 1
-    tab.evaluate("() => document.querySelector('.mha-realheads').mha.ready")
-    config = _inline_config(REALHEADS_PAGE)  # the front end replaces the root's children when it mounts
-    stored = dequantise(config)
-    first = tab.evaluate("() => document.querySelector('.mha-realheads').mha.canvas.toDataURL()")
-    seen = {first}
-    choices = [("sentence", 1), ("layer", 3), ("head", 7), ("sentence", len(stored) - 1), ("layer", 0)]
-    for name, value in choices:
-        before = tab.evaluate("() => document.querySelector('.mha-realheads').mha.draws")
-        tab.locator(f'.mha-realheads select[name="{name}"]').select_option(index=value)  # in order
-        root = tab.evaluate(
-            "() => { const m = document.querySelector('.mha-realheads').mha; "
-            "return {settings: m.settings, weights: m.weights, tokens: m.tokens, draws: m.draws, "
-            "picture: m.canvas.toDataURL()}; }"
-        )
-        assert root["settings"][name] == value
-        assert root["draws"] > before, f"choosing {name} {value} did not redraw"
-        seen.add(root["picture"])
-        s, layer, head = (root["settings"][k] for k in ("sentence", "layer", "head"))
-        drawn = np.array(root["weights"])
-        np.testing.assert_array_equal(drawn, stored[s][layer, head])
-        tokens, live = attend(minilm, config["sentences"][s]["text"])
-        assert root["tokens"] == tokens == config["sentences"][s]["tokens"]
-        assert np.abs(drawn - live[layer, head].numpy()).max() <= 0.5 / SCALE + 1e-6
-    assert len(seen) == len(choices) + 1, "every choice should change the picture"
-    # the read-out names the cell under the pointer, with its stored weight
-    box = tab.evaluate("() => document.querySelector('.mha-realheads').mha.layout.rects[0]")
-    cell = tab.evaluate("() => document.querySelector('.mha-realheads').mha.layout.cw")
-    tab.locator(".mha-realheads canvas").hover(
-        position={"x": box["x"] + 1.5 * cell, "y": box["y"] + 0.5 * cell}
-    )
-    readout = tab.locator(".mha-realheads .mha-readout").text_content()
-    assert "layer 1, head" in readout and "(row 1)" in readout and "(column 2)" in readout, readout
-    tab.close()
-    assert not errors, errors
-
-
-def _inline_config(page: str) -> dict:
-    """The JSON of the page's .mha-realheads root, read from the HTML file."""
-    roots = [r for r in figure_roots((SITE / f"{page}.html").read_text()) if r.cls == "mha-realheads"]
-    assert roots, f"{page} has no .mha-realheads root with inline data"
-    return roots[0].data
 
 
 CALCULATOR_PAGE = "chapters/typical_configs"

@@ -43,7 +43,6 @@ KEYBOARD = {  # a chapter and its figure's root: the figures without a Run of th
     "chapters/step_by_step": "mha-stepper",
     "chapters/attention_since_2017": "mha-windows",
     "chapters/typical_configs": "mha-calculator",
-    "chapters/trained_heads": "mha-realheads",
 }
 # One page per kind of figure prints (the explorer's two pages print alike).
 PRINTED = {kind: page for page, kind in reversed(KEYBOARD.items())}

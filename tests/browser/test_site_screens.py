@@ -10,7 +10,7 @@ import pytest
 
 from book.widgets.frontend import explorer_config
 from book.widgets.spec import sparse_spec, windows_spec
-from tests.browser.harness_page import realheads_config, write_harness
+from tests.browser.harness_page import write_harness
 from tests.contrast import with_contrast
 
 WIDTHS = (390, 1280)
@@ -171,22 +171,3 @@ def test_text_in_a_figure_has_a_contrast_of_4_5(browser, harness, theme):
     low = page.evaluate(_CONTRAST)
     context.close()
     assert not low, low
-
-
-@pytest.mark.parametrize("width", WIDTHS)
-def test_show_numbers_says_why_when_the_cells_are_too_small(browser, tmp_path, width):
-    page_path = write_harness(tmp_path, [("mha-realheads", "real", realheads_config([26, 3]))])
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    page = context.new_page()
-    page.goto(page_path.as_uri())
-    page.wait_for_function("() => (document.querySelector('#real').mha || {}).layout")
-    note = page.locator("#real p.mha-note")
-    page.check("#real input[name=show_numbers]")
-    printed = page.evaluate("() => document.querySelector('#real').mha.layout.printed")
-    assert note.is_visible() != printed  # numbers in the cells, or a note that says why not
-    if width < 600:  # 26 tokens on a phone: no room for numbers, and the note says so
-        assert not printed and "px" in note.text_content()
-    page.evaluate("() => document.querySelector('#real').mha.update({sentence: 1})")
-    assert not note.is_visible()  # 3 tokens: the numbers are printed
-    assert page.evaluate("() => document.querySelector('#real').mha.layout.cw") >= 26
-    context.close()

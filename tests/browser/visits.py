@@ -80,7 +80,7 @@ def page_url(lang: str, page: str) -> str:
 
 
 # The page as a reader sees it: MathJax has typeset it, its fonts are in, and its figures have drawn (a figure
-# root is mounted when it has el.mha; the real-heads viewer inflates its data first).
+# root is mounted when it has el.mha; the MiniLM box inflates its stored weights first).
 READY = """async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
   await document.fonts.ready;

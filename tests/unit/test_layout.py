@@ -49,7 +49,7 @@ def imported_test_modules(source: str) -> list[str]:
         "import tests.book.test_site",
         "from tests.browser import test_frontend",
         "from .test_site import PAGES",
-        "def f():\n    from tests.unit.test_realheads import encoder\n",
+        "def f():\n    from tests.unit.book.minilm.test_page import LABELS\n",
     ],
     ids=["from", "import", "from-package", "relative", "in-a-function"],
 )
@@ -184,15 +184,9 @@ NO_BEHAVIOUR = {
 PENDING_TESTS = {
     "test_ports.py",
     "test_decoder_port.py",
-    "test_minilm_page.py",
-    "test_minilm_page_parts.py",
-    "test_realheads.py",
 }
 PENDING_MODULES = {
     "book/compute/portable_random.py": "test_ports.py",
-    "book/minilm/page.py": "test_minilm_page.py, test_minilm_page_parts.py",
-    "book/minilm/realheads.py": "test_realheads.py",
-    "_ext/minilm_weights.py": "test_minilm_page.py",
 }
 
 # Not mirrored yet (the list only shrinks): the unit test files still to merge into their module's file, and
@@ -200,7 +194,6 @@ PENDING_MODULES = {
 UNPLACED_TESTS: dict[str, str] = {}  # every unit test file is placed
 UNMIRRORED = {
     "book/chapters/train_heads.py": "none: the script the chapters' training runs",
-    "book/minilm/viewer.py": "tests/unit/test_realheads.py (pending), tests/browser/test_realheads.py",
     "scripts/build_pdf.py": "tests/book/test_editions.py",
     "scripts/build_slides.py": "tests/unit/scripts/test_tag_slides.py, tests/book/test_editions.py",
     "scripts/lab.py": "tests/book/test_editions.py, tests/browser/test_jupyterlab.py",

@@ -16,6 +16,9 @@
  *   cancel()             stop loading the model, as Escape or the Cancel button do
  *   off                  the heads switched off, [layer, head] pairs (settable)
  *   shown                the head shown large, [layer, head] (settable)
+ *   ready                Promise, resolved once the box has drawn the stored sentence it opens on (if any)
+ *   stored(sentence)     -> Promise<{tokens, attention} | null>, the sentence's stored weights (spec.stored)
+ *   drawn                what the picture shows: {sentence, tokens, layers, stored} or null
  *
  * The model is the port ports/minilm.js (tokenizer and encoder, tested against mha.pretrained); this file
  * loads its weights, runs it and draws. The weights (float16 in base64, written at build time,
@@ -29,6 +32,13 @@
  * from file://), which decodes it (base64 -> float16 -> float32) and runs the encoder: embeddings +
  * LayerNorm, then 6 post-LayerNorm layers of 12-head attention and an erf-GELU feed-forward block; mean
  * pooling over the tokens and L2 normalisation. The worker sends the attention back as one Float32Array.
+ *
+ * A spec may also hold stored weights (spec.stored, book.minilm.stored): every head on some sentences, 8-bit,
+ * zlib-compressed, in base64. The sentence field then suggests those sentences, and the box draws every head
+ * on one of them at once, inflated in the page (DecompressionStream, which works from file:// too), without
+ * the model: when it opens and whenever the sentence is one of them, as long as no head is switched off and
+ * the model is not in the page (loaded or loading). A sentence of the reader's own, or a head off, and Run
+ * loads the model.
  *
  * In a live kernel the same box is an anywidget (book.minilm.page.MiniLMWidget): `export default
  * globalThis.mhaMiniLM.anywidget`, and Python answers the requests the page would (see `anywidget` below).
@@ -269,6 +279,31 @@
     };
   }
 
+  // ---- the stored weights (book.minilm.stored): every head on the sentences of spec.stored, 8-bit ------------
+  /** spec.stored inflated: Promise<Map text -> () => {tokens, attention}>, a sentence's heads read (q / scale)
+   * when first asked for. */
+  async function storedHeads(spec) {
+    const s = spec.stored, L = spec.layers, H = spec.heads;
+    if (typeof DecompressionStream === "undefined") throw new Error("no DecompressionStream");
+    const stream = new Blob([ns.base64Bytes(s.data)]).stream().pipeThrough(new DecompressionStream("deflate"));
+    const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+    const sentences = new Map();
+    let start = 0;
+    for (const { text, tokens } of s.sentences) { // each L * H * n * n bytes, [layer][head][query][key]
+      const n = tokens.length, at = start;
+      let heads = null;
+      sentences.set(text, () => {
+        heads = heads || Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, hh) => Array.from(
+          { length: n }, (_, i) => Float32Array.from(bytes.subarray(at + ((l * H + hh) * n + i) * n,
+            at + ((l * H + hh) * n + i + 1) * n), (q) => q / s.scale))));
+        return { tokens: tokens.slice(), attention: heads };
+      });
+      start += L * H * n * n;
+    }
+    if (start !== bytes.length) throw new RangeError(`the stored data holds ${bytes.length} weights, not ${start}`);
+    return sentences;
+  }
+
   // ---- the box: mounted from its spec by the controller (controller.js); it keeps only its drawing ----------
   function dot(a, b) { let s = 0; for (let i = 0; i < a.length; i++) s += a[i] * b[i]; return s; }
   function largest(rows) { let m = 0; for (const row of rows) for (const v of row) m = Math.max(m, Math.abs(v)); return m; }
@@ -339,7 +374,8 @@
     };
     let layout = null;
     // the controls (the sentences, the menus that switch heads off, the difference view) and the status line
-    const ctl = ns.controller(spec, {}, {}, { refresh() { ctl.sync(); return ctl.settings(); } });
+    // a reader's sentence: the controls follow, and a stored sentence is drawn at once (pick, below)
+    const ctl = ns.controller(spec, {}, {}, { refresh() { ctl.sync(); pick(); return ctl.settings(); } });
     const { c, status } = ctl;
     const say = (text, level) => ns.setStatus(status, text, level || "");
     const button = (name, text) => make("button", { type: "button", name, className: "mha-button" }, text);
@@ -392,6 +428,37 @@
     if (picture) root.appendChild(picture);
     ctl.sync();
     say(M.idle);
+
+    // the stored weights, if the spec has them: which sentences, and whether they could be read
+    const stored = spec.stored ? storedHeads(spec) : null;
+    const storedIndex = new Map((spec.stored ? spec.stored.sentences : []).map((s, i) => [s.text, i]));
+    let storedRead = Boolean(stored);
+    /** Whether the box draws `text` from the stored weights: stored, every head on, no model in the page. */
+    const fromStored = (text) => storedRead && storedIndex.has(text) && !state.off.size && !loading;
+    /** Draw the stored weights of `text` (fromStored(text) holds) unless a later run came first. */
+    async function showStored(text, ticket) {
+      const heads = (await stored).get(text)();
+      if (ticket !== state.ticket) return;
+      if (!state.result || state.result.tokens.length !== heads.tokens.length) state.cell = null;
+      state.result = { ...heads, layers: L, off: [], sentence: text, stored: true };
+      state.intact = null;
+      state.changeMax = 0;
+      readout.textContent = "";
+      root.classList.remove("mm-failed"); // drawn, though the model could not be loaded here
+      say(format(M.stored, { index: storedIndex.get(text) + 1, count: storedIndex.size, scale: spec.stored.scale }));
+      draw();
+    }
+    /** The reader typed or picked a sentence: a stored one is drawn at once, with no Run. */
+    function pick() {
+      const text = ctl.state.sentence;
+      if (fromStored(text)) showStored(text, ++state.ticket).catch(() => {});
+    }
+    const opened = !stored ? Promise.resolve() : stored.then(() => {
+      if (!state.result && fromStored(ctl.state.sentence)) return showStored(ctl.state.sentence, state.ticket);
+    }).catch((error) => {
+      storedRead = false; // Run computes every sentence with the model
+      say(format(M.stored_failed, { error: error.message }), "warning");
+    });
 
     const key = (l, hh) => l * H + hh;
     const kind = (l, hh) => spec.kinds[spec.labels[l][hh]];
@@ -449,7 +516,7 @@
         big.setAttribute("aria-label", format(M.big_label_diff, { ...head, n, k }));
       } else {
         bigTitle.textContent = format(M.big, { ...head, pattern, switched,
-          others: state.off.size ? format(M.big_others, { k: state.off.size }) : "" });
+          others: r.off.length ? format(M.big_others, { k: r.off.length }) : "" });
         big.setAttribute("aria-label", format(M.big_label, { ...head, n }));
       }
       layout = ns.drawHeatmaps(big, {
@@ -574,6 +641,9 @@
       const second = ctl.state.other.slice(0, spec.max_chars);
       const ticket = ++state.ticket; // only the latest run draws: the reader may click while one runs
       const current = () => ticket === state.ticket;
+      if (fromStored(text)) {
+        try { await showStored(text, ticket); return; } catch (error) { /* the model computes it */ }
+      }
       try {
         if (!loaded() && computer.loader) { // the first Run: each layer's heads drawn as soon as it is in
           const loader = computer.loader();
@@ -584,7 +654,7 @@
               const off = offList(), r = await computer.call({ type: "attend", sentence: text, off, layers: k });
               if (!current()) return;
               if (!state.result || state.result.tokens.length !== r.tokens.length) state.cell = null;
-              state.result = { ...r, layers: k, off };
+              state.result = { ...r, layers: k, off, sentence: text };
               state.intact = null;
               draw();
               if (!loader.complete) sayProgress(loader);
@@ -611,7 +681,7 @@
         }
         if (!current()) return;
         if (!state.result || state.result.tokens.length !== r.tokens.length) state.cell = null;
-        state.result = { ...r, layers: L, off };
+        state.result = { ...r, layers: L, off, sentence: text };
         state.intact = intact;
         state.changeMax = 0;
         if (intact) {
@@ -675,6 +745,16 @@
       set shown(at) { show(at); },
       canvas: big,
       get layout() { return ns.layoutView(layout); },
+      ready: opened,
+      async stored(text) {
+        if (!stored || !storedIndex.has(text)) return null;
+        const heads = (await stored).get(text)();
+        return { tokens: heads.tokens, attention: plain(heads.attention) };
+      },
+      get drawn() {
+        const r = state.result;
+        return r && { sentence: r.sentence, tokens: r.tokens.slice(), layers: r.layers, stored: Boolean(r.stored) };
+      },
     });
   }
 

@@ -11,7 +11,7 @@
  *   core.js           this file: DOM helpers, auto-mount, the anywidget adapter
  *   controller.js     the one controller: controls, status and read-out, from a figure's spec
  *   heatmaps.js       the canvas heatmap grid
- *   explorer.js, stepper.js, calculator.js, realheads.js, windows.js, minilm.js: the figures, each only its
+ *   explorer.js, stepper.js, calculator.js, windows.js, minilm.js: the figures, each only its
  *                     drawing (mha.css is their look)
  *
  * In a live kernel, anywidget wants an ES module; the Python side concatenates the same files and appends

@@ -1,6 +1,5 @@
 """book.figures.pretrained: the figures of real heads plot the numbers they are given, numbered 1-based.
 
-Also book.minilm.realheads: the viewer's 8-bit data reads back within half a step of 1/255.
 Synthetic inputs only: no model is loaded here (tests/unit/mha/pretrained/test_minilm.py covers the model).
 """
 
@@ -9,7 +8,6 @@ import numpy as np
 import pytest
 import torch
 
-from _ext.figure_roots import figure_roots
 from book.figures.pretrained import (
     LABELS,
     PATTERN_NAMES,
@@ -20,7 +18,6 @@ from book.figures.pretrained import (
     plot_head_values,
     plot_pruning_curve,
 )
-from book.minilm.realheads import SCALE, RealHeadsViewer, dequantise, quantise, viewer_config, viewer_spec
 from mha.pretrained.heads import PATTERNS
 
 matplotlib.use("Agg")
@@ -174,32 +171,3 @@ def test_pruning_curve_plots_both_metrics_and_the_live_checks():
 def test_bad_input_raises(call, error):
     with pytest.raises(error):
         call()
-
-
-# --- the viewer's data -----------------------------------------------------------------------------------
-
-
-def test_viewer_data_reads_back_within_half_a_step():
-    texts = ["a b", "c d e"]
-    toks = [["[CLS]", "a", "b", "[SEP]"], ["[CLS]", "c", "d", "e", "[SEP]"]]
-    attentions = [weights(L, H, 4, 4, seed=1), weights(L, H, 5, 5, seed=2)]
-    config = viewer_config(texts, toks, attentions, model="toy", sentence=1, layer=2, head=3)
-    assert config["settings"] == {"sentence": 1, "layer": 2, "head": 3}
-    assert [s["tokens"] for s in config["sentences"]] == toks
-    back = dequantise(config)
-    for got, expected in zip(back, attentions, strict=True):
-        assert got.shape == tuple(expected.shape)
-        assert np.abs(got - expected.numpy()).max() <= 0.5 / SCALE + 1e-12
-    assert quantise(torch.tensor([0.0, 1.0, 0.5])) == bytes([0, 255, 128])
-
-
-def test_viewer_rejects_mismatched_weights_and_writes_a_root_with_its_data():
-    with pytest.raises(ValueError, match="shape"):
-        viewer_config(["a"], [["[CLS]", "a", "[SEP]"]], [weights(L, H, 4, 4)], model="toy")
-    config = viewer_config(["a </script>"], [["[CLS]", "a", "[SEP]"]], [weights(L, H, 3, 3)], model="toy")
-    html = RealHeadsViewer(config)._repr_html_()
-    assert html.startswith('<div class="mha-realheads">')
-    assert html.count("</script>") == 1  # the JSON block's own: the sentence cannot end it early
-    (root,) = figure_roots(html)
-    assert root.data == {**config, "spec": viewer_spec(config)}  # the data, and its controls
-    assert viewer_spec(config)["controls"][0]["choices"] == [[0, "1. a </script>"]]

@@ -16,7 +16,7 @@ def _all_specs() -> list[dict]:
     from book.decoder.box import box_spec as decoder_box_spec
     from book.decoder.model import MESSAGES as DECODER_MESSAGES
     from book.minilm.page import box_spec
-    from book.widgets.spec import calculator_spec, realheads_spec, sparse_spec, windows_spec
+    from book.widgets.spec import calculator_spec, sparse_spec, windows_spec
     from mha.costs.report import calculator_data
 
     return [
@@ -26,7 +26,6 @@ def _all_specs() -> list[dict]:
         sparse_spec(),
         calculator_spec([c["name"] for c in calculator_data()]),
         stepper_spec(),
-        realheads_spec(layers=6, heads=12, sentences=["a"]),
         box_spec([["cls"] * 12] * 6),
         decoder_box_spec({(0, 1): "previous token", (1, 0): "induction"}),
         {"messages": DECODER_MESSAGES},  # the decoder's, which come with its weights to the port
@@ -59,7 +58,6 @@ def test_no_script_declares_a_mask_name_or_a_message_of_python():
         "windows.js",
         "sparse.js",
         "calculator.js",
-        "realheads.js",
         "minilm.js",
         "decoderbox.js",
     }
