@@ -198,7 +198,6 @@ UNMIRRORED = {
     "scripts/build_slides.py": "tests/unit/scripts/test_tag_slides.py, tests/book/test_editions.py",
     "scripts/lab.py": "tests/book/test_editions.py, tests/browser/test_jupyterlab.py",
     "_ext/accessibility.py": "axe-core's scan of every built page (tests/browser/test_site_pages.py)",
-    "_ext/decoder_weights.py": "tests/unit/book/decoder/test_page.py",
     "_ext/languages.py": "the built site's tests (tests/book/test_site_zh.py)",
     "benchmarks/bench_decoder_port.py": "make bench",
     "benchmarks/bench_jupyterlab.py": "tests/browser/test_jupyterlab.py",

@@ -1,4 +1,4 @@
-"""The decoder's page weights (book.decoder.page, _ext/decoder_weights.py): what the port reads.
+"""The decoder's page weights (book.decoder.page): what the port reads.
 
 The build writes _static/decoder-weights.js from the shipped safetensors; the port
 (book/decoder/static/ports/decoder.js, tested in tests/unit/test_decoder_port.py) decodes it. Here: the script
@@ -7,7 +7,6 @@ it.
 """
 
 import dataclasses
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -48,20 +47,3 @@ def test_write_weights_script(tmp_path):
 
 def test_the_script_is_the_same_from_the_same_weights():
     assert decoder_page.weights_script() == decoder_page.weights_script()
-
-
-def test_the_sphinx_extension_writes_the_script_after_an_html_build(tmp_path):
-    from _ext import decoder_weights
-
-    decoder_weights.write_weights(
-        SimpleNamespace(builder=SimpleNamespace(format="html"), outdir=str(tmp_path)), None
-    )
-    target = tmp_path / "_static" / decoder_page.WEIGHTS_SCRIPT
-    assert target.read_text(encoding="ascii") == decoder_page.weights_script()
-    failed = tmp_path / "failed"
-    html = SimpleNamespace(builder=SimpleNamespace(format="html"), outdir=str(failed))
-    decoder_weights.write_weights(html, RuntimeError("failed build"))
-    decoder_weights.write_weights(
-        SimpleNamespace(builder=SimpleNamespace(format="latex"), outdir=str(failed)), None
-    )
-    assert not failed.exists()
