@@ -52,13 +52,15 @@ JSON_OUT = """(f) => (...args) => JSON.stringify(f(...args), (key, value) =>
 
 
 class Ports:
-    """The ports in one V8 context: ``run(js_function, *args)`` calls a function given as source text."""
+    """The ports in one V8 context: ``run(js_function, *args)`` calls a function given as source text.
 
-    def __init__(self) -> None:
+    ``scripts``: what the context runs first; every port, in the page's order, unless given."""
+
+    def __init__(self, scripts: list[str] | None = None) -> None:
         self.js = MiniRacer()
         self.engine = set(self.js.eval("Object.keys(globalThis)"))  # the engine's own (setTimeout, ...)
-        for name in PORTS:  # in the page's order
-            self.js.eval(static_file(name))
+        for script in [static_file(name) for name in PORTS] if scripts is None else scripts:
+            self.js.eval(script)
         self.added = set(self.js.eval("Object.keys(globalThis)")) - self.engine
         self.ns = set(self.js.eval("Object.keys(globalThis.mhaFrontEnd)"))
         self.js.eval(f"globalThis.__json = {JSON_OUT};")
@@ -91,6 +93,7 @@ def test_the_ports_need_no_page(ports):
     assert ports.added == {"mhaFrontEnd"}
     assert {
         "utf8Bytes",
+        "float16s",
         "uniform",
         "explorerWeights",
         "mergeSettings",
@@ -98,6 +101,7 @@ def test_the_ports_need_no_page(ports):
         "windowsCompute",
         "sparseCompute",
         "miniLM",
+        "miniLMWorker",
     } <= ports.ns
 
 
@@ -129,8 +133,27 @@ def test_bytes_base64_and_float32_are_python_s(ports):
         "t => mhaFrontEnd.float32s(mhaFrontEnd.base64Bytes(t))", base64.b64encode(values.tobytes()).decode()
     )
     assert got == values.astype(np.float64).tolist()
-    error = ports.run("t => { try { mhaFrontEnd.base64Bytes(t); } catch (e) { return e.name; } }", "ab!d")
-    assert error == "RangeError"
+    wrong = [
+        "ab!d",
+        "QUJD" * 5 + "QU.D",
+        "QUJDRA!",
+        "QUJDRAé=",
+        "QUJD\u4e2dEQ==",
+        "QUJDR",
+    ]  # the last is cut short
+    errors = ports.run(
+        "ts => ts.map(t => { try { mhaFrontEnd.base64Bytes(t); } catch (e) { return e.name; } })", wrong
+    )
+    assert errors == ["RangeError"] * len(wrong)
+
+
+def test_bytes_float16_is_numpy_s(ports):
+    """Every float16 bit pattern, little-endian, as numpy reads it (infinities and NaN sent as text)."""
+    bits = np.arange(2**16, dtype="<u2")
+    values = bits.view("<f2").astype(np.float64)
+    run = "t => Array.from(mhaFrontEnd.float16s(mhaFrontEnd.base64Bytes(t)), String)"
+    got = np.array([float(v) for v in ports.run(run, base64.b64encode(bits.tobytes()).decode())])
+    assert np.array_equal(got, values, equal_nan=True)
 
 
 # -- ports/random.js: book.compute.portable_random -----------------------------------------------------------
@@ -462,10 +485,10 @@ def test_sparse_equal_python(ports):
 # -- ports/minilm.js: all-MiniLM-L6-v2's tokenizer and encoder (mha.pretrained) ------------------------------
 
 # The page's model in the engine: the weights as weights_payload and word_shard store them, decoded by the
-# ports (base64Bytes, float16s) as minilm.js and its worker decode them.
+# ports (base64Bytes, float16s) as minilm.js's worker decodes them.
 LOAD_MINILM = """(payload, shards) => {
     const port = mhaFrontEnd.miniLM(), d = payload.config.d_model, W = {};
-    const values = (entry) => port.float16s(mhaFrontEnd.base64Bytes(entry.data));
+    const values = (entry) => mhaFrontEnd.float16s(mhaFrontEnd.base64Bytes(entry.data));
     for (const name in payload.tensors) W[name] = values(payload.tensors[name]);
     W[payload.words.name] = new Float32Array(payload.words.count * d);
     for (const s of shards) W[payload.words.name].set(values(s), s.first * d);
@@ -577,15 +600,6 @@ def small_encoder():
     return encoder
 
 
-def test_minilm_reads_float16_as_numpy_does(ports):
-    """Every float16 bit pattern, little-endian, as numpy reads it (infinities and NaN sent as text)."""
-    bits = np.arange(2**16, dtype="<u2")
-    values = bits.view("<f2").astype(np.float64)
-    run = "t => Array.from(mhaFrontEnd.miniLM().float16s(mhaFrontEnd.base64Bytes(t)), String)"
-    got = np.array([float(v) for v in ports.run(run, base64.b64encode(bits.tobytes()).decode())])
-    assert np.array_equal(got, values, equal_nan=True)
-
-
 def test_minilm_on_a_small_encoder_equals_python(ports):
     """The tokenizer (against tokenizers', with the box's truncation and [UNK] words) and the encoder (against
     mha.pretrained's attend and ablated_embeddings, heads off) on a small random model with the same code."""
@@ -599,6 +613,21 @@ def test_minilm_on_a_small_encoder_equals_python(ports):
         (ODD[9], [[1, 0], [1, 3], [0, 2]]),
     ]
     _check_minilm(ports, encoder, texts, attend_texts, heads_off, atol=1e-5)
+
+
+def test_minilm_runs_from_its_worker_s_text_alone(ports):
+    """The worker's script (miniLMWorker, as minilm.js builds its Blob) in an engine of its own: it needs
+    nothing but its text, and its encoder equals Python's as the page's does."""
+    script = ports.run(
+        "() => mhaFrontEnd.miniLMWorker((scope, port) => { scope.mhaFrontEnd.miniLM = () => port; })"
+    )
+    worker = Ports(["globalThis.self = globalThis;", script])
+    assert worker.added == {"self", "mhaFrontEnd"}
+    assert worker.ns == {"miniLM", "utf8Bytes", "base64Bytes", "float32s", "float16s", "bytesPort"}
+    encoder = small_encoder()
+    _load(worker, encoder)
+    texts = ["The cat sat on the mat.", ODD[9]]
+    _check_minilm(worker, encoder, texts, texts, [(ODD[9], [[1, 0], [0, 2]])], atol=1e-5)
 
 
 @pytest.mark.slow  # all-MiniLM-L6-v2's weights in the engine, a few seconds

@@ -2,13 +2,15 @@
  * together" with no kernel.
  *
  * Python twins (book.decoder.model): predict -> decoderPredict, encode -> decoderEncode, Decoder.forward
- * (inside decoderPredict); book.decoder.page.weights_payload's data read back -> decoderModel.
+ * (inside decoderPredict); book.decoder.page.weights_payload's data read back -> decoderModel (base64 and
+ * float16 by ports/bytes.js).
  * tests/unit/test_decoder_port.py runs this file in mini-racer and checks it against Python on several texts
  * and sets of heads switched off: attention and probabilities within 2e-3, the same top tokens where they are
  * not near-tied.
  *
  * A classic script with no DOM, no TextEncoder and no atob (mini-racer has not one of them): strict mode, no
- * top-level bindings, adding to the global namespace globalThis.mhaFrontEnd (core.js's convention):
+ * top-level bindings, adding to the global namespace globalThis.mhaFrontEnd (core.js's convention), and
+ * reading ports/bytes.js when called:
  *
  *   decoderModel(data)               the data of the weights script decoder-weights.js (written by the build
  *                                    from the shipped safetensors, book/decoder/page.py: format
@@ -44,52 +46,13 @@
   "use strict";
   const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
 
-  // ---- the weights: base64 -> bytes -> float16 -> float32 ----------------------------------------------------
-  const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const SEXTET = new Int16Array(128).fill(-1);
-  for (let i = 0; i < BASE64.length; i++) SEXTET[BASE64.charCodeAt(i)] = i;
-
-  /** The bytes of a base64 string (with its "=" fill at the end), without atob. */
-  function base64Bytes(text) {
-    const end = text.replace(/=+$/, "").length;
-    const bytes = new Uint8Array(Math.floor((end * 3) / 4));
-    let bits = 0, count = 0, out = 0;
-    for (let i = 0; i < end; i++) {
-      const code = text.charCodeAt(i), value = code < 128 ? SEXTET[code] : -1;
-      if (value < 0) throw new Error(`not base64: character ${JSON.stringify(text[i])} at ${i}`);
-      bits = (bits << 6) | value;
-      count += 6;
-      if (count >= 8) {
-        count -= 8;
-        bytes[out++] = (bits >> count) & 0xff;
-      }
-    }
-    return bytes;
-  }
-
-  let HALF = null; // float16 bits -> value, a table of all 65536, built on first use
-  function halfTable() {
-    if (HALF) return HALF;
-    HALF = new Float32Array(65536);
-    for (let b = 0; b < 65536; b++) {
-      const s = b & 0x8000 ? -1 : 1, e = (b >> 10) & 0x1f, m = b & 0x3ff;
-      if (e === 0) HALF[b] = s * m * 2 ** -24; // subnormal
-      else if (e === 31) HALF[b] = m ? NaN : s * Infinity;
-      else HALF[b] = s * (1 + m / 1024) * 2 ** (e - 15);
-    }
-    return HALF;
-  }
-
   /** A tensor of the weights script: little-endian float16 in base64 -> Float32Array, row-major. */
   function decodeTensor(entry) {
-    const bytes = base64Bytes(entry.data), table = halfTable();
-    const size = entry.shape.reduce((a, b) => a * b, 1);
+    const bytes = ns.base64Bytes(entry.data), size = entry.shape.reduce((a, b) => a * b, 1);
     if (bytes.length !== 2 * size) {
       throw new Error(`a tensor of shape [${entry.shape}] needs ${2 * size} bytes, got ${bytes.length}`);
     }
-    const out = new Float32Array(size);
-    for (let i = 0; i < size; i++) out[i] = table[bytes[2 * i] | (bytes[2 * i + 1] << 8)];
-    return out;
+    return ns.float16s(bytes);
   }
 
   /** Fill a message's {fields}, as Python's str.format does for decoder.MESSAGES. */

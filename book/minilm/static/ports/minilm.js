@@ -6,17 +6,17 @@
  *     -> normalize, preTokenize, wordPiece, tokenize;
  *   mha.pretrained.minilm: MiniLMEncoder.forward (embed, EncoderLayer.forward) and mean_pool, as attend and
  *     sentence_embeddings use them, with heads switched off as mha.pretrained.heads.ablate_encoder_heads does
- *     (a head's output zeroed before W_o; ablated_embeddings) -> forward;
- *   the weights as book.minilm.page.weights_payload and word_shard store them (numpy "<f2"; read back
- *     by decode_tensor) -> float16s.
+ *     (a head's output zeroed before W_o; ablated_embeddings) -> forward (the weights' base64 and float16 are
+ *     read by ports/bytes.js).
+ * miniLMWorker(main), the text of the Web Worker that minilm.js starts, has no twin.
  * Tested by tests/unit/test_ports.py (test_minilm_*), in mini-racer, against those functions: on a small encoder
- * with a small vocabulary in the fast lane, on all-MiniLM-L6-v2 itself (the book's corpus, odd input, a
- * sample of Unicode) in the slow one.
+ * with a small vocabulary in the fast lane, also as the worker's text alone, and on all-MiniLM-L6-v2 itself (the
+ * book's corpus, odd input, a sample of Unicode) in the slow one.
  *
  * The port is one self-contained function, miniLM(), that returns the functions: minilm.js calls it on the
- * page (the tokenizer) and also starts a Web Worker from its text (the encoder), so it may use nothing from
- * outside its own body. A port: a classic script adding to globalThis.mhaFrontEnd, strict, no top-level
- * binding, no DOM.
+ * page (the tokenizer) and also starts a Web Worker (the encoder) from the text miniLMWorker makes of it and
+ * of ports/bytes.js, so it may use nothing from outside its own body. A port: a classic script adding to
+ * globalThis.mhaFrontEnd, strict, no top-level binding, no DOM.
  *
  * Shape legend: n tokens, d_model 384, h 12 heads, d_k 32, d_ff 1536, L 6 layers.
  */
@@ -26,20 +26,6 @@
 
   function miniLM() {
     "use strict"; // also when its text runs on its own, in the worker
-
-    // float16 bits -> float32, through a table of all 65536 values
-    const HALF = new Float32Array(65536);
-    for (let b = 0; b < 65536; b++) {
-      const s = b & 0x8000 ? -1 : 1, e = (b >> 10) & 0x1f, m = b & 0x3ff;
-      HALF[b] = e === 0 ? s * m * Math.pow(2, -24) : e === 31 ? (m ? NaN : s * Infinity)
-        : s * (1 + m / 1024) * Math.pow(2, e - 15);
-    }
-    /** Float16 values, little-endian bytes (an ArrayBuffer or a Uint8Array), as a Float32Array. */
-    function float16s(bytes) {
-      const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), out = new Float32Array(u8.length / 2);
-      for (let i = 0; i < out.length; i++) out[i] = HALF[u8[2 * i] | (u8[2 * i + 1] << 8)];
-      return out;
-    }
 
     // -- tokenizer: tokenizers' BertNormalizer (clean text, Chinese characters, strip accents, lower case),
     //    BertPreTokenizer (whitespace, punctuation) and WordPiece (greedy longest match, "##", [UNK])
@@ -227,8 +213,14 @@
       return { attention, embedding: Array.from(mean, (m) => m / norm) };
     }
 
-    return { float16s, normalize, preTokenize, wordPiece, tokenize, forward };
+    return { normalize, preTokenize, wordPiece, tokenize, forward };
   }
 
-  ns.miniLM = miniLM;
+  /** The text of a Web Worker's script (a worker from a Blob URL: one from a file does not start from file://):
+   * the port that decodes the weights (ports/bytes.js), then main(self, miniLM()). */
+  function miniLMWorker(main) {
+    return `(${ns.bytesPort})(self);\n(${main})(self, (${miniLM})());\n`;
+  }
+
+  Object.assign(ns, { miniLM, miniLMWorker });
 })(globalThis);
