@@ -1,8 +1,8 @@
 """The decoder's page port (book/decoder/static/ports/decoder.js) against its Python twin, in mini-racer.
 
-The port runs in an embedded V8 (mini-racer, no browser, no DOM), with the shared port it calls (NEEDS:
-base64 and float16), loaded with the weights script that the build writes (book.decoder.page.weights_script),
-and must give what book.decoder.model.predict
+The port runs in an embedded V8 (mini-racer, no browser, no DOM), with the shared ports it calls (NEEDS:
+base64 and float16, the linear layers and the attention), loaded with the weights script that the build
+writes (book.decoder.page.weights_script), and must give what book.decoder.model.predict
 gives: the same tokens and notes, attention and probabilities within 2e-3 (Python computes in float32, the
 port in float64, both from the same float16 values), and the same top tokens wherever the probabilities are
 not near-tied.
@@ -20,7 +20,7 @@ from book.decoder.page import CALLBACK, weights_script
 from book.widgets.frontend import static_file, static_path
 
 PORT = static_path("ports/decoder.js")
-NEEDS = ("ports/bytes.js",)  # the shared ports it calls, tested in tests/unit/test_ports.py
+NEEDS = ("ports/bytes.js", "ports/layers.js")  # the shared ports it calls, tested in tests/unit/test_ports.py
 TOLERANCE = 2e-3  # the issue's bound on attention and probabilities
 NEAR_TIE = 1e-4  # two candidates closer than this may swap places between float32 and float64
 

@@ -8,10 +8,11 @@
  *     zero weights), the softmax, the weighted sum of the values (mha.attention.scaled_dot_product_attention
  *     on each head), merge_heads; a head in `off` has its output zeroed before W_o, as
  *     mha.compute.ablation does                                                       -> scaledDotProductAttention
- * Tested by tests/unit/test_ports.py (test_layers_*), in mini-racer, against torch and mha.
+ * Used by ports/explorer.js, ports/decoder.js and ports/minilm.js (in its Web Worker too). Tested by
+ * tests/unit/test_ports.py (test_layers_*), in mini-racer, against torch and mha.
  *
  * A port: a classic script adding to globalThis.mhaFrontEnd, strict, no top-level binding, no DOM. Its one
- * function, layersPort, is also its text for a Web Worker: `(${layersPort})(self)`.
+ * function, layersPort, is also its text for a Web Worker (ports/minilm.js's miniLMWorker): `(${layersPort})(self)`.
  *
  * Shape legend:
  *   n        number of rows (tokens); n_q queries, n_k keys
