@@ -299,25 +299,17 @@ def test_the_first_run_says_its_size_shows_progress_draws_layers_as_they_come_an
     _close(page, errors)
 
 
-# The page's own float16 and base64 decoders, counted on the main thread: ns.miniLM() keeps its source (the
-# worker is built from it) and hands the page a port whose float16s counts its calls.
+# The page's own float16 and base64 decoders (ports/bytes.js), counted on the main thread; the worker runs
+# the port's own text (its function bytesPort), which no count reaches.
 COUNT_DECODING = """(() => {
   const ns = (globalThis.mhaFrontEnd = {}), counts = (globalThis.mhaDecoded = {float16s: 0, base64Bytes: 0});
-  let miniLM = null, base64Bytes = null;
-  Object.defineProperty(ns, "base64Bytes", {
-    get: () => base64Bytes && ((...a) => { counts.base64Bytes++; return base64Bytes(...a); }),
-    set: (f) => { base64Bytes = f; },
-  });
-  Object.defineProperty(ns, "miniLM", {
-    get: () => {
-      if (!miniLM) return miniLM;
-      const counted = () => { const port = miniLM(); const f = port.float16s;
-        return {...port, float16s: (...a) => { counts.float16s++; return f(...a); }}; };
-      counted.toString = () => miniLM.toString();
-      return counted;
-    },
-    set: (f) => { miniLM = f; },
-  });
+  for (const name of Object.keys(counts)) {
+    let f = null;
+    Object.defineProperty(ns, name, {
+      get: () => f && ((...a) => { counts[name]++; return f(...a); }),
+      set: (g) => { f = g; },
+    });
+  }
 })();"""
 
 

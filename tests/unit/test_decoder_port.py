@@ -1,7 +1,8 @@
 """The decoder's page port (book/decoder/static/ports/decoder.js) against its Python twin, in mini-racer.
 
-The port runs in an embedded V8 (mini-racer, no browser, no DOM), loaded with the weights script that the
-build writes (book.decoder.page.weights_script), and must give what book.decoder.model.predict
+The port runs in an embedded V8 (mini-racer, no browser, no DOM), with the shared ports it calls (NEEDS:
+base64 and float16, the linear layers and the attention), loaded with the weights script that the build
+writes (book.decoder.page.weights_script), and must give what book.decoder.model.predict
 gives: the same tokens and notes, attention and probabilities within 2e-3 (Python computes in float32, the
 port in float64, both from the same float16 values), and the same top tokens wherever the probabilities are
 not near-tied.
@@ -16,9 +17,10 @@ from py_mini_racer import JSEvalException, MiniRacer
 import book.decoder.model as decoder
 from book.decoder.model import VOCABULARY, load_state
 from book.decoder.page import CALLBACK, weights_script
-from book.widgets.frontend import static_path
+from book.widgets.frontend import static_file, static_path
 
 PORT = static_path("ports/decoder.js")
+NEEDS = ("ports/bytes.js", "ports/layers.js")  # the shared ports it calls, tested in tests/unit/test_ports.py
 TOLERANCE = 2e-3  # the issue's bound on attention and probabilities
 NEAR_TIE = 1e-4  # two candidates closer than this may swap places between float32 and float64
 
@@ -36,6 +38,8 @@ OFFS = [[], [[0, 0]], [[1, 1], [1, 3]], [[0, 1], [0, 2], [1, 0]]]
 @pytest.fixture(scope="module")
 def js():
     ctx = MiniRacer()
+    for name in NEEDS:
+        ctx.eval(static_file(name))
     ctx.eval(PORT.read_text(encoding="utf-8"))
     ctx.eval(f"globalThis.{CALLBACK} = (data) => {{ globalThis.model = mhaFrontEnd.decoderModel(data); }};")
     ctx.eval(weights_script())
@@ -124,6 +128,8 @@ def test_port_breaks_ties_in_id_order_as_python(monkeypatch):
     state = {name: t.clone() for name, t in load_state().items()}
     state["unembed.weight"].zero_()
     ctx = MiniRacer()
+    for name in NEEDS:
+        ctx.eval(static_file(name))
     ctx.eval(PORT.read_text(encoding="utf-8"))
     ctx.eval(f"globalThis.{CALLBACK} = (data) => {{ globalThis.model = mhaFrontEnd.decoderModel(data); }};")
     ctx.eval(weights_script(state))

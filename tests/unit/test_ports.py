@@ -30,6 +30,7 @@ from book.minilm.page import MAX_TOKENS, page_tokens, weights_payload, word_shar
 from book.widgets.frontend import PORTS, model_payload, static_file
 from book.widgets.spec import choices, explorer_spec, merge_settings, next_valid
 from mha.costs.sparse import causal_pairs
+from mha.masks import causal_mask
 from tests import ROOT
 from tests.port_cases import (
     ATTEND,
@@ -52,13 +53,15 @@ JSON_OUT = """(f) => (...args) => JSON.stringify(f(...args), (key, value) =>
 
 
 class Ports:
-    """The ports in one V8 context: ``run(js_function, *args)`` calls a function given as source text."""
+    """The ports in one V8 context: ``run(js_function, *args)`` calls a function given as source text.
 
-    def __init__(self) -> None:
+    ``scripts``: what the context runs first; every port, in the page's order, unless given."""
+
+    def __init__(self, scripts: list[str] | None = None) -> None:
         self.js = MiniRacer()
         self.engine = set(self.js.eval("Object.keys(globalThis)"))  # the engine's own (setTimeout, ...)
-        for name in PORTS:  # in the page's order
-            self.js.eval(static_file(name))
+        for script in [static_file(name) for name in PORTS] if scripts is None else scripts:
+            self.js.eval(script)
         self.added = set(self.js.eval("Object.keys(globalThis)")) - self.engine
         self.ns = set(self.js.eval("Object.keys(globalThis.mhaFrontEnd)"))
         self.js.eval(f"globalThis.__json = {JSON_OUT};")
@@ -91,6 +94,9 @@ def test_the_ports_need_no_page(ports):
     assert ports.added == {"mhaFrontEnd"}
     assert {
         "utf8Bytes",
+        "float16s",
+        "linear",
+        "scaledDotProductAttention",
         "uniform",
         "explorerWeights",
         "mergeSettings",
@@ -98,6 +104,7 @@ def test_the_ports_need_no_page(ports):
         "windowsCompute",
         "sparseCompute",
         "miniLM",
+        "miniLMWorker",
     } <= ports.ns
 
 
@@ -129,8 +136,111 @@ def test_bytes_base64_and_float32_are_python_s(ports):
         "t => mhaFrontEnd.float32s(mhaFrontEnd.base64Bytes(t))", base64.b64encode(values.tobytes()).decode()
     )
     assert got == values.astype(np.float64).tolist()
-    error = ports.run("t => { try { mhaFrontEnd.base64Bytes(t); } catch (e) { return e.name; } }", "ab!d")
-    assert error == "RangeError"
+    wrong = [
+        "ab!d",
+        "QUJD" * 5 + "QU.D",
+        "QUJDRA!",
+        "QUJDRAé=",
+        "QUJD\u4e2dEQ==",
+        "QUJDR",
+    ]  # the last is cut short
+    errors = ports.run(
+        "ts => ts.map(t => { try { mhaFrontEnd.base64Bytes(t); } catch (e) { return e.name; } })", wrong
+    )
+    assert errors == ["RangeError"] * len(wrong)
+
+
+def test_bytes_float16_is_numpy_s(ports):
+    """Every float16 bit pattern, little-endian, as numpy reads it (infinities and NaN sent as text)."""
+    bits = np.arange(2**16, dtype="<u2")
+    values = bits.view("<f2").astype(np.float64)
+    run = "t => Array.from(mhaFrontEnd.float16s(mhaFrontEnd.base64Bytes(t)), String)"
+    got = np.array([float(v) for v in ports.run(run, base64.b64encode(bits.tobytes()).decode())])
+    assert np.array_equal(got, values, equal_nan=True)
+
+
+# -- ports/layers.js: torch's linear, mha's attention per head ---------------------------------------------
+
+
+@pytest.mark.parametrize(("n", "d_in", "d_out", "bias"), [(1, 3, 2, True), (4, 5, 7, False), (7, 8, 3, True)])
+def test_layers_linear_is_torch_s(ports, n, d_in, d_out, bias):
+    """linear against torch.nn.functional.linear in float64 (n covers four rows at once and the rest), and
+    rounded to float32 where it stores a Float32Array."""
+    g = torch.Generator().manual_seed(n)
+    x, W = (
+        torch.randn(n, d_in, generator=g, dtype=torch.float64),
+        torch.randn(d_out, d_in, generator=g, dtype=torch.float64),
+    )
+    b = torch.randn(d_out, generator=g, dtype=torch.float64) if bias else None
+    got = ports.run(
+        """(x, W, b, dIn) => [Float64Array, Float32Array].map(Out => { const y = mhaFrontEnd.linear(
+            Float64Array.from(x), Float64Array.from(W), b && Float64Array.from(b), dIn, Out);
+            return {type: y.constructor.name, y}; })""",
+        x.flatten().tolist(),
+        W.flatten().tolist(),
+        None if b is None else b.tolist(),
+        d_in,
+    )
+    expected = torch.nn.functional.linear(x, W, b)  # (n, d_out)
+    assert [r["type"] for r in got] == ["Float64Array", "Float32Array"]
+    torch.testing.assert_close(
+        torch.tensor(got[0]["y"], dtype=torch.float64).view(n, d_out), expected, rtol=0, atol=1e-12
+    )
+    as_float32 = torch.tensor(got[1]["y"], dtype=torch.float64).view(n, d_out)
+    assert torch.equal(as_float32, as_float32.float().double())  # stored as float32
+    torch.testing.assert_close(as_float32, expected, rtol=0, atol=1e-6)
+
+
+ATTENTION_JS = """(q, k, v, h, d_k, mask, off, Out) => { const r = mhaFrontEnd.scaledDotProductAttention(
+    Float64Array.from(q), Float64Array.from(k), v && Float64Array.from(v), h, d_k,
+    {mask, off: off && ((head) => off.includes(head)), Out: Out ? globalThis[Out] : undefined});
+    return {weights: r.weights, out: r.out, type: r.out && r.out.constructor.name}; }"""
+
+
+def _attention_mask(kind: str, n_q: int, n_k: int) -> torch.Tensor | None:
+    """No mask, a causal one, or a random one with one row fully masked (True = may attend)."""
+    if kind == "none":
+        return None
+    if kind == "causal":
+        return causal_mask(n_q, n_k)
+    mask = torch.rand(n_q, n_k, generator=torch.Generator().manual_seed(n_q * 7 + n_k)) < 0.6
+    mask[0] = False  # a query that sees no key: zero weights, zero output
+    return mask
+
+
+@pytest.mark.parametrize(("n_q", "n_k", "h", "d_k"), [(1, 1, 1, 1), (5, 5, 2, 3), (3, 6, 4, 8)])
+@pytest.mark.parametrize("mask_kind", ["none", "causal", "random"])
+def test_layers_attention_is_mha_s(ports, n_q, n_k, h, d_k, mask_kind):
+    """scaledDotProductAttention against mha.scaled_dot_product_attention on split_heads of each projection,
+    merged back (merge_heads), with a head's output zeroed where it is switched off; in float64."""
+    from mha.attention import scaled_dot_product_attention
+    from mha.multihead import merge_heads, split_heads
+
+    g = torch.Generator().manual_seed(n_q * 100 + n_k * 10 + h)
+    q, k, v = (torch.randn(1, n, h * d_k, generator=g, dtype=torch.float64) * 2 for n in (n_q, n_k, n_k))
+    mask = _attention_mask(mask_kind, n_q, n_k)
+    out, weights = scaled_dot_product_attention(split_heads(q, h), split_heads(k, h), split_heads(v, h), mask)
+    out = merge_heads(out)[0]  # (n_q, h * d_k)
+    off = [0] if h > 1 else []
+    for head in off:
+        out[:, head * d_k : (head + 1) * d_k] = 0
+    js_mask = None if mask is None else mask.tolist()
+    flat = [t[0].flatten().tolist() for t in (q, k, v)]
+    for values, heads_off, out_type in [
+        (flat[2], off, None),
+        (None, None, None),
+        (flat[2], off, "Float32Array"),
+    ]:
+        got = ports.run(ATTENTION_JS, flat[0], flat[1], values, h, d_k, js_mask, heads_off, out_type)
+        torch.testing.assert_close(
+            torch.tensor(got["weights"], dtype=torch.float64), weights[0], rtol=0, atol=1e-12
+        )
+        if values is None:
+            assert got["out"] is None
+            continue
+        assert got["type"] == (out_type or "Float64Array")
+        js_out = torch.tensor(got["out"], dtype=torch.float64).view(n_q, h * d_k)
+        torch.testing.assert_close(js_out, out, rtol=0, atol=1e-12 if out_type is None else 1e-5)
 
 
 # -- ports/random.js: book.compute.portable_random -----------------------------------------------------------
@@ -462,10 +572,10 @@ def test_sparse_equal_python(ports):
 # -- ports/minilm.js: all-MiniLM-L6-v2's tokenizer and encoder (mha.pretrained) ------------------------------
 
 # The page's model in the engine: the weights as weights_payload and word_shard store them, decoded by the
-# ports (base64Bytes, float16s) as minilm.js and its worker decode them.
+# ports (base64Bytes, float16s) as minilm.js's worker decodes them.
 LOAD_MINILM = """(payload, shards) => {
     const port = mhaFrontEnd.miniLM(), d = payload.config.d_model, W = {};
-    const values = (entry) => port.float16s(mhaFrontEnd.base64Bytes(entry.data));
+    const values = (entry) => mhaFrontEnd.float16s(mhaFrontEnd.base64Bytes(entry.data));
     for (const name in payload.tensors) W[name] = values(payload.tensors[name]);
     W[payload.words.name] = new Float32Array(payload.words.count * d);
     for (const s of shards) W[payload.words.name].set(values(s), s.first * d);
@@ -577,15 +687,6 @@ def small_encoder():
     return encoder
 
 
-def test_minilm_reads_float16_as_numpy_does(ports):
-    """Every float16 bit pattern, little-endian, as numpy reads it (infinities and NaN sent as text)."""
-    bits = np.arange(2**16, dtype="<u2")
-    values = bits.view("<f2").astype(np.float64)
-    run = "t => Array.from(mhaFrontEnd.miniLM().float16s(mhaFrontEnd.base64Bytes(t)), String)"
-    got = np.array([float(v) for v in ports.run(run, base64.b64encode(bits.tobytes()).decode())])
-    assert np.array_equal(got, values, equal_nan=True)
-
-
 def test_minilm_on_a_small_encoder_equals_python(ports):
     """The tokenizer (against tokenizers', with the box's truncation and [UNK] words) and the encoder (against
     mha.pretrained's attend and ablated_embeddings, heads off) on a small random model with the same code."""
@@ -599,6 +700,25 @@ def test_minilm_on_a_small_encoder_equals_python(ports):
         (ODD[9], [[1, 0], [1, 3], [0, 2]]),
     ]
     _check_minilm(ports, encoder, texts, attend_texts, heads_off, atol=1e-5)
+
+
+def test_minilm_runs_from_its_worker_s_text_alone(ports):
+    """The worker's script (miniLMWorker, as minilm.js builds its Blob) in an engine of its own: it needs
+    nothing but its text, and its encoder equals Python's as the page's does."""
+    script = ports.run(
+        "() => mhaFrontEnd.miniLMWorker((scope, port) => { scope.mhaFrontEnd.miniLM = () => port; })"
+    )
+    worker = Ports(["globalThis.self = globalThis;", script])
+    assert worker.added == {"self", "mhaFrontEnd"}
+    assert worker.ns == {"miniLM", "utf8Bytes", "base64Bytes", "float32s", "float16s", "bytesPort"} | {
+        "linear",
+        "scaledDotProductAttention",
+        "layersPort",
+    }
+    encoder = small_encoder()
+    _load(worker, encoder)
+    texts = ["The cat sat on the mat.", ODD[9]]
+    _check_minilm(worker, encoder, texts, texts, [(ODD[9], [[1, 0], [0, 2]])], atol=1e-5)
 
 
 @pytest.mark.slow  # all-MiniLM-L6-v2's weights in the engine, a few seconds

@@ -50,17 +50,14 @@
   const ns = globalThis.mhaFrontEnd; // the ports, core.js, controller.js and heatmaps.js, loaded before
 
   // ---- the worker: the port's encoder (ports/minilm.js) off the page's main thread ----------------------
-  // Its source is this function's text and the port's (a worker from a Blob URL: one from a file does not
-  // start from file://). It decodes the weights (the heavy part of loading) and holds them as float32: the
-  // embeddings', then each layer's as it arrives, and the word embeddings' rows as sentences need them.
+  // Its source is this function's text, the port's and the ports it calls (ns.miniLMWorker; a worker from a
+  // Blob URL: one from a file does not start from file://). It decodes the weights (the heavy part of loading)
+  // and holds them as float32: the embeddings', then each layer's as it arrives, and the word embeddings' rows
+  // as sentences need them.
   function workerMain(scope, port) {
     let model = null, words = null, layers = 0; // {config, W, words}; which shards of word rows are in W
-    /** One tensor's base64 text -> its float16 bytes -> a Float32Array. */
-    const decode = (entry) => {
-      const text = atob(entry.data), bytes = new Uint8Array(text.length);
-      for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-      return port.float16s(bytes);
-    };
+    const { base64Bytes, float16s } = scope.mhaFrontEnd; // ports/bytes.js
+    const decode = (entry) => float16s(base64Bytes(entry.data)); // base64 -> float16 bytes -> Float32Array
     scope.onmessage = (event) => {
       const m = event.data;
       try {
@@ -200,7 +197,7 @@
       const { layers, words } = data;
       globalThis[layers.callback] = (index, entry) => arrived.set(`${layers.folder}/${index}.js`, entry);
       globalThis[words.callback] = (index, entry) => arrived.set(`${words.folder}/${index}.js`, entry);
-      const source = `(${workerMain})(self, (${ns.miniLM})());`;
+      const source = ns.miniLMWorker(workerMain);
       const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
       worker = new Worker(url);
       URL.revokeObjectURL(url);

@@ -2,13 +2,15 @@
  * together" with no kernel.
  *
  * Python twins (book.decoder.model): predict -> decoderPredict, encode -> decoderEncode, Decoder.forward
- * (inside decoderPredict); book.decoder.page.weights_payload's data read back -> decoderModel.
+ * (inside decoderPredict); book.decoder.page.weights_payload's data read back -> decoderModel (base64 and
+ * float16 by ports/bytes.js; the linear layers and the attention are ports/layers.js's).
  * tests/unit/test_decoder_port.py runs this file in mini-racer and checks it against Python on several texts
  * and sets of heads switched off: attention and probabilities within 2e-3, the same top tokens where they are
  * not near-tied.
  *
  * A classic script with no DOM, no TextEncoder and no atob (mini-racer has not one of them): strict mode, no
- * top-level bindings, adding to the global namespace globalThis.mhaFrontEnd (core.js's convention):
+ * top-level bindings, adding to the global namespace globalThis.mhaFrontEnd (core.js's convention), and
+ * reading ports/bytes.js and ports/layers.js when called:
  *
  *   decoderModel(data)               the data of the weights script decoder-weights.js (written by the build
  *                                    from the shipped safetensors, book/decoder/page.py: format
@@ -38,58 +40,19 @@
  *   d_model  model width
  *   L        number of layers (config.layers)
  *   h        heads per layer; d_k the head width, d_model divided by h
- * A matrix is an array of rows (Float64Array), e.g. x: n rows of d_model.
+ * A matrix is flat and row-major (Float64Array), as ports/layers.js takes it, e.g. x: (n, d_model).
  */
 (function (root) {
   "use strict";
   const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
 
-  // ---- the weights: base64 -> bytes -> float16 -> float32 ----------------------------------------------------
-  const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const SEXTET = new Int16Array(128).fill(-1);
-  for (let i = 0; i < BASE64.length; i++) SEXTET[BASE64.charCodeAt(i)] = i;
-
-  /** The bytes of a base64 string (with its "=" fill at the end), without atob. */
-  function base64Bytes(text) {
-    const end = text.replace(/=+$/, "").length;
-    const bytes = new Uint8Array(Math.floor((end * 3) / 4));
-    let bits = 0, count = 0, out = 0;
-    for (let i = 0; i < end; i++) {
-      const code = text.charCodeAt(i), value = code < 128 ? SEXTET[code] : -1;
-      if (value < 0) throw new Error(`not base64: character ${JSON.stringify(text[i])} at ${i}`);
-      bits = (bits << 6) | value;
-      count += 6;
-      if (count >= 8) {
-        count -= 8;
-        bytes[out++] = (bits >> count) & 0xff;
-      }
-    }
-    return bytes;
-  }
-
-  let HALF = null; // float16 bits -> value, a table of all 65536, built on first use
-  function halfTable() {
-    if (HALF) return HALF;
-    HALF = new Float32Array(65536);
-    for (let b = 0; b < 65536; b++) {
-      const s = b & 0x8000 ? -1 : 1, e = (b >> 10) & 0x1f, m = b & 0x3ff;
-      if (e === 0) HALF[b] = s * m * 2 ** -24; // subnormal
-      else if (e === 31) HALF[b] = m ? NaN : s * Infinity;
-      else HALF[b] = s * (1 + m / 1024) * 2 ** (e - 15);
-    }
-    return HALF;
-  }
-
   /** A tensor of the weights script: little-endian float16 in base64 -> Float32Array, row-major. */
   function decodeTensor(entry) {
-    const bytes = base64Bytes(entry.data), table = halfTable();
-    const size = entry.shape.reduce((a, b) => a * b, 1);
+    const bytes = ns.base64Bytes(entry.data), size = entry.shape.reduce((a, b) => a * b, 1);
     if (bytes.length !== 2 * size) {
       throw new Error(`a tensor of shape [${entry.shape}] needs ${2 * size} bytes, got ${bytes.length}`);
     }
-    const out = new Float32Array(size);
-    for (let i = 0; i < size; i++) out[i] = table[bytes[2 * i] | (bytes[2 * i + 1] << 8)];
-    return out;
+    return ns.float16s(bytes);
   }
 
   /** Fill a message's {fields}, as Python's str.format does for decoder.MESSAGES. */
@@ -141,26 +104,15 @@
   }
 
   // ---- the forward pass --------------------------------------------------------------------------------------
-  /** rows (n rows of d_in) times weight^T, weight (d_out, d_in) row-major as nn.Linear keeps it: n x d_out. */
-  function linear(rows, weight, dOut) {
-    const dIn = rows[0].length;
-    return rows.map((row) => {
-      const out = new Float64Array(dOut);
-      for (let o = 0; o < dOut; o++) {
-        let sum = 0;
-        for (let c = 0, base = o * dIn; c < dIn; c++) sum += row[c] * weight[base + c];
-        out[o] = sum;
-      }
-      return out;
-    });
-  }
-
-  /** nn.RMSNorm: x / sqrt(mean(x^2) + eps) * g. */
-  function rmsNorm(row, g, eps) {
-    let sum = 0;
-    for (let c = 0; c < row.length; c++) sum += row[c] * row[c];
-    const scale = 1 / Math.sqrt(sum / row.length + eps), out = new Float64Array(row.length);
-    for (let c = 0; c < row.length; c++) out[c] = row[c] * scale * g[c];
+  /** nn.RMSNorm on each row of x (n, d): x / sqrt(mean(x^2) + eps) * g. */
+  function rmsNorm(x, d, g, eps) {
+    const out = new Float64Array(x.length);
+    for (let r = 0; r < x.length; r += d) {
+      let sum = 0;
+      for (let c = 0; c < d; c++) sum += x[r + c] * x[r + c];
+      const scale = 1 / Math.sqrt(sum / d + eps);
+      for (let c = 0; c < d; c++) out[r + c] = x[r + c] * scale * g[c];
+    }
     return out;
   }
 
@@ -180,67 +132,43 @@
     return { cos, sin };
   }
 
-  /** mha.positional.apply_rotary on every head of one row (h d_k): each head's x cos + (-x2, x1) sin. */
-  function rotate(row, h, dK, cos, sin) {
-    const half = dK / 2, out = new Float64Array(row.length);
-    for (let base = 0; base < h * dK; base += dK) {
-      for (let c = 0; c < dK; c++) {
-        const other = c < half ? -row[base + c + half] : row[base + c - half];
-        out[base + c] = row[base + c] * cos[c] + other * sin[c];
+  /** mha.positional.apply_rotary on every head of x (n, h d_k): each head's x cos + (-x2, x1) sin, row p at p. */
+  function rotate(x, h, dK, { cos, sin }) {
+    const half = dK / 2, width = h * dK, out = new Float64Array(x.length);
+    for (let r = 0, p = 0; r < x.length; r += width, p++) {
+      for (let base = r; base < r + width; base += dK) {
+        for (let c = 0; c < dK; c++) {
+          const other = c < half ? -x[base + c + half] : x[base + c - half];
+          out[base + c] = x[base + c] * cos[p][c] + other * sin[p][c];
+        }
       }
     }
     return out;
   }
 
-  /** Decoder.forward on one sequence: {logits: n rows of V, attention: [L][h][n][n]}. */
+  /** Decoder.forward on one sequence: {logits: (n, V), attention: [L][h][n][n]}. */
   function forward(model, ids, off) {
     const { d_model: d, h, layers: L, eps, rope_theta: theta } = model.config;
-    const dK = d / h, n = ids.length, V = model.vocab.length, W = model.W, scale = 1 / Math.sqrt(dK);
+    const dK = d / h, n = ids.length, W = model.W;
     const switchedOff = new Set(off.map(([l, j]) => `${l},${j}`));
-    let x = ids.map((id) => Float64Array.from(W["embed.weight"].subarray(id * d, (id + 1) * d))); // n x d_model
-    const { cos, sin } = rotaryTables(n, dK, theta);
+    const x = new Float64Array(n * d); // (n, d_model): the tokens' embeddings
+    ids.forEach((id, i) => x.set(W["embed.weight"].subarray(id * d, (id + 1) * d), i * d));
+    const tables = rotaryTables(n, dK, theta);
+    const mask = ids.map((_, i) => ids.map((_, j) => j <= i)); // (n, n): a decoder looks back only
     const attention = [];
     for (let l = 0; l < L; l++) {
       const p = `layers.${l}.`;
-      const a = x.map((row) => rmsNorm(row, W[p + "norm.weight"], eps)); // n x d_model
-      const q = linear(a, W[p + "attn.W_q.weight"], h * dK).map((row, i) => rotate(row, h, dK, cos[i], sin[i]));
-      const k = linear(a, W[p + "attn.W_k.weight"], h * dK).map((row, i) => rotate(row, h, dK, cos[i], sin[i]));
-      const v = linear(a, W[p + "attn.W_v.weight"], h * dK); // n x h d_k each, queries and keys rotated
-      const concat = ids.map(() => new Float64Array(h * dK)); // n x h d_k, the heads side by side
-      const heads = [];
-      for (let j = 0; j < h; j++) {
-        const on = !switchedOff.has(`${l},${j}`), base = j * dK; // head j: columns base .. base + d_k - 1
-        const weights = [];
-        for (let i = 0; i < n; i++) {
-          const row = new Array(n).fill(0); // the keys after i stay 0: a decoder looks back only
-          const qi = q[i];
-          let max = -Infinity;
-          for (let t = 0; t <= i; t++) {
-            const kt = k[t];
-            let s = 0;
-            for (let c = base; c < base + dK; c++) s += qi[c] * kt[c];
-            row[t] = s * scale;
-            if (row[t] > max) max = row[t];
-          }
-          let total = 0;
-          for (let t = 0; t <= i; t++) total += (row[t] = Math.exp(row[t] - max));
-          for (let t = 0; t <= i; t++) row[t] /= total;
-          if (on) { // a head switched off still attends; its output is zeroed before W_o
-            const out = concat[i];
-            for (let t = 0; t <= i; t++) {
-              const w = row[t], vt = v[t];
-              for (let c = base; c < base + dK; c++) out[c] += w * vt[c];
-            }
-          }
-          weights.push(row);
-        }
-        heads.push(weights);
-      }
-      attention.push(heads);
-      const out = linear(concat, W[p + "attn.W_o.weight"], d); // n x d_model
-      x = x.map((row, i) => row.map((value, c) => value + out[i][c]));
+      const a = rmsNorm(x, d, W[p + "norm.weight"], eps); // (n, d_model)
+      const q = rotate(ns.linear(a, W[p + "attn.W_q.weight"], null, d), h, dK, tables); // (n, h d_k)
+      const k = rotate(ns.linear(a, W[p + "attn.W_k.weight"], null, d), h, dK, tables); // (n, h d_k)
+      const v = ns.linear(a, W[p + "attn.W_v.weight"], null, d); // (n, h d_k)
+      // a head switched off still attends; its output is zeroed before W_o
+      const heads = ns.scaledDotProductAttention(q, k, v, h, dK, { mask, off: (j) => switchedOff.has(`${l},${j}`) });
+      attention.push(heads.weights.map((rows) => rows.map((row) => Array.from(row)))); // (h, n, n), nested arrays
+      const out = ns.linear(heads.out, W[p + "attn.W_o.weight"], null, h * dK); // (n, d_model)
+      for (let t = 0; t < x.length; t++) x[t] += out[t];
     }
-    const logits = linear(x.map((row) => rmsNorm(row, W["norm.weight"], eps)), W["unembed.weight"], V); // n x V
+    const logits = ns.linear(rmsNorm(x, d, W["norm.weight"], eps), W["unembed.weight"], null, d); // (n, V)
     return { logits, attention };
   }
 
@@ -248,8 +176,9 @@
     const encoded = decoderEncode(model, text);
     const off = checkHeads(model, "off", options && options.off !== undefined ? options.off : []);
     const { logits, attention } = forward(model, encoded.ids, off);
-    const K = model.topK;
-    const top = logits.map((row) => { // softmax, then the K most probable ids, highest first, ties by id
+    const K = model.topK, V = model.vocab.length;
+    const top = encoded.ids.map((_, i) => { // softmax, then the K most probable ids, highest first, ties by id
+      const row = logits.subarray(i * V, (i + 1) * V); // (V,): the logits of the token after position i
       let max = -Infinity, total = 0;
       for (let id = 0; id < row.length; id++) if (row[id] > max) max = row[id];
       const p = new Float64Array(row.length);

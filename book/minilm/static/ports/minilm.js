@@ -6,17 +6,17 @@
  *     -> normalize, preTokenize, wordPiece, tokenize;
  *   mha.pretrained.minilm: MiniLMEncoder.forward (embed, EncoderLayer.forward) and mean_pool, as attend and
  *     sentence_embeddings use them, with heads switched off as mha.pretrained.heads.ablate_encoder_heads does
- *     (a head's output zeroed before W_o; ablated_embeddings) -> forward;
- *   the weights as book.minilm.page.weights_payload and word_shard store them (numpy "<f2"; read back
- *     by decode_tensor) -> float16s.
+ *     (a head's output zeroed before W_o; ablated_embeddings) -> forward, whose linear layers and attention are
+ *     ports/layers.js's (the weights' base64 and float16 are read by ports/bytes.js).
+ * miniLMWorker(main), the text of the Web Worker that minilm.js starts, has no twin.
  * Tested by tests/unit/test_ports.py (test_minilm_*), in mini-racer, against those functions: on a small encoder
- * with a small vocabulary in the fast lane, on all-MiniLM-L6-v2 itself (the book's corpus, odd input, a
- * sample of Unicode) in the slow one.
+ * with a small vocabulary in the fast lane, also as the worker's text alone, and on all-MiniLM-L6-v2 itself (the
+ * book's corpus, odd input, a sample of Unicode) in the slow one.
  *
- * The port is one self-contained function, miniLM(), that returns the functions: minilm.js calls it on the
- * page (the tokenizer) and also starts a Web Worker from its text (the encoder), so it may use nothing from
- * outside its own body. A port: a classic script adding to globalThis.mhaFrontEnd, strict, no top-level
- * binding, no DOM.
+ * The port is one function, miniLM(), that returns the functions: minilm.js calls it on the page (the tokenizer)
+ * and also starts a Web Worker (the encoder) from the text miniLMWorker makes of it and of the ports it calls,
+ * so its body may use nothing from outside but ports/bytes.js and ports/layers.js. A port: a classic script
+ * adding to globalThis.mhaFrontEnd, strict, no top-level binding, no DOM.
  *
  * Shape legend: n tokens, d_model 384, h 12 heads, d_k 32, d_ff 1536, L 6 layers.
  */
@@ -27,19 +27,7 @@
   function miniLM() {
     "use strict"; // also when its text runs on its own, in the worker
 
-    // float16 bits -> float32, through a table of all 65536 values
-    const HALF = new Float32Array(65536);
-    for (let b = 0; b < 65536; b++) {
-      const s = b & 0x8000 ? -1 : 1, e = (b >> 10) & 0x1f, m = b & 0x3ff;
-      HALF[b] = e === 0 ? s * m * Math.pow(2, -24) : e === 31 ? (m ? NaN : s * Infinity)
-        : s * (1 + m / 1024) * Math.pow(2, e - 15);
-    }
-    /** Float16 values, little-endian bytes (an ArrayBuffer or a Uint8Array), as a Float32Array. */
-    function float16s(bytes) {
-      const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), out = new Float32Array(u8.length / 2);
-      for (let i = 0; i < out.length; i++) out[i] = HALF[u8[2 * i] | (u8[2 * i + 1] << 8)];
-      return out;
-    }
+    const { linear, scaledDotProductAttention } = globalThis.mhaFrontEnd; // ports/layers.js, in the worker too
 
     // -- tokenizer: tokenizers' BertNormalizer (clean text, Chinese characters, strip accents, lower case),
     //    BertPreTokenizer (whitespace, punctuation) and WordPiece (greedy longest match, "##", [UNK])
@@ -117,30 +105,6 @@
     }
 
     // -- the forward pass
-    function linear(x, n, W, b, dIn, dOut) { // x (n, dIn) @ W^T (dIn, dOut) + b -> (n, dOut); W is (dOut, dIn)
-      const y = new Float32Array(n * dOut);
-      for (let o = 0; o < dOut; o++) {
-        const wo = o * dIn, bias = b[o];
-        let i = 0;
-        for (; i + 3 < n; i += 4) { // four rows at once: each weight row is read once per four tokens
-          const x0 = i * dIn, x1 = x0 + dIn, x2 = x1 + dIn, x3 = x2 + dIn;
-          let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-          for (let k = 0; k < dIn; k++) {
-            const w = W[wo + k];
-            s0 += x[x0 + k] * w; s1 += x[x1 + k] * w; s2 += x[x2 + k] * w; s3 += x[x3 + k] * w;
-          }
-          y[i * dOut + o] = s0 + bias; y[(i + 1) * dOut + o] = s1 + bias;
-          y[(i + 2) * dOut + o] = s2 + bias; y[(i + 3) * dOut + o] = s3 + bias;
-        }
-        for (; i < n; i++) {
-          const xi = i * dIn;
-          let s = 0;
-          for (let k = 0; k < dIn; k++) s += x[xi + k] * W[wo + k];
-          y[i * dOut + o] = s + bias;
-        }
-      }
-      return y;
-    }
     function layerNorm(x, n, d, g, b, eps) { // in place, over the last axis of (n, d)
       for (let i = 0; i < n; i++) {
         const r = i * d;
@@ -175,47 +139,22 @@
         for (let k = 0; k < d; k++) x[i * d + k] = we[ids[i] * d + k] + pe[i * d + k] + te[k];
       }
       layerNorm(x, n, d, W["embedding_norm.weight"], W["embedding_norm.bias"], c.eps);
-      const attention = [], scale = 1 / Math.sqrt(dk);
+      const attention = [];
       let hid = x;
       for (let l = 0; l < c.layers; l++) {
         const p = "layers." + l + ".";
-        const q = linear(hid, n, W[p + "attn.W_q.weight"], W[p + "attn.W_q.bias"], d, d); // (n, h * d_k)
-        const k = linear(hid, n, W[p + "attn.W_k.weight"], W[p + "attn.W_k.bias"], d, d); // (n, h * d_k)
-        const v = linear(hid, n, W[p + "attn.W_v.weight"], W[p + "attn.W_v.bias"], d, d); // (n, h * d_k)
-        const concat = new Float32Array(n * d); // (n, h * d_k): the heads side by side, as W_o sees them
-        const heads = [];
-        for (let hh = 0; hh < h; hh++) {
-          const o = hh * dk, rows = [];
-          const isOff = off.has(l * h + hh);
-          for (let i = 0; i < n; i++) {
-            const s = new Float64Array(n); // (n_k,) scores of query i
-            let max = -Infinity;
-            for (let j = 0; j < n; j++) {
-              let a = 0;
-              for (let t = 0; t < dk; t++) a += q[i * d + o + t] * k[j * d + o + t];
-              s[j] = a * scale;
-              if (s[j] > max) max = s[j];
-            }
-            let sum = 0;
-            for (let j = 0; j < n; j++) { s[j] = Math.exp(s[j] - max); sum += s[j]; }
-            for (let j = 0; j < n; j++) s[j] /= sum; // softmax over the keys
-            if (!isOff) { // head output: weights @ V, (n_k,) @ (n_k, d_k) -> (d_k,); an off head stays 0
-              for (let j = 0; j < n; j++) {
-                const wj = s[j];
-                for (let t = 0; t < dk; t++) concat[i * d + o + t] += wj * v[j * d + o + t];
-              }
-            }
-            if (wantAttention) rows.push(Array.from(s));
-          }
-          if (wantAttention) heads.push(rows);
-        }
-        if (wantAttention) attention.push(heads);
-        const a = linear(concat, n, W[p + "attn.W_o.weight"], W[p + "attn.W_o.bias"], d, d); // (n, d_model)
+        const dense = (input, name, dIn) => // nn.Linear `name` of this layer, in float32
+          linear(input, W[p + name + ".weight"], W[p + name + ".bias"], dIn, Float32Array);
+        const q = dense(hid, "attn.W_q", d), k = dense(hid, "attn.W_k", d), v = dense(hid, "attn.W_v", d); // (n, h d_k)
+        const isOff = (j) => off.has(l * h + j); // a head switched off: its output is zeroed before W_o
+        const heads = scaledDotProductAttention(q, k, v, h, dk, { off: isOff, Out: Float32Array });
+        if (wantAttention) attention.push(heads.weights); // (h, n, n)
+        const a = dense(heads.out, "attn.W_o", d); // (n, d_model), from the heads side by side
         for (let t = 0; t < n * d; t++) a[t] += hid[t];
         layerNorm(a, n, d, W[p + "norm_1.weight"], W[p + "norm_1.bias"], c.eps); // x = LN(x + MultiHead(x))
-        const f = linear(a, n, W[p + "W_1.weight"], W[p + "W_1.bias"], d, dff); // (n, d_ff)
+        const f = dense(a, "W_1", d); // (n, d_ff)
         for (let t = 0; t < f.length; t++) f[t] = 0.5 * f[t] * (1 + erf(f[t] / Math.SQRT2)); // exact GELU
-        const y = linear(f, n, W[p + "W_2.weight"], W[p + "W_2.bias"], dff, d); // (n, d_model)
+        const y = dense(f, "W_2", dff); // (n, d_model)
         for (let t = 0; t < n * d; t++) y[t] += a[t];
         hid = layerNorm(y, n, d, W[p + "norm_2.weight"], W[p + "norm_2.bias"], c.eps); // LN(x + FFN(x))
       }
@@ -227,8 +166,14 @@
       return { attention, embedding: Array.from(mean, (m) => m / norm) };
     }
 
-    return { float16s, normalize, preTokenize, wordPiece, tokenize, forward };
+    return { normalize, preTokenize, wordPiece, tokenize, forward };
   }
 
-  ns.miniLM = miniLM;
+  /** The text of a Web Worker's script (a worker from a Blob URL: one from a file does not start from file://):
+   * the ports the encoder calls (ports/bytes.js, ports/layers.js), then main(self, miniLM()). */
+  function miniLMWorker(main) {
+    return `(${ns.bytesPort})(self);\n(${ns.layersPort})(self);\n(${main})(self, (${miniLM})());\n`;
+  }
+
+  Object.assign(ns, { miniLM, miniLMWorker });
 })(globalThis);

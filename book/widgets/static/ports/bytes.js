@@ -2,18 +2,19 @@
  *
  * Python twins:
  *   str.encode("utf-8")    as book.compute.portable_random.text_word reads a token              -> utf8Bytes
- *   base64.b64encode       as book.widgets.frontend.tensor_json and book.minilm.page
- *                          (weights_payload, word_shard) write tensors                         -> base64Bytes
+ *   base64.b64encode       as book.widgets.frontend.tensor_json, book.minilm.page (weights_payload,
+ *                          word_shard) and book.decoder.page.weights_payload write tensors     -> base64Bytes
  *   numpy "<f4" bytes      book.widgets.frontend.tensor_json and the widgets' `drawn` arrays
  *                          (HeadExplorer.payload, EncoderExplorer.payload, MiniLMWidget.compute) -> float32s
- * (The float16 of the MiniLM weights is read by ports/minilm.js, whose worker cannot see this file.)
+ *   numpy "<f2" bytes      the float16 weights of book.minilm.page and book.decoder.page          -> float16s
  * Tested by tests/unit/test_ports.py (test_bytes_*), in mini-racer, against those Python functions.
  *
  * A port is a classic script that adds to globalThis.mhaFrontEnd, in strict mode, with no top-level binding
  * (so it is also valid inside the ES module that book/widgets/frontend.py concatenates for a live widget); it
- * touches no DOM and no browser API (no TextEncoder, no atob): it runs in a JavaScript engine alone.
+ * touches no DOM and no browser API (no TextEncoder, no atob): it runs in a JavaScript engine alone. Its one
+ * function, bytesPort, is also its text for a Web Worker (ports/minilm.js's miniLMWorker): `(${bytesPort})(self)`.
  */
-(function (root) {
+(function bytesPort(root) {
   "use strict";
   const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
 
@@ -32,7 +33,7 @@
   }
 
   const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const SIXES = new Int16Array(128).fill(-1); // a base64 character -> its 6 bits
+  const SIXES = new Int8Array(65536).fill(-1); // a UTF-16 code unit -> its 6 bits, -1 if not base64
   for (let i = 0; i < 64; i++) SIXES[ALPHABET.charCodeAt(i)] = i;
 
   /** The bytes of standard base64 text (ending in "=" or "==" or not); throws on any other character. */
@@ -40,9 +41,16 @@
     const body = text.replace(/=+$/, "");
     if (body.length % 4 === 1) throw new RangeError(`base64 text of ${text.length} characters is cut short`);
     const out = new Uint8Array(Math.floor((body.length * 3) / 4));
-    let bits = 0, count = 0, j = 0;
-    for (let i = 0; i < body.length; i++) {
-      const code = body.charCodeAt(i), six = code < 128 ? SIXES[code] : -1;
+    let bits = 0, count = 0, i = 0, j = 0;
+    for (; i + 3 < body.length; i += 4) { // four characters -> three bytes, while all four are base64
+      const a = SIXES[body.charCodeAt(i)], b = SIXES[body.charCodeAt(i + 1)];
+      const c = SIXES[body.charCodeAt(i + 2)], d = SIXES[body.charCodeAt(i + 3)];
+      if ((a | b | c | d) < 0) break; // the loop below says which character
+      const v = (a << 18) | (b << 12) | (c << 6) | d;
+      out[j++] = v >> 16; out[j++] = (v >> 8) & 255; out[j++] = v & 255;
+    }
+    for (; i < body.length; i++) { // the last two or three characters, or from a wrong one on
+      const six = SIXES[body.charCodeAt(i)];
       if (six < 0) throw new RangeError(`base64 text holds ${JSON.stringify(body[i])} at ${i}`);
       bits = (bits << 6) | six;
       count += 6;
@@ -65,5 +73,21 @@
     return out;
   }
 
-  Object.assign(ns, { utf8Bytes, base64Bytes, float32s });
+  let HALF = null; // float16 bits -> its value, a table of all 65536, built on first use
+
+  /** Float16 values from little-endian bytes (an ArrayBuffer or a Uint8Array), as a Float32Array. */
+  function float16s(bytes) {
+    if (!HALF) {
+      HALF = new Float32Array(65536);
+      for (let b = 0; b < 65536; b++) {
+        const s = b & 0x8000 ? -1 : 1, e = (b >> 10) & 0x1f, m = b & 0x3ff;
+        HALF[b] = e === 0 ? s * m * 2 ** -24 : e === 31 ? (m ? NaN : s * Infinity) : s * (1 + m / 1024) * 2 ** (e - 15);
+      }
+    }
+    const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), out = new Float32Array(u8.length / 2);
+    for (let i = 0; i < out.length; i++) out[i] = HALF[u8[2 * i] | (u8[2 * i + 1] << 8)];
+    return out;
+  }
+
+  Object.assign(ns, { utf8Bytes, base64Bytes, float32s, float16s, bytesPort });
 })(globalThis);

@@ -10,8 +10,8 @@
  *     (a token's vector plus its position's, the split model_payload makes of the model's embed) by
  *     modelEmbed; a token the model cannot embed is the reader's input, told with the spec's cannot_embed.
  * Computed in float64, as Python computes a fresh layer. Tested by tests/unit/test_ports.py (test_explorer_*), in
- * mini-racer, against those functions on the cases of the browser tests; needs ports/bytes.js,
- * ports/random.js and ports/settings.js when called.
+ * mini-racer, against those functions on the cases of the browser tests; needs ports/bytes.js, ports/layers.js
+ * (the projections and the attention), ports/random.js and ports/settings.js when called.
  *
  * A port: a classic script adding to globalThis.mhaFrontEnd, strict, no top-level binding, no DOM.
  *
@@ -20,7 +20,8 @@
  *   d_model  model width
  *   h        number of heads
  *   d_k      width of each head, d_model / h
- * A matrix is an array of rows (Float64Array), e.g. x: n rows of d_model.
+ * A matrix is an array of rows (Float64Array), e.g. x: n rows of d_model; a weight is flat, row-major, as
+ * ports/layers.js takes it.
  */
 (function (root) {
   "use strict";
@@ -68,7 +69,7 @@
   const freshCache = new Map(); // "d_model/seed" -> parameters, like Python's lru_cache
 
   /** The fresh layer's parameters: stream (seed, i) for the i-th of `names` (book.compute.explorer.PARAMETERS),
-   * row-major, in +-1/sqrt(d_model). */
+   * flat and row-major, in +-1/sqrt(d_model). */
   function freshParameters(d_model, seed, names) {
     const cacheKey = `${d_model}/${seed}/${names.length}`;
     if (freshCache.has(cacheKey)) return freshCache.get(cacheKey);
@@ -77,7 +78,7 @@
     names.forEach((name, i) => {
       const flat = ns.uniform(ns.streamKey(seed, i), name.endsWith("weight") ? d_model * d_model : d_model);
       for (let j = 0; j < flat.length; j++) flat[j] = (flat[j] * 2 - 1) * bound;
-      params[name] = name.endsWith("weight") ? rowsOf(flat, d_model, d_model) : flat; // (d, d) or (d,)
+      params[name] = flat; // (d_model, d_model) or (d_model,)
     });
     if (freshCache.size >= 32) freshCache.clear();
     freshCache.set(cacheKey, params);
@@ -104,58 +105,18 @@
     return mask;
   }
 
-  /** y = x W^T + b (nn.Linear): x n rows of d_in, W d_out rows of d_in, b (d_out,) or null. */
-  function linear(x, W, b) {
-    return x.map((xi) => {
-      const y = new Float64Array(W.length); // (d_out,)
-      for (let o = 0; o < W.length; o++) {
-        const w = W[o];
-        let s = b ? b[o] : 0;
-        for (let j = 0; j < xi.length; j++) s += xi[j] * w[j];
-        y[o] = s;
-      }
-      return y;
-    });
-  }
-
   /**
    * The per-head attention weights of a layer on one sequence: h panels of n rows of n.
    *
-   * Q = x W_q^T + b_q and K = x W_k^T + b_k (n, d_model); head i takes columns i*d_k .. (i+1)*d_k - 1 of
-   * each (n, d_k); its weights are softmax(Q_i K_i^T / sqrt(d_k)) over the keys, with masked scores set to
-   * -inf before the softmax and masked weights set to 0 after it (so a fully masked row is all zeros).
-   * V and W_o do not change the weights, so they are not computed.
+   * Q = x W_q^T + b_q and K = x W_k^T + b_k (n, d_model), then each head's softmax(Q_i K_i^T / sqrt(d_k)) with
+   * the mask (ports/layers.js). V and W_o do not change the weights, so they are not computed.
    */
   function headWeights(params, x, h, mask) {
-    const n = x.length, d_k = x[0].length / h; // d_model / h
-    const q = linear(x, params["W_q.weight"], params["W_q.bias"]); // (n, d_model)
-    const k = linear(x, params["W_k.weight"], params["W_k.bias"]); // (n, d_model)
-    const scale = Math.sqrt(d_k);
-    const heads = [];
-    for (let head = 0; head < h; head++) {
-      const c0 = head * d_k; // this head's columns c0 .. c0 + d_k - 1
-      const rows = [];
-      for (let i = 0; i < n; i++) {
-        const scores = new Float64Array(n); // (n,): q_i . k_j / sqrt(d_k), -inf where masked
-        let max = -Infinity;
-        for (let j = 0; j < n; j++) {
-          if (mask && !mask[i][j]) { scores[j] = -Infinity; continue; }
-          let s = 0;
-          for (let c = c0; c < c0 + d_k; c++) s += q[i][c] * k[j][c];
-          scores[j] = s / scale;
-          if (scores[j] > max) max = scores[j];
-        }
-        const w = new Float64Array(n); // softmax, 0 where masked (and everywhere for a fully masked row)
-        if (max > -Infinity) {
-          let total = 0;
-          for (let j = 0; j < n; j++) total += (w[j] = scores[j] === -Infinity ? 0 : Math.exp(scores[j] - max));
-          for (let j = 0; j < n; j++) w[j] /= total;
-        }
-        rows.push(w);
-      }
-      heads.push(rows);
-    }
-    return heads; // (h, n, n)
+    const n = x.length, d_model = x[0].length, flat = new Float64Array(n * d_model); // (n, d_model)
+    x.forEach((row, i) => flat.set(row, i * d_model));
+    const q = ns.linear(flat, params["W_q.weight"], params["W_q.bias"], d_model); // (n, d_model)
+    const k = ns.linear(flat, params["W_k.weight"], params["W_k.bias"], d_model); // (n, d_model)
+    return ns.scaledDotProductAttention(q, k, null, h, d_model / h, { mask }).weights; // (h, n, n)
   }
 
   /**
@@ -199,7 +160,7 @@
   // Trained models: a JSON payload of named tensors (safetensors' convention: loaded strictly by name).
   // ---------------------------------------------------------------------------------------------------
 
-  /** A tensor from JSON: nested lists, or {dtype: "float32", shape: [...], data: base64 little-endian}. */
+  /** A tensor from JSON, flat: nested lists, or {dtype: "float32", shape: [...], data: base64 little-endian}. */
   function decodeTensor(name, value, shape) {
     let flat;
     if (Array.isArray(value)) {
@@ -214,7 +175,7 @@
     }
     const size = shape.reduce((a, b) => a * b, 1);
     if (flat.length !== size) throw new RangeError(`${name}: expected shape (${shape.join(", ")}), got ${flat.length} values`);
-    return shape.length === 2 ? rowsOf(flat, shape[0], shape[1]) : flat;
+    return flat;
   }
 
   const loadedModels = new WeakMap();
@@ -242,11 +203,10 @@
       const shape = name.endsWith("weight") ? [d_model, d_model] : [d_model];
       params[name] = value == null ? null : decodeTensor(name, value, shape); // a missing bias is no bias
     }
-    const vocab = payload.vocab;
-    const embeddings = decodeTensor("embeddings", payload.embeddings, [vocab.length, d_model]);
-    const positions = payload.positions == null
-      ? null
-      : decodeTensor("positions", payload.positions, [payload.positions.length ?? payload.positions.shape[0], d_model]);
+    const vocab = payload.vocab, p = payload.positions;
+    const rows = (name, count) => rowsOf(decodeTensor(name, payload[name], [count, d_model]), count, d_model);
+    const embeddings = rows("embeddings", vocab.length); // (len(vocab), d_model)
+    const positions = p == null ? null : rows("positions", p.length ?? p.shape[0]); // (max_tokens, d_model)
     const model = {
       name: payload.name,
       known: payload.known, // its tokens as the page names them ("0–7"), written by Python
