@@ -5,7 +5,7 @@
  *   base64.b64encode       as book.widgets.frontend.tensor_json, book.minilm.page (weights_payload,
  *                          word_shard) and book.decoder.page.weights_payload write tensors     -> base64Bytes
  *   numpy "<f4" bytes      book.widgets.frontend.tensor_json and the widgets' `drawn` arrays
- *                          (HeadExplorer.payload, EncoderExplorer.payload, MiniLMWidget.compute) -> float32s
+ *                          (HeadExplorer.payload, MiniLMWidget.compute)                        -> float32s
  *   numpy "<f2" bytes      the float16 weights of book.minilm.page and book.decoder.page          -> float16s
  * Tested by tests/unit/test_ports.py (test_bytes_*), in mini-racer, against those Python functions.
  *
