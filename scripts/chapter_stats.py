@@ -21,20 +21,22 @@ else a reader meets is given a time of its own, an assumption of this book rathe
 code cell shown (reading the code and what it prints; at the slow end, predicting the output first) 1 to 2
 minutes, per display equation 0.5 to 1 minute, per figure 1 to 2 minutes, per interactive figure (trying its
 controls) 2 to 5 minutes. Exercises are not included. With ``--markdown`` it prints the two tables
-that teaching.md shows.
+that teaching.md shows; with ``--path``, the same ranges for the sections of intro.md's short path
+(:func:`section_stats` counts any sections of a chapter).
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
-from scripts import myst
+from scripts import ROOT, myst
 from scripts.build_slides import chapters
 from scripts.tag_slides import References, slide_notebook
 
@@ -90,10 +92,44 @@ class Stats:
 
 def chapter_stats(path: Path, refs: References) -> Stats:
     nb = nbformat.read(path, as_version=4)
+    title, *counts = _counts(nb.cells)
+    deck = slide_notebook(nb, refs, path.parent)
+    slides = sum(c.metadata["slideshow"]["slide_type"] in ("slide", "subslide") for c in deck.cells)
+    return Stats(path.stem, title.strip(), *counts, slides)
+
+
+def section_stats(path: Path, headings: list[str]) -> Stats:
+    """The counts of the ``##`` sections of the chapter at ``path`` with these headings (their text after
+    ``## ``; ``""`` for the opening before the first section), as :func:`chapter_stats` counts a chapter
+    (no slides). A Markdown cell that opens a section in its middle counts its text before the heading with
+    the section before."""
+    nb = nbformat.read(path, as_version=4)
+    cells, heading, found = [], "", {""}
+    for cell in nb.cells:
+        parts = [cell]
+        if cell.cell_type == "markdown":
+            pieces = re.split(r"^(?=## )", cell.source, flags=re.M)
+            parts = [nbformat.v4.new_markdown_cell(piece) for piece in pieces if piece]
+        for part in parts:
+            if part.cell_type == "markdown" and part.source.startswith("## "):
+                heading = part.source.splitlines()[0][3:].strip()
+                found.add(heading)
+            if heading in headings:
+                cells.append(part)
+    setup = next(c for c in nb.cells if c.cell_type == "code")
+    if missing := set(headings) - found:
+        raise ValueError(f"{path.stem} has no section {sorted(missing)}")
+    title, *counts = _counts([c for c in cells if c is not setup], skip_first_code=False)
+    return Stats(path.stem, title.strip(), *counts, 0)
+
+
+def _counts(cells: list, *, skip_first_code: bool = True) -> tuple[str, int, int, int, int, int, int]:
+    """``(title, words, equations, code cells, figures, interactive, exercises)`` of these cells; the first
+    code cell is the set-up cell, not counted, unless ``skip_first_code`` is false."""
     words = equations = exercises = code_cells = figures = interactive = 0
     title = ""
-    first_code = True
-    for cell in nb.cells:
+    first_code = skip_first_code
+    for cell in cells:
         if cell.cell_type == "markdown":
             exercises += len(myst.directives(cell.source, "exercise"))
             text = myst.without(cell.source, "solution")
@@ -113,10 +149,7 @@ def chapter_stats(path: Path, refs: References) -> Stats:
                     interactive += 1
                 elif "image/png" in data:
                     figures += 1
-    deck = slide_notebook(nb, refs, path.parent)
-    slides = sum(c.metadata["slideshow"]["slide_type"] in ("slide", "subslide") for c in deck.cells)
-    counts = (words, equations, code_cells, figures, interactive, exercises, slides)
-    return Stats(path.stem, title.strip(), *counts)
+    return title, words, equations, code_cells, figures, interactive, exercises
 
 
 def _syntax_lines(text: str, found: list) -> set[int]:
@@ -175,10 +208,39 @@ def markdown(stats: list[Stats]) -> str:
     return "\n".join([*first, "", *second])
 
 
+SHORT_PATH = "## A short path: three hours"  # the section of intro.md that plans a reader's three hours
+_PATH_ITEM = re.compile(r"^\d+\. \{doc\}`[^`<]*<chapters/(\w+)>`: (.*?) \((\d+)–(\d+) min\)\.?$", re.M)
+
+
+def short_path(intro: str) -> list[tuple[str, list[str], tuple[int, int]]]:
+    """The items of intro.md's short path: ``(chapter, headings, (fast, slow) minutes as stated)``, the
+    headings as :func:`section_stats` takes them (``"the opening"`` is ``""``)."""
+    section = intro.split(SHORT_PATH, 1)[1].split("\n## ", 1)[0]
+    items = []
+    for chapter, sections, fast, slow in _PATH_ITEM.findall(re.sub(r"\n +", " ", section)):
+        headings = re.findall(r"the opening|\*([^*]+)\*", sections)  # the opening's group is ""
+        items.append((chapter, headings, (int(fast), int(slow))))
+    return items
+
+
+def path_stats(intro: str) -> list[tuple[Stats, tuple[int, int]]]:
+    """Each item of the short path, counted (:func:`section_stats`), with the minutes it states."""
+    folder = {path.stem: path for path in chapters()}
+    return [(section_stats(folder[c], headings), stated) for c, headings, stated in short_path(intro)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--markdown", action="store_true", help="print the table of teaching.md")
+    parser.add_argument("--path", action="store_true", help="the minutes of intro.md's short path")
     args = parser.parse_args(argv)
+    if args.path:
+        items = path_stats((ROOT / "intro.md").read_text(encoding="utf-8"))
+        for s, (fast, slow) in items:
+            low, high = s.rounded_minutes
+            print(f"{s.chapter:20} {low}–{high} min (intro.md says {fast}–{slow})")
+        print(f"{'in all':20} {sum(s.reading_minutes[1] for s, _ in items):.0f} min at the slow end")
+        return 0
     stats = all_stats()
     if args.markdown:
         print(markdown(stats))

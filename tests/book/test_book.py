@@ -238,14 +238,44 @@ def labels_in_chapters() -> set[str]:
     return set(targets) | set(re.findall(r"^:label: ([\w-]+)$", text, re.M))
 
 
-def test_the_notation_page_is_front_matter_right_after_the_intro():
+FRONT_MATTER = ["notation", "terms", "formulas"]  # the symbols, the words and the formulas
+
+
+def test_the_notation_terms_and_formulas_are_front_matter_right_after_the_intro():
     """In _toc.yml after the intro and before the first chapter, in an unnumbered part, outside chapters/ (the
     decks, the chapter statistics and the chapter checks read only chapters/)."""
     names = toc_files()
-    assert names[1] == "notation" and names[2] == chapter_files()[0]
+    assert (
+        names[1 : 1 + len(FRONT_MATTER)] == FRONT_MATTER
+        and names[1 + len(FRONT_MATTER)] == chapter_files()[0]
+    )
     (part,) = [p for p in TOC["parts"] if any(c["file"] == "notation" for c in p["chapters"])]
-    assert not part.get("numbered") and [c["file"] for c in part["chapters"]] == ["notation"]
-    assert source_of("notation") == NOTATION
+    assert not part.get("numbered") and [c["file"] for c in part["chapters"]] == FRONT_MATTER
+    assert source_of("notation") == NOTATION and all(source_of(name).suffix == ".md" for name in FRONT_MATTER)
+
+
+TERMS = ROOT / "terms.md"
+
+
+def test_every_term_has_a_label_a_chapter_and_its_citations():
+    """terms.md: a ``(term-…)=`` target before each term's heading, in alphabetical order, two or three
+    sentences each with a link to a chapter or a chapter's label, and citations that references.bib holds."""
+    sections = re.split(r"^(?=\(term-[\w-]+\)=\n## )", TERMS.read_text(encoding="utf-8"), flags=re.M)[1:]
+    assert len(sections) >= 20
+    labels, bib = labels_in_chapters(), (ROOT / "references.bib").read_text(encoding="utf-8")
+    titles = [re.search(r"^## (.+)$", s, re.M).group(1) for s in sections]
+    assert titles == sorted(titles, key=str.lower), "terms.md: keep the terms in alphabetical order"
+    for section, title in zip(sections, titles, strict=True):
+        body = section.split("\n", 2)[2]
+        links = _LINK.findall(body)
+        assert any(
+            (role == "doc" and target.startswith("chapters/")) or target in labels for role, target in links
+        ), f"terms.md: {title} names no chapter"
+        assert all(role == "doc" or target in labels for role, target in links), f"terms.md: {title}"
+        for keys in re.findall(r"\{cite\}`([^`]+)`", body):
+            assert all(f"{{{key}," in bib for key in keys.split(",")), f"terms.md: {title} cites {keys}"
+        sentences = len(re.findall(r"[.!?](?:\s|$)", re.sub(r"\$[^$]*\$|`[^`]*`|e\.g\.", "", body)))
+        assert 2 <= sentences <= 4, f"terms.md: {title} has {sentences} sentences, two or three wanted"
 
 
 def test_every_symbol_of_the_notation_page_is_linked_to_where_it_is_defined():

@@ -252,6 +252,24 @@ def test_teaching_page_reading_times_match_the_chapters():
             )
 
 
+def test_the_intros_short_path_takes_three_hours_at_the_teaching_pages_pace():
+    """intro.md's short path: sections of chapters in the book's order, each with the range
+    scripts/chapter_stats.py computes for them (within teaching.md's tolerance), the slow ends at most three
+    hours in all."""
+    items = chapter_stats.path_stats((ROOT / "intro.md").read_text())
+    order = [s.chapter for s in chapter_stats.all_stats()]
+    assert len(items) >= 4 and [s.chapter for s, _ in items] == sorted(
+        {s.chapter for s, _ in items}, key=order.index
+    )
+    for s, stated in items:
+        for end, said, minutes in zip(("fast", "slow"), stated, s.reading_minutes, strict=True):
+            assert abs(said - minutes) <= max(5, 0.25 * minutes), (
+                f"intro.md's short path: {s.chapter}'s {end} end says {said} min, its sections now take "
+                f"{minutes:.0f}: run python -m scripts.chapter_stats --path"
+            )
+    assert sum(slow for _, (_, slow) in items) <= 180
+
+
 def test_reading_times_rest_on_the_cited_reading_rate_and_are_a_range():
     """The prose pace is Brysbaert's (2019) mean and slow end for non-fiction, cited on the page; the slow end
     of every chapter is well above the fast one, and a chapter of prose alone reads at those rates."""

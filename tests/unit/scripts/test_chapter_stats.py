@@ -106,3 +106,26 @@ def test_the_reading_time_adds_each_item_at_its_pace_and_rounds_to_5_minutes():
     assert stats.minutes(FIRST_READING) < stats.minutes(STUDY)
     assert stats.rounded_minutes == (15, 30)  # 17 and 28.6 minutes
     assert Stats("c", "C", 10, 0, 0, 0, 0, 0, 0).rounded_minutes == (5, 5)  # never under 5
+
+
+def test_sections_add_up_to_the_chapter_and_a_cell_splits_at_its_heading(tmp_path):
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    cells = [
+        md("# Title\n\nOpening words."),
+        code("import mha"),  # the set-up cell: counted nowhere
+        md("## One\n\nFirst section."),
+        code("plot()", outputs=[nbformat.v4.new_output("display_data", data={"image/png": "AA=="})]),
+        md("Still one.\n\n## Two\n\nSecond section, longer."),  # its first line is section One's
+        code("x = 1"),
+    ]
+    path = tmp_path / "c.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    one, two = (chapter_stats.section_stats(path, [h]) for h in ("One", "Two"))
+    opening = chapter_stats.section_stats(path, [""])
+    assert (opening.words, opening.code_cells) == (4, 0)  # "# Title" and "Opening words."
+    assert (one.words, one.code_cells, one.figures) == (2 + 2 + 2, 1, 1)
+    assert (two.words, two.code_cells, two.figures) == (2 + 3, 1, 0)
+    both = chapter_stats.section_stats(path, ["", "One", "Two"])
+    assert both.words == opening.words + one.words + two.words and both.code_cells == 2
+    with pytest.raises(ValueError, match="Three"):
+        chapter_stats.section_stats(path, ["Three"])
