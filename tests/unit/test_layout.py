@@ -264,3 +264,23 @@ def test_every_unit_test_file_is_named_after_a_module():
     named = {test_file_of(module) for module in MODULES}
     stray = sorted(files - named - top)
     assert not stray, f"name each after the module it tests, in the folder that mirrors its package: {stray}"
+
+
+# -- a port is tested equal to its Python twin in the twin's test file -------------------------------------
+
+PORT_FILES = sorted(ROOT.glob("book/*/static/ports/*.js"))
+UNIT_TEST_FILE = re.compile(r"tests/unit/(?:\w+/)*test_\w+\.py")
+
+
+def test_every_port_names_its_test_file_and_that_file_tests_it():
+    """A port's header (its first comment) names its unit test file, the test file of its Python twin; the
+    file exists and names the port (``ports/<name>.js``), as CONTRIBUTING.md's table of ports says."""
+    assert len(PORT_FILES) >= 10
+    wrong = {}
+    for path in PORT_FILES:
+        port = f"ports/{path.name}"
+        named = sorted(set(UNIT_TEST_FILE.findall(path.read_text(encoding="utf-8").split("*/", 1)[0])))
+        testing = [t for t in named if (ROOT / t).is_file() and port in (ROOT / t).read_text("utf-8")]
+        if not named or testing != named:
+            wrong[path.relative_to(ROOT).as_posix()] = named
+    assert not wrong, f"name, in the port's header, the test file that tests it against its twin: {wrong}"
