@@ -92,12 +92,12 @@ GROUP_SECONDS = {
     "tests/browser/test_site.py": 18,
     "page:en:chapters/attention_since_2017": 18,
     "page:en:chapters/appendix_toy_heads": 16,
+    "tests/unit/mha/pretrained/test_minilm.py": 15,  # all-MiniLM-L6-v2 against transformers and its port
     "page:zh:chapters/the_math": 14,
     "page:zh:chapters/attention_since_2017": 14,
     "tests/browser/test_site_screens.py": 12,
     "page:en:chapters/attention_2025_2026": 12,
     "page:en:chapters/induction_heads": 12,
-    "tests/unit/test_ports.py": 12,
     "tests/browser/test_site_2025_2026.py": 11,
     "page:zh:chapters/typical_configs": 11,
 }

@@ -1,6 +1,7 @@
 """The cases on which each port of book/widgets/static/ports/ is checked against its Python twin.
 
-tests/unit/test_ports.py runs every port on them in mini-racer (the fast lane); the browser tests run the
+Each port's unit tests (in its Python twin's test file, tests/ports.py) run it on them in mini-racer (the
+fast lane); the browser tests run the
 page's one end-to-end parity check per figure on some of them (tests/browser/test_site*.py). One list per
 port, here, so the two lanes check the same inputs.
 """
@@ -18,6 +19,21 @@ from book.compute.explorer import MASKS, head_choices
 from book.widgets.frontend import model_payload
 from book.widgets.spec import explorer_spec, stepper_spec, windows_spec
 from mha.masks import causal_mask
+
+# -- bytes and words (ports/bytes.js, ports/random.js) -----------------------------------------------------
+
+# A string of every UTF-8 length, the empty string, HTML, TeX, combined emoji and the planes' edges.
+UTF8_TEXTS = [
+    "",
+    "the",
+    "多头注意力",
+    "<b>",
+    "\\foo",
+    "é",
+    "🍕👍🏽 🇫🇷",
+    "\x00\x7f\x80\u07ff\u0800\uffff\U00010000\U0010ffff",
+]
+
 
 # -- the explorer (ports/random.js, ports/explorer.js) -------------------------------------------------------
 

@@ -9,7 +9,8 @@
 - :func:`index_selection`: the sparse-attention figure's numbers for a sentence: a lightning indexer's scores
   (DeepSeek-V3.2's formula, on the explorer's token vectors, with weights from
   :mod:`book.compute.portable_random`) and :func:`select_top_k` under a causal mask. The figure
-  (``book/widgets/static/ports/sparse.js``) ports it; ``tests/unit/test_ports.py`` keeps the two equal.
+  (``book/widgets/static/ports/sparse.js``) ports it; ``tests/unit/book/compute/test_attention_2026.py``
+  keeps the two equal.
 
 Shape legend:
     n    number of tokens (queries and keys: self-attention)

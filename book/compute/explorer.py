@@ -2,8 +2,8 @@
 
 :func:`explorer_weights` is the one function behind the explorer's picture, in a live kernel (the widget calls
 it) and on the static site (``book/widgets/static/ports/explorer.js`` ports it, and
-``tests/unit/test_ports.py`` keeps the two equal). It splits the sentence into tokens, gives each token a
-fixed vector plus its sinusoidal positional encoding, builds a freshly initialised
+``tests/unit/book/compute/test_explorer.py`` keeps the two equal). It splits the sentence into tokens, gives
+each token a fixed vector plus its sinusoidal positional encoding, builds a freshly initialised
 :class:`mha.MultiHeadAttention` from a seed, and returns the weights of its forward pass under the chosen
 mask.
 

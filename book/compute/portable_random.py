@@ -7,7 +7,7 @@ the value at position ``i`` of stream ``key`` is ``mix32(key + i * GOLDEN mod 2*
 Wellons' ``lowbias32`` integer hash as ``mix32``, and its top 24 bits give a uniform number in ``[0, 1)``,
 exact in float32 and float64. Only 32-bit integer arithmetic is involved (``Math.imul`` in JavaScript),
 so the two languages agree exactly; ``book/widgets/static/ports/random.js`` is the port, and
-``tests/unit/test_ports.py`` checks it against this module.
+``tests/unit/book/compute/test_portable_random.py`` checks it against this module.
 
 This is not a generator for statistics or cryptography: it is a reproducible way to fill small tensors.
 """

@@ -8,7 +8,8 @@
   per operation, so it shows whether an ``n x n`` matrix ever exists);
 - :func:`layer_masks` and :func:`receptive_fields`: the masks of a stack of local (sliding-window) and global
   layers, and which inputs each position has seen after every layer. The chapter's window explorer
-  (``book/widgets/static/ports/windows.js``) ports the two; ``tests/unit/test_ports.py`` keeps them equal.
+  (``book/widgets/static/ports/windows.js``) ports the two; ``tests/unit/book/compute/test_since_2017.py``
+  keeps them equal.
 
 Shape legend:
     B        batch size

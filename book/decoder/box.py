@@ -3,10 +3,10 @@
 The box of "Heads that work together" (``book/decoder/static/decoderbox.js``) runs the book's decoder
 (:mod:`book.decoder.model`) in the reader's browser with no kernel: the port
 ``book/decoder/static/ports/decoder.js`` (tested equal to :func:`book.decoder.model.predict` in
-``tests/unit/test_decoder_port.py``) computes, from the weights script that the build writes into ``_static/``
-(:data:`book.decoder.page.WEIGHTS_SCRIPT`, loaded with a ``<script src>`` beside the box's script,
-never inlined in the page). It shows the reader's text with the model's most probable next token after every
-character (all five for the chosen position), how often the top guess is the next character (for a text
+``tests/unit/book/decoder/test_model.py``) computes, from the weights script that the build writes into
+``_static/`` (:data:`book.decoder.page.WEIGHTS_SCRIPT`, loaded with a ``<script src>`` beside the box's
+script, never inlined in the page). It shows the reader's text with the model's most probable next token after
+every character (all five for the chosen position), how often the top guess is the next character (for a text
 written twice, on each copy), the attention of any head, check boxes that switch heads off, and a button that
 writes a random sequence twice, the chapter's test of copying.
 

@@ -14,7 +14,7 @@ Tokens are characters, read in code points: a newline, the space, the 94 visible
 lacks. A character never merges with its neighbour, so a repeated string is the same tokens twice.
 
 The contract of the chapter and of its page (``book/decoder/static/ports/decoder.js`` is the page's port of
-:func:`predict`, tested equal in ``tests/unit/test_decoder_port.py``):
+:func:`predict`, tested equal in ``tests/unit/book/decoder/test_model.py``):
 
 - :func:`vocabulary` lists the token strings, index = id;
 - :func:`predict` returns the tokens of a text, every head's attention and the five most probable next

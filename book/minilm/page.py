@@ -5,7 +5,8 @@ The box of ``book/minilm/static/minilm.js`` tokenizes the reader's sentence (Wor
 one of them large, and lets the reader switch heads off, as :func:`mha.pretrained.ablate_encoder_heads` does
 (the head's output zeroed before ``W_o``), to see what the sentence embedding loses and, in its difference
 view, how every head's weights move. The tokenizer and the encoder are the port
-``book/minilm/static/ports/minilm.js``, tested against :mod:`mha.pretrained` by ``tests/unit/test_ports.py``.
+``book/minilm/static/ports/minilm.js``, tested against :mod:`mha.pretrained` by
+``tests/unit/mha/pretrained/test_minilm.py``.
 Nothing is computed in Python and nothing comes from the network: the page carries only the box's spec (this
 module's :func:`box_spec`); the weights are classic scripts that the book's build writes beside
 ``minilm.js`` (:func:`write_weights_script`, called by the Sphinx extension ``_ext/minilm_weights.py``) and

@@ -2,7 +2,7 @@
 
 The front ends live in ``book/widgets/static/`` as classic scripts (:data:`SCRIPTS`): the ports
 (``ports/*.js``, every computation the page makes that has a Python twin, each file naming its twin and tested
-against it in ``tests/unit/test_ports.py``), ``core.js``, ``controller.js`` (the one controller: controls,
+against it in the twin's unit test file), ``core.js``, ``controller.js`` (the one controller: controls,
 status and messages from a figure's spec, :mod:`book.widgets.spec`), ``heatmaps.js`` and one file per figure,
 with ``mha.css``. The book's ``_config.yml`` copies that folder into the built site, and its extension
 ``_ext/page_assets.py`` loads :data:`SCRIPTS` on every page that shows a figure, so a page opened from disk

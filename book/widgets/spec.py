@@ -4,8 +4,8 @@ The spec goes to the page with the figure's data (``"spec"`` in a static root's 
 traitlet of a live widget), and ``book/widgets/static/controller.js`` mounts the figure from it: the scripts
 declare no choice, bound, default or message of their own (``tests/unit/book/widgets/test_spec.py`` scans
 them). The same rules check a reader's input on both sides: :func:`merge_settings` here, ``mergeSettings`` in
-the port ``book/widgets/static/ports/settings.js``, which ``tests/unit/test_ports.py`` keeps equal to this
-one.
+the port ``book/widgets/static/ports/settings.js``, which ``tests/unit/book/widgets/test_spec.py`` keeps equal
+to this one.
 
 A control is a :class:`Control`; a spec is a plain dict (JSON as it is)::
 

@@ -12,8 +12,8 @@ file, as the book's pages carry it. The last tests load the same files as anywid
 ``blob:`` URL on a ``file://`` page), where the page draws what Python sends.
 
 The numbers the ports compute (book/widgets/static/ports/) are checked against Python in the fast lane, by
-tests/unit/test_ports.py; the built book's pages check each figure's numbers once more end to end
-(tests/browser/test_site*.py).
+each twin's unit test file (tests/ports.py); the built book's pages check each figure's numbers once more end
+to end (tests/browser/test_site*.py).
 """
 
 from __future__ import annotations
@@ -284,7 +284,7 @@ def test_keyboard_readout(page):
 
 def test_trained_model_mode(page):
     """A trained model fixes d_model, h and the seed; a token it cannot embed keeps the picture and says why.
-    (Its weights equal Python's: tests/unit/test_ports.py, and the built appendix page in
+    (Its weights equal Python's: tests/unit/book/compute/test_explorer.py, and the built appendix page in
     tests/browser/test_site.py.)"""
     root = page.locator("#trained")
     for name in ("d_model", "h", "seed"):
@@ -330,7 +330,7 @@ def test_stepper_shows_each_stage(page):
 
 def test_calculator_answers_its_controls(page):
     """A model, a context typed in, and a context no control offers. (Its numbers equal mha.costs':
-    tests/unit/test_ports.py, and the built page in tests/browser/test_site.py.)"""
+    tests/unit/mha/costs/test_report.py, and the built page in tests/browser/test_site.py.)"""
     root = page.locator("#calculator")
     before = root.locator("table").text_content()
     root.locator("select[name=model]").select_option("GPT-2 small")
@@ -435,7 +435,7 @@ def test_the_live_stepper_and_calculator(browser, site):
 
 def test_the_window_explorer_s_controls_follow_the_spec(page):
     """The layer menu offers 1 .. layers, and a number no control offers says the spec's message. (Its
-    numbers equal book.compute.since_2017's: tests/unit/test_ports.py, and the built page in
+    numbers equal book.compute.since_2017's: tests/unit/book/compute/test_since_2017.py, and the built page in
     tests/browser/test_site_since_2017.py.)"""
     update(page, "windows", {"n": 9, "window": 1, "layers": 3, "global_period": 0})
     root = page.locator("#windows")
@@ -451,7 +451,8 @@ def test_the_window_explorer_s_controls_follow_the_spec(page):
 
 
 def test_the_sparse_figure_keeps_python_s_keys_and_reads_out_by_keyboard(page):
-    """The kept keys are index_selection's (the port's numbers against Python's: tests/unit/test_ports.py);
+    """The kept keys are index_selection's (the port's numbers against Python's:
+    tests/unit/book/compute/test_attention_2026.py);
     the slider, the keyboard read-out and a sentence too long for the figure, as the spec says."""
     from book.compute.attention_2026 import index_selection
 

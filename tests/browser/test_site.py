@@ -3,7 +3,8 @@ tests/browser/test_site_pages.py; the site's files: tests/book/test_site.py).
 
 Each interactive figure's numbers are checked once, end to end, from disk (file://, the stricter scheme:
 Chromium runs no ES modules and allows no fetch there), with every request to another host blocked: the ports
-on many more cases run in tests/unit/test_ports.py. And the vendored MathJax loads what it loads on demand.
+on many more cases run in their twins' unit test files (tests/ports.py). And the vendored MathJax loads what
+it loads on demand.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ TRAINED_PAGE = "chapters/appendix_toy_heads"  # the toy experiment moved there f
 def test_the_static_explorers_compute_what_python_computes(browser):
     """The book's one browser check of the explorer's numbers, from disk (file://) and offline: on the maths
     chapter a fresh layer's weights equal book.compute.explorer_weights (1e-5), on the appendix's page the
-    shipped trained model's equal Python's. (The port on many more cases: tests/unit/test_ports.py.)"""
+    shipped trained model's equal Python's. (The port on many more cases:
+    tests/unit/book/compute/test_explorer.py.)"""
     from book.chapters.training import load_models
     from book.compute.explorer import build_mask, explorer_weights, head_weights
 
@@ -103,7 +105,7 @@ STEPPER_PAGE = "chapters/step_by_step"
 
 def test_the_static_calculator_equals_mha_costs_for_every_model(browser):
     """On the built page, from disk and offline: every decoder-only configuration's numbers equal mha.costs'.
-    (The port on more cases: tests/unit/test_ports.py.)"""
+    (The port on more cases: tests/unit/mha/costs/test_report.py.)"""
     from mha.costs import DTYPES, MODEL_CONFIGS, cost_report, model_costs
 
     tab, errors = open_page(browser, CALCULATOR_PAGE)

@@ -2,9 +2,9 @@
 
 Reads the built book (tests/built_site.py). From disk (file://), the page's kept keys equal
 book.compute.attention_2026.index_selection's and its pair counts mha.costs.sparse.causal_pairs' for the
-port's cases (the figure's one browser check of its numbers: the port on the same cases runs in the unit
-lane, tests/unit/test_ports.py); the figure passes axe-core in both themes on a desktop and a phone, and
-prints its picture.
+port's cases (the figure's one browser check of its numbers: the port on the same cases runs in the unit lane,
+tests/unit/book/compute/test_attention_2026.py); the figure passes axe-core in both themes on a desktop and a
+phone, and prints its picture.
 """
 
 from __future__ import annotations

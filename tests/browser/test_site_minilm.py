@@ -4,11 +4,11 @@ Reads the built book (run `make book` first). From disk (file://), with every ot
 chapters/why_multiple_heads.html runs all-MiniLM-L6-v2 in the page: its tokens equal the Python tokenizer's,
 its attention equals mha.pretrained.attend within 0.005 and its sentence embeddings, with heads switched off,
 equal mha.pretrained.ablated_embeddings within 1e-3 (the figure's one browser check of its numbers; the port,
-ports/minilm.js, is checked on many more inputs without a browser by tests/unit/test_ports.py). The weights
-load only on first use, and only half of them: the word embeddings' rows come as the sentences need them.
-The box says when it truncates. The model loads once: one tab (the ``box`` fixture) lives for the module's
-tests that run it, each leaving the box as it found it, every head on; the print and the first load over a
-slow network have tabs of their own.
+ports/minilm.js, is checked on many more inputs without a browser by
+tests/unit/mha/pretrained/test_minilm.py). The weights load only on first use, and only half of them: the word
+embeddings' rows come as the sentences need them. The box says when it truncates. The model loads once: one
+tab (the ``box`` fixture) lives for the module's tests that run it, each leaving the box as it found it, every
+head on; the print and the first load over a slow network have tabs of their own.
 
 It keeps its promises (issue 32): print, keyboard, first load, the difference view, axe-core. Each test below
 reproduces one defect the issue found:

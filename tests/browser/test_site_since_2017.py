@@ -3,7 +3,7 @@
 Reads the built book (tests/built_site.py). From disk (file://), the page's layer
 masks and receptive fields equal book.compute.since_2017's for several settings, the cached-token count equals
 the sum over layers, and the controls redraw it: the figure's one browser check of its numbers (its port on
-the same cases, in the unit lane: tests/unit/test_ports.py).
+the same cases, in the unit lane: tests/unit/book/compute/test_since_2017.py).
 """
 
 from __future__ import annotations

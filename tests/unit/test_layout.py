@@ -180,15 +180,6 @@ NO_BEHAVIOUR = {
     "book/figures/_pyplot.py": "pyplot's figure and subplots, imported on first use: wrappers, no logic",
 }
 
-# Test files other branches are editing, and the modules they (or tests/book) test; placed after merging.
-PENDING_TESTS = {
-    "test_ports.py",
-    "test_decoder_port.py",
-}
-PENDING_MODULES = {
-    "book/compute/portable_random.py": "test_ports.py",
-}
-
 # Not mirrored yet (the list only shrinks): the unit test files still to merge into their module's file, and
 # the modules without a test file of their name, with where their behaviour is tested today.
 UNPLACED_TESTS: dict[str, str] = {}  # every unit test file is placed
@@ -254,7 +245,7 @@ def test_a_package_init_defines_nothing():
 
 
 def test_every_module_with_behaviour_has_its_test_file():
-    exempt = NO_BEHAVIOUR.keys() | PENDING_MODULES.keys() | UNMIRRORED.keys()
+    exempt = NO_BEHAVIOUR.keys() | UNMIRRORED.keys()
     assert exempt <= set(MODULES), f"listed, but no such module: {sorted(exempt - set(MODULES))}"
     without = [
         module
@@ -268,8 +259,28 @@ def test_every_module_with_behaviour_has_its_test_file():
 
 def test_every_unit_test_file_is_named_after_a_module():
     files = {path.relative_to(UNIT).as_posix() for path in UNIT.rglob("test_*.py")}
-    top = WHOLE.keys() | PENDING_TESTS | UNPLACED_TESTS.keys()
+    top = WHOLE.keys() | UNPLACED_TESTS.keys()
     assert top <= files, f"listed, but no such test file: {sorted(top - files)}"
     named = {test_file_of(module) for module in MODULES}
     stray = sorted(files - named - top)
     assert not stray, f"name each after the module it tests, in the folder that mirrors its package: {stray}"
+
+
+# -- a port is tested equal to its Python twin in the twin's test file -------------------------------------
+
+PORT_FILES = sorted(ROOT.glob("book/*/static/ports/*.js"))
+UNIT_TEST_FILE = re.compile(r"tests/unit/(?:\w+/)*test_\w+\.py")
+
+
+def test_every_port_names_its_test_file_and_that_file_tests_it():
+    """A port's header (its first comment) names its unit test file, the test file of its Python twin; the
+    file exists and names the port (``ports/<name>.js``), as CONTRIBUTING.md's table of ports says."""
+    assert len(PORT_FILES) >= 10
+    wrong = {}
+    for path in PORT_FILES:
+        port = f"ports/{path.name}"
+        named = sorted(set(UNIT_TEST_FILE.findall(path.read_text(encoding="utf-8").split("*/", 1)[0])))
+        testing = [t for t in named if (ROOT / t).is_file() and port in (ROOT / t).read_text("utf-8")]
+        if not named or testing != named:
+            wrong[path.relative_to(ROOT).as_posix()] = named
+    assert not wrong, f"name, in the port's header, the test file that tests it against its twin: {wrong}"

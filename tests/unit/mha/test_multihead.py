@@ -1,6 +1,7 @@
-"""mha.MultiHeadAttention against torch.nn.MultiheadAttention, its properties, and its errors; today's
-layers as its parts: decoding with every part against the full pass, the fused path against the explicit
-one, the work of a decoding step, the record, and bad parts."""
+"""mha.MultiHeadAttention against torch.nn.MultiheadAttention, its properties, and its errors; today's layers
+as its parts: decoding with every part against the full pass, the fused path against the explicit one, the
+work of a decoding step, the record, and bad parts. And the page's port of the forward between the projections
+and W_o, ports/layers.js (with F.linear), equal to it in mini-racer."""
 
 import itertools
 
@@ -14,6 +15,7 @@ from torch import nn
 import mha
 from mha.bands import NoBand
 from mha.gates import NoGate, OutputGate
+from mha.masks import causal_mask
 from mha.multihead import KeysAsValues, split_heads
 from mha.positional import NoPositions, Rotary
 from mha.scores import Sinks, SoftCap
@@ -497,3 +499,87 @@ def test_why_not_fused_names_what_the_kernel_lacks():
     assert "weights" in recorded(
         named("sinks"), inputs(), need_weights=False
     )  # it did not: the explicit path
+
+
+# -- ports/layers.js: torch's linear, mha's attention per head ---------------------------------------------
+
+
+@pytest.mark.parametrize(("n", "d_in", "d_out", "bias"), [(1, 3, 2, True), (4, 5, 7, False), (7, 8, 3, True)])
+def test_layers_linear_is_torch_s(ports, n, d_in, d_out, bias):
+    """linear against torch.nn.functional.linear in float64 (n covers four rows at once and the rest), and
+    rounded to float32 where it stores a Float32Array."""
+    g = torch.Generator().manual_seed(n)
+    x, W = (
+        torch.randn(n, d_in, generator=g, dtype=torch.float64),
+        torch.randn(d_out, d_in, generator=g, dtype=torch.float64),
+    )
+    b = torch.randn(d_out, generator=g, dtype=torch.float64) if bias else None
+    got = ports.run(
+        """(x, W, b, dIn) => [Float64Array, Float32Array].map(Out => { const y = mhaFrontEnd.linear(
+            Float64Array.from(x), Float64Array.from(W), b && Float64Array.from(b), dIn, Out);
+            return {type: y.constructor.name, y}; })""",
+        x.flatten().tolist(),
+        W.flatten().tolist(),
+        None if b is None else b.tolist(),
+        d_in,
+    )
+    expected = torch.nn.functional.linear(x, W, b)  # (n, d_out)
+    assert [r["type"] for r in got] == ["Float64Array", "Float32Array"]
+    torch.testing.assert_close(
+        torch.tensor(got[0]["y"], dtype=torch.float64).view(n, d_out), expected, rtol=0, atol=1e-12
+    )
+    as_float32 = torch.tensor(got[1]["y"], dtype=torch.float64).view(n, d_out)
+    assert torch.equal(as_float32, as_float32.float().double())  # stored as float32
+    torch.testing.assert_close(as_float32, expected, rtol=0, atol=1e-6)
+
+
+ATTENTION_JS = """(q, k, v, h, d_k, mask, off, Out) => { const r = mhaFrontEnd.scaledDotProductAttention(
+    Float64Array.from(q), Float64Array.from(k), v && Float64Array.from(v), h, d_k,
+    {mask, off: off && ((head) => off.includes(head)), Out: Out ? globalThis[Out] : undefined});
+    return {weights: r.weights, out: r.out, type: r.out && r.out.constructor.name}; }"""
+
+
+def _attention_mask(kind: str, n_q: int, n_k: int) -> torch.Tensor | None:
+    """No mask, a causal one, or a random one with one row fully masked (True = may attend)."""
+    if kind == "none":
+        return None
+    if kind == "causal":
+        return causal_mask(n_q, n_k)
+    mask = torch.rand(n_q, n_k, generator=torch.Generator().manual_seed(n_q * 7 + n_k)) < 0.6
+    mask[0] = False  # a query that sees no key: zero weights, zero output
+    return mask
+
+
+@pytest.mark.parametrize(("n_q", "n_k", "h", "d_k"), [(1, 1, 1, 1), (5, 5, 2, 3), (3, 6, 4, 8)])
+@pytest.mark.parametrize("mask_kind", ["none", "causal", "random"])
+def test_layers_attention_is_mha_s(ports, n_q, n_k, h, d_k, mask_kind):
+    """scaledDotProductAttention against mha.scaled_dot_product_attention on split_heads of each projection,
+    merged back (merge_heads), with a head's output zeroed where it is switched off; in float64."""
+    from mha.attention import scaled_dot_product_attention
+    from mha.multihead import merge_heads, split_heads
+
+    g = torch.Generator().manual_seed(n_q * 100 + n_k * 10 + h)
+    q, k, v = (torch.randn(1, n, h * d_k, generator=g, dtype=torch.float64) * 2 for n in (n_q, n_k, n_k))
+    mask = _attention_mask(mask_kind, n_q, n_k)
+    out, weights = scaled_dot_product_attention(split_heads(q, h), split_heads(k, h), split_heads(v, h), mask)
+    out = merge_heads(out)[0]  # (n_q, h * d_k)
+    off = [0] if h > 1 else []
+    for head in off:
+        out[:, head * d_k : (head + 1) * d_k] = 0
+    js_mask = None if mask is None else mask.tolist()
+    flat = [t[0].flatten().tolist() for t in (q, k, v)]
+    for values, heads_off, out_type in [
+        (flat[2], off, None),
+        (None, None, None),
+        (flat[2], off, "Float32Array"),
+    ]:
+        got = ports.run(ATTENTION_JS, flat[0], flat[1], values, h, d_k, js_mask, heads_off, out_type)
+        torch.testing.assert_close(
+            torch.tensor(got["weights"], dtype=torch.float64), weights[0], rtol=0, atol=1e-12
+        )
+        if values is None:
+            assert got["out"] is None
+            continue
+        assert got["type"] == (out_type or "Float64Array")
+        js_out = torch.tensor(got["out"], dtype=torch.float64).view(n_q, h * d_k)
+        torch.testing.assert_close(js_out, out, rtol=0, atol=1e-12 if out_type is None else 1e-5)

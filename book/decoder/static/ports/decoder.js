@@ -4,9 +4,9 @@
  * Python twins (book.decoder.model): predict -> decoderPredict, encode -> decoderEncode, Decoder.forward
  * (inside decoderPredict); book.decoder.page.weights_payload's data read back -> decoderModel (base64 and
  * float16 by ports/bytes.js; the linear layers and the attention are ports/layers.js's).
- * tests/unit/test_decoder_port.py runs this file in mini-racer and checks it against Python on several texts
- * and sets of heads switched off: attention and probabilities within 2e-3, the same top tokens where they are
- * not near-tied.
+ * Tested by tests/unit/book/decoder/test_model.py (test_port_*), in mini-racer, against Python on several
+ * texts and sets of heads switched off: attention and probabilities within 2e-3, the same top tokens where
+ * they are not near-tied.
  *
  * A classic script with no DOM, no TextEncoder and no atob (mini-racer has not one of them): strict mode, no
  * top-level bindings, adding to the global namespace globalThis.mhaFrontEnd (core.js's convention), and

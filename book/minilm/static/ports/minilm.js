@@ -9,9 +9,9 @@
  *     (a head's output zeroed before W_o; ablated_embeddings) -> forward, whose linear layers and attention are
  *     ports/layers.js's (the weights' base64 and float16 are read by ports/bytes.js).
  * miniLMWorker(main), the text of the Web Worker that minilm.js starts, has no twin.
- * Tested by tests/unit/test_ports.py (test_minilm_*), in mini-racer, against those functions: on a small encoder
- * with a small vocabulary in the fast lane, also as the worker's text alone, and on all-MiniLM-L6-v2 itself (the
- * book's corpus, odd input, a sample of Unicode) in the slow one.
+ * Tested by tests/unit/mha/pretrained/test_minilm.py (test_minilm_*), in mini-racer, against those functions:
+ * on a small encoder with a small vocabulary in the fast lane, also as the worker's text alone, and on
+ * all-MiniLM-L6-v2 itself (the book's corpus, odd input, a sample of Unicode) in the slow one.
  *
  * The port is one function, miniLM(), that returns the functions: minilm.js calls it on the page (the tokenizer)
  * and also starts a Web Worker (the encoder) from the text miniLMWorker makes of it and of the ports it calls,

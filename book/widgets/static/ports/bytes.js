@@ -7,7 +7,8 @@
  *   numpy "<f4" bytes      book.widgets.frontend.tensor_json and the widgets' `drawn` arrays
  *                          (HeadExplorer.payload, MiniLMWidget.compute)                        -> float32s
  *   numpy "<f2" bytes      the float16 weights of book.minilm.page and book.decoder.page          -> float16s
- * Tested by tests/unit/test_ports.py (test_bytes_*), in mini-racer, against those Python functions.
+ * Tested by tests/unit/book/widgets/test_frontend.py (test_bytes_*), in mini-racer, against those Python
+ * functions.
  *
  * A port is a classic script that adds to globalThis.mhaFrontEnd, in strict mode, with no top-level binding
  * (so it is also valid inside the ES module that book/widgets/frontend.py concatenates for a live widget); it

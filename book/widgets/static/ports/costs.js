@@ -10,8 +10,9 @@
  * settings comes per model from mha.costs.report.calculator_data (texts, counts per layer, windows); this file
  * only adds and multiplies those numbers. Integer arithmetic is exact (BigInt: a forward pass of a large model
  * over a long batch exceeds 2**53 multiply-adds), and the formatters round exactly as Python's f"{x:.2f}" and
- * f"{x:.1f}" do. Tested by tests/unit/test_ports.py (test_costs_*), in mini-racer, against cost_report and
- * model_costs for every decoder of mha.costs.MODEL_CONFIGS; needs ports/settings.js (format) when called.
+ * f"{x:.1f}" do. Tested by tests/unit/mha/costs/test_report.py (test_costs_*, test_the_page_*), in mini-racer,
+ * against cost_report and model_costs for every decoder of mha.costs.MODEL_CONFIGS; needs ports/settings.js
+ * (format) when called.
  *
  * A port: a classic script adding to globalThis.mhaFrontEnd, strict, no top-level binding, no DOM.
  */

@@ -9,9 +9,10 @@
  *   a trained model's payload, book.widgets.frontend.model_payload, read back by loadModel, and its input
  *     (a token's vector plus its position's, the split model_payload makes of the model's embed) by
  *     modelEmbed; a token the model cannot embed is the reader's input, told with the spec's cannot_embed.
- * Computed in float64, as Python computes a fresh layer. Tested by tests/unit/test_ports.py (test_explorer_*), in
- * mini-racer, against those functions on the cases of the browser tests; needs ports/bytes.js, ports/layers.js
- * (the projections and the attention), ports/random.js and ports/settings.js when called.
+ * Computed in float64, as Python computes a fresh layer. Tested by tests/unit/book/compute/test_explorer.py
+ * (test_explorer_*), in mini-racer, against those functions on the cases of the browser tests; needs
+ * ports/bytes.js, ports/layers.js (the projections and the attention), ports/random.js and ports/settings.js
+ * when called.
  *
  * A port: a classic script adding to globalThis.mhaFrontEnd, strict, no top-level binding, no DOM.
  *

@@ -9,7 +9,7 @@
  *     on each head), merge_heads; a head in `off` has its output zeroed before W_o, as
  *     mha.compute.ablation does                                                       -> scaledDotProductAttention
  * Used by ports/explorer.js, ports/decoder.js and ports/minilm.js (in its Web Worker too). Tested by
- * tests/unit/test_ports.py (test_layers_*), in mini-racer, against torch and mha.
+ * tests/unit/mha/test_multihead.py (test_layers_*), in mini-racer, against torch and mha.
  *
  * A port: a classic script adding to globalThis.mhaFrontEnd, strict, no top-level binding, no DOM. Its one
  * function, layersPort, is also its text for a Web Worker (ports/minilm.js's miniLMWorker): `(${layersPort})(self)`.

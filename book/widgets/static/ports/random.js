@@ -2,8 +2,8 @@
  *
  * Python twins (book.compute.portable_random): mix32 -> mix32, text_word -> textWord, stream_key -> streamKey,
  * uniform -> uniform. Only 32-bit integer arithmetic (Math.imul is multiplication mod 2**32), so the two
- * languages agree bit for bit. Tested by tests/unit/test_ports.py (test_random_*), in mini-racer, against those
- * functions. Needs ports/bytes.js (utf8Bytes) when called.
+ * languages agree bit for bit. Tested by tests/unit/book/compute/test_portable_random.py (test_random_*), in
+ * mini-racer, against those functions. Needs ports/bytes.js (utf8Bytes) when called.
  *
  * A port: a classic script adding to globalThis.mhaFrontEnd, strict, no top-level binding, no DOM.
  */

@@ -5,8 +5,9 @@
  * invalid, chosen_key -> chosenKey, merge_settings -> mergeSettings, follow_notes -> followNotes; and
  * book.widgets.frontend.ReaderInputError -> ReaderError. The
  * rules, choices, bounds and messages are the spec's (Python's), given with a figure's data; these functions
- * only apply them. Tested by tests/unit/test_ports.py (test_settings_*), in mini-racer, against those functions on
- * the cases of the browser tests; mergeSettings needs ports/explorer.js (splitTokens) when called.
+ * only apply them. Tested by tests/unit/book/widgets/test_spec.py (test_settings_*), in mini-racer, against
+ * those functions on the cases of the browser tests; mergeSettings needs ports/explorer.js (splitTokens) when
+ * called.
  *
  * A port: a classic script adding to globalThis.mhaFrontEnd, strict, no top-level binding, no DOM.
  */

@@ -3,8 +3,9 @@
  * Python twins: book.compute.attention_2026.index_weights -> indexWeights, index_selection -> indexSelection
  * (with select_top_k's rule: a query's top_k best keys among those it sees, ties to the earlier key), and
  * mha.costs.sparse.causal_pairs -> causalPairs; sparseCompute gathers what the figure shows. Computed in
- * float64, as Python computes. Tested by tests/unit/test_ports.py (test_sparse_*), in mini-racer, against
- * those functions; needs ports/random.js and ports/explorer.js (the explorer's token vectors) when called.
+ * float64, as Python computes. Tested by tests/unit/book/compute/test_attention_2026.py (test_sparse_*), in
+ * mini-racer, against those functions; needs ports/random.js and ports/explorer.js (the explorer's token
+ * vectors) when called.
  *
  * I[t][s] = sum_j w[t][j] ReLU(q[t][j] . k[s] / sqrt(d_i)) for s <= t, with q = x W_iq (h_i heads of d_i),
  * k = x W_ik (one key for all heads), w = x W_iw / sqrt(h_i); x = embedTokens(tokens, d_model).

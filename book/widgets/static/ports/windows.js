@@ -2,8 +2,9 @@
  *
  * Python twins (book.compute.since_2017): layer_masks -> layerMasks (global_period 0 for None), receptive_fields
  * -> receptiveFields; windowsCompute adds the entries the stack caches, layer_masks(...)[:, -1].sum(). Every
- * number is a small integer or a boolean, the same in both languages. Tested by tests/unit/test_ports.py
- * (test_windows_*), in mini-racer, against those functions on the cases of the browser tests.
+ * number is a small integer or a boolean, the same in both languages. Tested by
+ * tests/unit/book/compute/test_since_2017.py (test_windows_*), in mini-racer, against those functions on the
+ * cases of the browser tests.
  *
  * Layer i (1-based) is global iff global_period > 0 and i % global_period == 0; a local layer lets query i
  * see keys j with i - window < j <= i, a global one every j <= i. After layer l, input j reaches position i

@@ -1,7 +1,10 @@
 """book.compute.attention_2026 and book.figures.attention_2026: the recall experiment, the top-k rule and the
-sparse-attention figure's indexer; the figures draw what they are given."""
+sparse-attention figure's indexer; the figures draw what they are given; and the figure's port,
+ports/sparse.js, equal to the indexer in mini-racer."""
 
 from __future__ import annotations
+
+import math
 
 import pytest
 import torch
@@ -9,12 +12,15 @@ import torch
 import mha
 from book.compute.attention_2026 import (
     INDEX_SHAPE,
+    INDEX_STREAM,
     MEMORIES,
     associative_recall,
     index_selection,
     index_weights,
     select_top_k,
 )
+from mha.costs.sparse import causal_pairs
+from tests.port_cases import SPARSE_SWEEP
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -75,3 +81,33 @@ def test_recall_a_cache_keeps_every_pair_and_a_state_does_not_past_its_width():
         associative_recall(4, 8, memory="cache")
     with pytest.raises(ValueError, match="pairs"):
         associative_recall(0, 8, memory=MEMORIES[0])
+
+
+# -- ports/sparse.js: book.compute.attention_2026 and mha.costs.sparse ---------------------------------------
+
+
+def test_sparse_weights_are_python_s_exactly(ports):
+    got = ports.run(
+        "(shape, stream) => mhaFrontEnd.indexWeights(shape, stream, 11)", INDEX_SHAPE, INDEX_STREAM
+    )
+    for mine, theirs in zip(got, index_weights(11).values(), strict=True):
+        assert torch.equal(torch.tensor(mine, dtype=torch.float64), theirs)
+
+
+def test_sparse_equal_python(ports):
+    """The scores within float64 rounding, the kept keys exactly, the pair counts exactly."""
+    spec = {"index_shape": INDEX_SHAPE, "index_stream": INDEX_STREAM}
+    got = ports.run("(all, spec) => all.map(s => mhaFrontEnd.sparseCompute(s, spec))", SPARSE_SWEEP, spec)
+    for s, result in zip(SPARSE_SWEEP, got, strict=True):
+        n = len(result["tokens"])
+        k = n if s["top_k"] is None else min(s["top_k"], n)
+        scores, selected = index_selection(s["sentence"], k, seed=s["seed"])
+        js = torch.tensor(
+            [[-math.inf if v is None else v for v in row] for row in result["scores"]], dtype=torch.float64
+        )
+        visible = torch.isfinite(scores)
+        assert torch.equal(torch.isfinite(js), visible), s
+        torch.testing.assert_close(js[visible], scores[visible], rtol=0, atol=1e-12)
+        assert torch.equal(torch.tensor(result["selected"]), selected), s
+        assert result["kept"] == causal_pairs(n, k) == int(selected.sum()), s
+        assert result["pairs"] == causal_pairs(n) and result["k"] == k, s

@@ -1,13 +1,26 @@
-"""book.compute.explorer: the head explorer's computations: fresh layers and the tokens' vectors."""
+"""book.compute.explorer: the head explorer's computations: fresh layers and the tokens' vectors; and the
+page's port, ports/explorer.js, equal to explorer_weights in mini-racer."""
 
 import pytest
 import torch
 
 import mha
 from book.compute.explorer import (
+    build_mask,
     embed_tokens,
+    explorer_weights,
     fresh_attention,
+    head_weights,
     token_vectors,
+)
+from book.widgets.frontend import model_payload
+from book.widgets.spec import explorer_spec
+from tests.port_cases import (
+    SHIPPED_SENTENCES,
+    TRAINED_SENTENCES,
+    explorer_sweep,
+    site_explorer_sweep,
+    trained_like_model,
 )
 
 
@@ -44,3 +57,45 @@ def test_embed_tokens_is_stable_per_token_and_adds_positions():
 def test_embed_tokens_rejects_bad_input(tokens, d_model, error, match):
     with pytest.raises(error, match=match):
         embed_tokens(tokens, d_model)
+
+
+# -- ports/explorer.js: book.compute.explorer ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sweep", [explorer_sweep, site_explorer_sweep])
+def test_explorer_weights_equal_python(ports, sweep):
+    cases = sweep()
+    got = ports.run(
+        "(cases, spec) => cases.map(s => mhaFrontEnd.explorerWeights(s, null, spec))", cases, explorer_spec()
+    )
+    for settings, weights in zip(cases, got, strict=True):
+        expected = explorer_weights(**settings)
+        weights = torch.tensor(weights, dtype=torch.float32)
+        assert weights.shape == expected.shape, settings
+        torch.testing.assert_close(
+            weights, expected, atol=1e-5, rtol=0, msg=lambda m, s=settings: f"{s}: {m}"
+        )
+
+
+WEIGHTS_OF = "(p, spec, mask, all) => all.map(s => mhaFrontEnd.explorerWeights({sentence: s, mask}, p, spec))"
+
+
+def test_explorer_runs_a_trained_model_s_payload(ports):
+    """The payload of model_payload, read back (base64 float32 tensors, strictly by name) and run."""
+    from book.chapters.training import load_models
+
+    payload, expected = trained_like_model()
+    spec = explorer_spec(trained=True)
+    got = ports.run(WEIGHTS_OF, payload, spec, "causal", TRAINED_SENTENCES)
+    for sentence, weights in zip(TRAINED_SENTENCES, got, strict=True):
+        weights = torch.tensor(weights, dtype=torch.float32)
+        torch.testing.assert_close(weights, expected(sentence.split()), atol=1e-5, rtol=0, msg=sentence)
+    model = load_models()["copy-3/h4/seed0"]  # the shipped model of the appendix's explorer
+    shipped = model_payload(model.attn, model.task.token_names(), model.embed_names, model.task.seq_len)
+    for mask in ("causal", "none"):
+        got = ports.run(WEIGHTS_OF, shipped, spec, mask, SHIPPED_SENTENCES)
+        for sentence, weights in zip(SHIPPED_SENTENCES, got, strict=True):
+            tokens = sentence.split()
+            want = head_weights(model.attn, model.embed_names(tokens), build_mask(mask, len(tokens)))
+            weights = torch.tensor(weights, dtype=torch.float32)
+            torch.testing.assert_close(weights, want, atol=1e-5, rtol=0, msg=f"{sentence} {mask}")

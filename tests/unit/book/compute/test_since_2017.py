@@ -1,5 +1,6 @@
 """Tests of book.compute.since_2017 and mha.compute.tensor_parallel: blockwise attention, the largest tensor,
-masks and receptive fields of local/global stacks, and heads split across processes."""
+masks and receptive fields of local/global stacks, and heads split across processes; and the window explorer's
+port, ports/windows.js, equal to layer_masks and receptive_fields in mini-racer."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from book.compute.since_2017 import (
 )
 from mha.costs.configs import MODEL_CONFIGS
 from mha.positional import rotary_tables
+from tests.port_cases import WINDOW_SWEEP
 
 SIZES = [(7, 7, 3, 2), (64, 64, 16, 16), (33, 50, 8, 13)]  # n_q, n_k, block_q, block_k
 
@@ -221,3 +223,19 @@ def test_rotary_frequencies_rejects_bad_arguments(kwargs, error, message):
     d_k = kwargs.pop("d_k")
     with pytest.raises(error, match=message):
         rotary_frequencies(d_k, **kwargs)
+
+
+# -- ports/windows.js: book.compute.since_2017 ---------------------------------------------------------------
+
+
+def test_windows_equal_python(ports):
+    got = ports.run("all => all.map(mhaFrontEnd.windowsCompute)", WINDOW_SWEEP)
+    for s, result in zip(WINDOW_SWEEP, got, strict=True):
+        masks = layer_masks(
+            s["n"], window=s["window"], layers=s["layers"], global_period=s["global_period"] or None
+        )
+        assert torch.equal(torch.tensor(result["masks"]), masks), s
+        assert torch.equal(torch.tensor(result["seen"]), receptive_fields(masks)), s
+        assert result["cached"] == int(masks[:, -1].sum()) and result["full"] == s["n"] * s["layers"], s
+        kept = [s["n"] if m[-1].all() else min(s["n"], s["window"]) for m in masks]  # a global row sees all
+        assert result["cached"] == sum(kept), s

@@ -2,7 +2,7 @@
 
 The page's side is tested on the built site (tests/browser/test_site_decoder.py) and, live, on a stand-in
 Jupyter model (tests/browser/test_decoder_box.py); the port it computes with in
-tests/unit/test_decoder_port.py.
+tests/unit/book/decoder/test_model.py.
 """
 
 import html

@@ -1,9 +1,9 @@
 """The decoder's page weights (book.decoder.page): what the port reads.
 
 The build writes _static/decoder-weights.js from the shipped safetensors; the port
-(book/decoder/static/ports/decoder.js, tested in tests/unit/test_decoder_port.py) decodes it. Here: the script
-holds exactly the values Python computes with, and everything else the port reads, and the extension writes
-it.
+(book/decoder/static/ports/decoder.js, tested in tests/unit/book/decoder/test_model.py) decodes it. Here: the
+script holds exactly the values Python computes with, and everything else the port reads, and the extension
+writes it.
 """
 
 import dataclasses

@@ -122,8 +122,8 @@ def test_padding_hides_the_keys_after_the_valid_length(mask):
 
 
 def test_d_model_change_keeps_h_valid():
-    """h follows d_model, and the explorer says so (as the page does: tests/unit/test_ports.py); the next
-    change that needs no such step clears the note."""
+    """h follows d_model, and the explorer says so (as the page does: tests/unit/book/widgets/test_spec.py);
+    the next change that needs no such step clears the note."""
     explorer = HeadExplorer(d_model=32, h=8)
     explorer.update(d_model=12)
     assert explorer.settings["h"] == 6  # the largest divisor of 12 not above 8

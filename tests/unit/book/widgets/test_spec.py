@@ -1,4 +1,5 @@
-"""book.widgets.spec: the one specification the front ends read their choices, bounds and messages from."""
+"""book.widgets.spec: the one specification the front ends read their choices, bounds and messages from, and
+its rules' port, ports/settings.js, equal to them in mini-racer."""
 
 import json
 
@@ -9,7 +10,8 @@ from book.compute.explorer import (
     build_mask,
 )
 from book.widgets.explorer import HeadExplorer
-from book.widgets.spec import explorer_spec, stepper_spec
+from book.widgets.spec import choices, explorer_spec, merge_settings, next_valid, stepper_spec
+from tests.port_cases import merge_cases
 
 
 def _all_specs() -> list[dict]:
@@ -97,3 +99,112 @@ def test_explorer_and_page_share_one_message_per_case():
     explorer = HeadExplorer()
     explorer.update(sentence="")
     assert explorer.message == explorer.spec["messages"]["no_tokens"] + STILL
+
+
+# -- ports/settings.js: book.widgets.spec's rules ------------------------------------------------------------
+
+
+def _python_merge(spec, state, changes, fixed):
+    try:
+        return {"state": merge_settings(spec, state, changes, fixed=fixed)}
+    except (ValueError, TypeError) as error:
+        return {"error": str(error)}
+    except KeyError:
+        return {"error": "unknown"}
+
+
+def test_settings_merge_equals_python(ports):
+    """mergeSettings is merge_settings: the same new settings, or the same message, for every case."""
+    cases = merge_cases()
+    got = ports.run(
+        """cases => cases.map(([spec, state, changes, fixed]) => {
+            try { return {state: mhaFrontEnd.mergeSettings(spec, state, changes, fixed)}; }
+            catch (e) { return {error: e.message.startsWith("unknown settings") ? "unknown" : e.message}; }
+        })""",
+        [list(c) for c in cases],
+    )
+    expected = [_python_merge(*c) for c in cases]
+    assert got == expected
+    assert sum("error" in e for e in expected) >= 15 and sum("state" in e for e in expected) >= 15
+
+
+def test_settings_follow_notes_equal_python(ports):
+    """followNotes is follow_notes: what the page says about a setting that followed another, for every
+    change the rules accept; a divisor and a layer that had to change, and a valid length below the one
+    chosen, say so."""
+    from book.widgets.spec import follow_notes
+
+    cases = []
+    for spec, state, changes, fixed in merge_cases():
+        result = _python_merge(spec, state, changes, fixed)
+        if "state" in result:
+            cases.append((spec, state, result["state"], changes))
+    got = ports.run(
+        "cases => cases.map(([spec, before, after, changes]) =>"
+        " mhaFrontEnd.followNotes(spec, before, after, changes))",
+        [list(c) for c in cases],
+    )
+    expected = [follow_notes(*c) for c in cases]
+    assert got == expected
+    said = " ".join(text for notes in expected for text in notes.values())
+    assert "The heads h changed from 16 to 8: 16 does not divide d_model = 8." in said
+    assert "The show layer changed from 6 to 3: layers is now 3." in said
+    assert "The valid length is 1 while the sentence has 1 token; it goes back to 8 when" in said
+    assert sum(bool(notes) for notes in expected) >= 8 and sum(not notes for notes in expected) >= 15
+
+
+def test_settings_valid_length_follows_the_sentence(ports):
+    """Typed word by word, or through a sentence the page refuses, the valid length comes back to the value
+    chosen: the page and Python take the same steps."""
+    spec = explorer_spec()
+    state = merge_settings(spec, spec["defaults"], {"mask": "padding", "valid_length": 8})
+    steps = [
+        {"sentence": ""},
+        {"sentence": "a"},
+        {"sentence": "a b c"},
+        {"sentence": " ".join("abcdefghijkl")},
+    ]
+    got = ports.run(
+        "(spec, state, steps) => steps.map(s =>"
+        " (state = mhaFrontEnd.mergeSettings(spec, state, s)).valid_length)",
+        spec,
+        state,
+        steps,
+    )
+    expected = []
+    for step in steps:
+        state = merge_settings(spec, state, step)
+        expected.append(state["valid_length"])
+    assert got == expected == [8, 1, 3, 8]
+
+
+def test_settings_choices_and_next_valid_equal_python(ports):
+    spec = explorer_spec()
+    h = next(c for c in spec["controls"] if c["name"] == "h")
+    got = ports.run("(h, ds) => ds.map(d => mhaFrontEnd.choicesOf(h, {d_model: d}))", h, [8, 12, 24, 64, 7])
+    assert got == [choices(spec, h, {"d_model": d}) for d in (8, 12, 24, 64, 7)]
+    got = ports.run("() => [[1, 2, 4], [3, 6]].map(v => mhaFrontEnd.nextValid(v, 5))")
+    assert got == [next_valid([1, 2, 4], 5), next_valid([3, 6], 5)] == [4, 3]
+    got = ports.run(
+        "(t, v) => mhaFrontEnd.format(t, v)", "{a} and {b}: {c}", {"a": [1, "x"], "b": None, "c": 2.5}
+    )
+    from book.widgets.spec import fill
+
+    assert got == fill("{a} and {b}: {c}", a=[1, "x"], b=None, c=2.5)
+
+
+def test_settings_explorer_choices_equal_python(ports):
+    """What the explorer's menus offer, fresh or with a trained model (its own d_model and h)."""
+    from book.widgets.spec import explorer_choices
+
+    spec = explorer_spec(trained=True)
+    cases = [
+        ({**spec["defaults"], "source": "fresh", "d_model": d}, trained)
+        for d in (8, 12, 48)
+        for trained in (None, {"d_model": 24, "h": 3}, {"d_model": 20, "h": 20}, {"d_model": 64, "h": 16})
+    ]
+    cases += [({**state, "source": "trained"}, trained) for state, trained in cases if trained]
+    got = ports.run(
+        "(spec, cases) => cases.map(([s, t]) => mhaFrontEnd.explorerChoices(spec, s, t))", spec, cases
+    )
+    assert got == [explorer_choices(spec, state, trained) for state, trained in cases]

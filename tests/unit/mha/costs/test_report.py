@@ -6,11 +6,19 @@ import pytest
 import torch
 
 from book.widgets.calculator import cost_calculator
-from book.widgets.frontend import PORTS, calculator_config, static_file
+from book.widgets.frontend import calculator_config
 from mha.costs.configs import MODEL_CONFIGS
 from mha.costs.counts import kv_cache_bytes, model_costs, uncounted_layers
 from mha.costs.layers import Layer
-from mha.costs.report import DTYPES, calculator_data, cost_report, cost_rows, format_count, format_ratio
+from mha.costs.report import (
+    DTYPES,
+    calculator_data,
+    cost_report,
+    cost_rows,
+    format_bytes,
+    format_count,
+    format_ratio,
+)
 
 
 def test_report_shows_the_costs_of_the_model():
@@ -112,18 +120,7 @@ def test_calculator_data_adds_up_to_model_costs():
     ]
 
 
-# -- the page's port (calculator.js) against Python, in an embedded JavaScript engine ---------------------
-
-
-@pytest.fixture(scope="module")
-def js():
-    """The page's ports (book/widgets/static/ports/) loaded in V8 (mini-racer: no browser, no DOM)."""
-    mini_racer = pytest.importorskip("py_mini_racer")
-    ctx = mini_racer.MiniRacer()
-    for name in PORTS:
-        ctx.eval(static_file(name))
-    yield ctx
-    ctx.close()
+# -- ports/costs.js: the calculator's sums and rows (mha.costs) ----------------------------------------------
 
 
 RATIOS = [(16, 3), (8, 1), (32, 3), (5, 4), (7, 4), (1, 4), (3, 4), (9, 4), (1, 20), (7, 20),
@@ -131,22 +128,22 @@ RATIOS = [(16, 3), (8, 1), (32, 3), (5, 4), (7, 4), (1, 4), (3, 4), (9, 4), (1, 
           (123456789, 1000)]  # fmt: skip
 
 
-def test_the_page_rounds_ratios_as_python(js):
+def test_the_page_rounds_ratios_as_python(ports):
     """formatRatio (the port) = format_ratio: one decimal, ties (1.25, 0.75) to even, BigInts past 2**53."""
     for a, b in RATIOS:
-        assert js.eval(f"mhaFrontEnd.formatRatio({a}n, {b}n)") == format_ratio(a, b), (a, b)
+        assert ports.js.eval(f"mhaFrontEnd.formatRatio({a}n, {b}n)") == format_ratio(a, b), (a, b)
 
 
 @pytest.mark.parametrize("model", ["Gemma 3 27B", "Llama 2 70B", "DeepSeek-V3", "Mistral 7B", "gpt-oss-20b"])
 @pytest.mark.parametrize(
     ("context", "batch", "dtype"), [(4096, 1, "bfloat16"), (131072, 3, "float32"), (7, 2, "float16")]
 )
-def test_the_page_prints_the_reports_rows(js, model, context, batch, dtype):
-    """The port's rows (costs() in calculator.js) equal cost_report's, the ratios and the note included."""
+def test_the_page_prints_the_reports_rows(ports, model, context, batch, dtype):
+    """The port's rows (costs() in ports/costs.js) equal cost_report's, the ratios and the note included."""
     config = calculator_config({"model": model, "context": context, "batch": batch, "dtype": dtype})
     data = json.dumps({"spec": config["spec"], "configs": config["configs"]})
     call = f"mhaFrontEnd.costs(m, {context}, {batch}, {json.dumps(dtype)}, d.spec).rows"
-    rows = js.eval(
+    rows = ports.js.eval(
         f"(() => {{ const d = {data}; const m = d.configs.find((c) => c.name === {json.dumps(model)}); "
         f"return JSON.stringify({call}); }})()"
     )
@@ -156,3 +153,105 @@ def test_the_page_prints_the_reports_rows(js, model, context, batch, dtype):
     assert "\n".join(f"{k.ljust(width)}  {v}" for k, v in got) == cost_report(
         model, context, batch=batch, dtype=dtype
     )
+
+
+def _calculator_cases() -> list[dict]:
+    from mha.costs.configs import MODEL_CONFIGS
+
+    decoders = [c for c in MODEL_CONFIGS.values() if c.kind == "decoder"]
+    return [
+        *[
+            {"model": c.name, "context": context, "batch": batch, "dtype": dtype}
+            for i, c in enumerate(decoders)
+            for context, batch, dtype in [
+                (4096, 1, "bfloat16"),
+                (1 + 997 * i, 3, "float32"),
+                (2**20, 2**12, "float8_e4m3fn"),
+            ]
+        ],
+        *[
+            {"model": c.name, "context": c.trained_context or 4096, "batch": 2, "dtype": "bfloat16"}
+            for c in decoders
+        ],
+    ]
+
+
+def test_costs_equal_mha_costs_for_every_decoder(ports):
+    from book.widgets.frontend import calculator_config
+    from mha.costs.configs import MODEL_CONFIGS
+    from mha.costs.counts import kv_cache_bytes, model_costs, model_kv_cache_bytes, uncounted_layers
+    from mha.costs.report import DTYPES, cost_report
+
+    config = calculator_config({})
+    cases = _calculator_cases()
+    got = ports.run(
+        """(cases, config) => cases.map(s => mhaFrontEnd.costs(config.configs.find(c => c.name === s.model),
+                                                                s.context, s.batch, s.dtype, config.spec))""",
+        cases,
+        config,
+    )
+    for s, result in zip(cases, got, strict=True):
+        model, dtype = MODEL_CONFIGS[s["model"]], DTYPES[s["dtype"]]
+        costs = model_costs(model, s["context"], batch=s["batch"], dtype=dtype)
+        for name in ("params", "macs_per_token", "macs_per_sequence"):  # None where not counted
+            value = result[name]
+            assert (None if value is None else int(value)) == getattr(costs, name), (s, name)
+        assert int(result["kv_cache_bytes"]) == costs.kv_cache_bytes, s
+        as_mha = kv_cache_bytes(
+            model.n_layers, model.h, model.d_k, s["context"], batch=s["batch"], dtype=dtype
+        )
+        assert int(result["kv_cache_bytes_as_mha"]) == as_mha, s
+        every = (
+            dtype.itemsize * s["batch"] * sum(layer.global_elements(s["context"]) for layer in model.layers)
+        )
+        if not uncounted_layers(model):  # one kind of layer: the same model with every layer global
+            assert (
+                model_kv_cache_bytes(model.every_layer_global(), s["context"], batch=s["batch"], dtype=dtype)
+                == every
+            )
+        assert int(result["kv_cache_bytes_all_global"]) == every, s
+        assert (costs.kv_cache_bytes_as_mha, costs.kv_cache_bytes_all_global) == (as_mha, every), s
+        width = max(len(k) for k, _ in result["rows"])
+        lines = "\n".join(f"{k.ljust(width)}  {v}" for k, v in result["rows"])
+        assert lines == cost_report(s["model"], s["context"], batch=s["batch"], dtype=s["dtype"]), s
+
+
+def test_costs_format_as_python_rounds(ports):
+    """Python's f"{x:,.2f}" rounds ties (exact in binary) to even, toFixed up: the port does as Python, with
+    the units of the spec (up to YiB and Y) and digits grouped beyond them."""
+    from book.widgets.frontend import calculator_config
+    from mha.costs.report import format_count
+
+    sizes = [
+        0,
+        1023,
+        1024,
+        1536,
+        1024 * 1024 * 5 // 8 * 1 + 5,
+        2**30 + 2**20 * 5,
+        2**40 * 3 + 1,
+        10**12 + 5 * 10**9,
+        589824 * 2**40,  # once "589824.00 TiB"
+        2**60 * 3 // 2,
+        2**80 - 1,
+        2**90,
+        2**100 + 2**93,
+    ]
+    counts = [0, 999, 1000, 1005, 1015, 1_234_567, 10**9 + 5 * 10**6, 2**53 + 1, 10**15]
+    counts += [
+        2_724_067_590_852_840 * 10**9,  # once "2724067590852.84 T"
+        10**21 * 7,
+        10**24 - 1,
+        10**27 * 123_456 + 5 * 10**24,
+    ]
+    units = calculator_config({})["spec"]["units"]
+    got = ports.run(
+        """(sizes, counts, units) => [sizes.map(n => mhaFrontEnd.formatBytes(BigInt(n), units.bytes)),
+                                      counts.map(n => mhaFrontEnd.formatCount(BigInt(n), units.counts))]""",
+        [str(n) for n in sizes],
+        [str(n) for n in counts],
+        units,
+    )
+    assert got == [[format_bytes(n) for n in sizes], [format_count(n) for n in counts]]
+    assert got[0][8] == "576.00 PiB" and got[0][-1] == "1,056,768.00 YiB" and got[1][9] == "2.72 Y"
+    assert got[1][-1] == "123,456,005.00 Y"
