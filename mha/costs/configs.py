@@ -589,7 +589,9 @@ _DEEPSEEK_V4 = (
     "tokens x 512, then max_seq_len // m compressed entries x 512; an indexer (index_head_dim 128 per "
     "entry) only where m = 4; learned sinks (attn_sink, one per head); the query normalised per head and "
     "the key by kv_norm (QK-norm); the not-yet-compressed tail of under m tokens is kept in fp32 "
-    "buffers of the compressor, of fixed size, and is not counted here (its tokens are in the window){4}. "
+    "buffers of the compressor, of fixed size, and is not counted here (its tokens are in the window){4}; "
+    "the rotary pairs neighbours, interleaved (apply_rotary_emb: torch.view_as_complex over "
+    "x.unflatten(-1, (-1, 2)); transformers' deepseek_v4 apply_rotary_pos_emb alike). "
     "trained_context: UNVERIFIED (the card: 'a context length of one million tokens'; the report not "
     "read)"
 )
@@ -768,7 +770,9 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "layer_types "
             "chunked_attention where the layer has RoPE, full_attention elsewhere; its QK-norm is a "
             "weightless "
-            "L2 norm per head, on the RoPE layers only (modeling_llama4.py). A chunked layer is counted here "
+            "L2 norm per head, on the RoPE layers only (modeling_llama4.py); its rotary pairs neighbours, "
+            "interleaved (apply_rotary_emb of https://github.com/meta-llama/llama-models, "
+            "models/llama4/model.py: torch.view_as_complex over pairs). A chunked layer is counted here "
             "as local with window 8192, the most it caches",
             head_dim=128, window=8192, global_period=4,             positions="rotary", rope_theta=500000.0,
             rope_scaling=RopeScaling("llama3", 8.0, 8192, low_freq_factor=1.0, high_freq_factor=4.0),
@@ -813,9 +817,13 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "1.0; two stored copies agree); DeepSeek-AI 2024 (DeepSeek-V3), section 4.2: d_c = 512, "
             "d_h^R = 64, d_h = 128, d_c' = 1536; section 4.3: pre-trained at 4K, then extended with YaRN to "
             "32K and to 128K = 131,072 tokens (trained_context); head_dim here is d_h, the width of a head's "
-            "key and value apart from the rotary part",
+            "key and value apart from the rotary part; the rotary pairs are neighbours (2i, 2i + 1), "
+            "interleaved: apply_rotary_emb of DeepSeek's inference/model.py "
+            "(https://github.com/deepseek-ai/DeepSeek-V3, torch.view_as_complex over pairs), as "
+            "transformers' rope_interleave (default true) reproduces",
             head_dim=128, kv_latent=512, rope_dim=64, q_latent=1536, positions="rotary", rope_theta=10000.0,
             rope_scaling=RopeScaling("yarn", 40.0, 4096, beta_fast=32.0, beta_slow=1.0),
+            rope_style="interleaved",
         ),
         # 2025-2026: kinds of layer mixed in one model (mha.costs.layers), each field from the config.json
         # and a second copy, the reference code or the report; "UNVERIFIED" marks a field that is not.
@@ -867,10 +875,14 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "inference/model.py of https://github.com/deepseek-ai/DeepSeek-V3.2-Exp. trained_context "
             "131,072: the V3.2-Exp report (DeepSeek_V3_2.pdf, section 2: both continued-training stages on "
             "sequences of 128K tokens); for the final V3.2 checkpoint UNVERIFIED (its own report not read). "
-            "head_dim here is d_h, a head's key and value width apart from the rotary part",
+            "head_dim here is d_h, a head's key and value width apart from the rotary part. The "
+            "attention's rotary pairs neighbours, interleaved: apply_rotary_emb of V3.2-Exp's "
+            "inference/model.py (torch.view_as_complex over pairs; transformers' deepseek_v32 "
+            "apply_rotary_pos_emb_interleave)",
             head_dim=128, kv_latent=512, rope_dim=64, q_latent=1536, indexer=Indexer(64, 128, 2048),
             positions="rotary", rope_theta=10000.0,
             rope_scaling=RopeScaling("yarn", 40.0, 4096, beta_fast=32.0, beta_slow=1.0), mtp_layers=1,
+            rope_style="interleaved",
         ),
         ModelConfig(
             "DeepSeek-V4-Flash", 4096, 64, 1, 43, None, 1048576, "decoder",
@@ -888,7 +900,7 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             compress_ratios=(0, 0) + (4, 128) * 20 + (4,), indexer=Indexer(64, 128, 512, ratio=4),
             positions="rotary", rope_theta=160000.0, local_rope_theta=10000.0, rope_fraction=0.125,
             rope_scaling=RopeScaling("yarn", 16.0, 65536, beta_fast=32.0, beta_slow=1.0),
-            qk_norm="per head", sinks=True, mtp_layers=1,
+            qk_norm="per head", sinks=True, mtp_layers=1, rope_style="interleaved",
         ),
         ModelConfig(
             "DeepSeek-V4-Pro", 7168, 128, 1, 61, None, 1048576, "decoder",
@@ -906,7 +918,7 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             compress_ratios=(128, 128) + (4, 128) * 29 + (4,), indexer=Indexer(64, 128, 1024, ratio=4),
             positions="rotary", rope_theta=160000.0, rope_fraction=0.125,
             rope_scaling=RopeScaling("yarn", 16.0, 65536, beta_fast=32.0, beta_slow=1.0),
-            qk_norm="per head", sinks=True, mtp_layers=1,
+            qk_norm="per head", sinks=True, mtp_layers=1, rope_style="interleaved",
         ),
         ModelConfig(
             "GLM-4.5", 5120, 96, 8, 92, None, 131072, "decoder",
@@ -986,10 +998,14 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "with rope_theta 50000, max_position_embeddings 131072, rope_scaling: type yarn, factor 32, "
             "original_max_position_embeddings 4096, beta_fast 1, beta_slow 1, mscale 1, mscale_all_dim 1), "
             "as copied in https://github.com/ai-dynamo/aiconfigurator; the same in THUDM/slime kimi-k2.sh "
-            "and MaxText's kimi-k2-1t.yml. head_dim here is d_h, as for DeepSeek-V3. trained_context: "
+            "and MaxText's kimi-k2-1t.yml. head_dim here is d_h, as for DeepSeek-V3. Rotary pairs "
+            "interleaved: Kimi K2 'reuses the DeepSeekV3CausalLM architecture' "
+            "(https://github.com/MoonshotAI/Kimi-K2, docs/deploy_guidance.md), whose rotary pairs "
+            "neighbours (as DeepSeek-V3). trained_context: "
             "UNVERIFIED (the K2 report not read)",
             head_dim=128, kv_latent=512, rope_dim=64, q_latent=1536, positions="rotary", rope_theta=50000.0,
             rope_scaling=RopeScaling("yarn", 32.0, 4096, beta_fast=1.0, beta_slow=1.0), mtp_layers=0,
+            rope_style="interleaved",
         ),
         ModelConfig(
             "Kimi-Linear-48B-A3B", 2304, 32, None, 27, None, 1048576, "decoder",
@@ -1037,7 +1053,8 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "builds them from its default no_rope_layer_interval=4 (layer i has no RoPE iff (i + 1) % 4 == "
             "0), as Meta's reference code (https://github.com/meta-llama/llama-models, models/llama4/"
             "model.py, nope_layer_interval) does: chunked attention on the RoPE layers, global on the "
-            "others. trained_context: UNVERIFIED (the model card advertises 1M)",
+            "others; the rotary pairs neighbours, interleaved (apply_rotary_emb there). trained_context: "
+            "UNVERIFIED (the model card advertises 1M)",
             head_dim=128, window=8192, global_period=4, positions="rotary",
             rope_theta=500000.0, nope_period=4, family=LLAMA4,
             qk_norm=None,  # use_qk_norm false: Llama 4 without its QK-norm

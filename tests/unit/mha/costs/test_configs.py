@@ -152,6 +152,26 @@ def test_positions_and_norms(name):
     }.get(name, (None, None))  # fmt: skip
 
 
+# Models whose rotary pairs are not transformers' half-split (i, i + r/2), each from its reference code:
+# neighbours (2i, 2i + 1) in apply_rotary_emb of Meta's models/llama4/model.py and of DeepSeek's
+# inference/model.py (V3, V3.2-Exp, V4-Flash), Kimi K2 as DeepSeek-V3, GLM-5's rope_interleave; Gemma 4's
+# proportional pairs. The rest of the rotary models: half-split (their family) or not stated (None).
+ROPE_STYLE = {
+    "Llama 4 Scout": "interleaved", "Llama 4 Maverick": "interleaved", "DeepSeek-V3": "interleaved",
+    "DeepSeek-V3.2": "interleaved", "DeepSeek-V4-Flash": "interleaved", "DeepSeek-V4-Pro": "interleaved",
+    "Kimi K2": "interleaved", "GLM-5": "interleaved", "Gemma 4 31B": "proportional",
+    "Gemma 4 E2B": "proportional",
+}  # fmt: skip
+
+
+def test_rotary_styles_follow_the_reference_code():
+    configs = MODEL_CONFIGS.values()
+    styles = {c.name: c.rope_style for c in configs if c.rope_style not in (None, "half-split")}
+    assert styles == ROPE_STYLE
+    for name in ROPE_STYLE:  # each says where its pairing was read
+        assert "interleave" in MODEL_CONFIGS[name].source or "proportional" in MODEL_CONFIGS[name].source
+
+
 def test_every_rotary_model_names_its_positions_in_the_source():
     for c in MODEL_CONFIGS.values():
         assert (
