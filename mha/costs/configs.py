@@ -75,6 +75,8 @@ class RopeScaling:
     beta_slow: float | None = None  # yarn: pairs with fewer turns are divided (None: the paper's 32 and 1)
     truncate: bool | None = None  # yarn: round the blend's ends to whole pairs (transformers' default True)
     in_config: bool = True  # shipped in config.json; False: recommended by the model card only
+    layers: str | None = None  # the one kind of layer it stretches ("full": Gemma 3, OLMo 3), the others
+    # turning unscaled; None: every rotary layer
 
     def __post_init__(self) -> None:
         if self.kind not in ROPE_SCALINGS:
@@ -106,6 +108,8 @@ class RopeScaling:
                     check_positive_number(name, getattr(self, name))
         if not isinstance(self.in_config, bool):
             raise TypeError(f"in_config must be a bool, got {type(self.in_config).__name__}")
+        if self.layers is not None and self.layers not in LAYER_KINDS:
+            raise ValueError(f"rope_scaling layers must be one of {LAYER_KINDS} or None, got {self.layers!r}")
 
     @property
     def options(self) -> dict[str, object]:
@@ -115,13 +119,16 @@ class RopeScaling:
         return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
 
     def __str__(self) -> str:
-        """Short, for a table: ``"llama3 x8 from 8192"``, ``"yarn x4 from 32768 (card)"``."""
+        """Short, for a table: ``"llama3 x8 from 8192"``, ``"yarn x4 from 32768 (card)"``, ``"yarn x8 from
+        8192, global layers"`` (the full layers only; the table's word for them, as in ``layer kinds``)."""
         factor = f"{self.factor:g}"
         text = (
             self.kind
             + f" x{factor}"
             + ("" if self.original_context is None else f" from {self.original_context}")
         )
+        if self.layers is not None:
+            text += f", {'global' if self.layers == 'full' else self.layers} layers"
         return text if self.in_config else f"{text} (card)"
 
 
@@ -295,6 +302,9 @@ class ModelConfig:
             raise ValueError("local_rope_theta needs local layers (a window)")
         if self.rope_scaling is not None and not isinstance(self.rope_scaling, RopeScaling):
             raise TypeError(f"rope_scaling must be a RopeScaling, got {type(self.rope_scaling).__name__}")
+        only = None if self.rope_scaling is None else self.rope_scaling.layers
+        if only is not None and (only not in self.layer_kinds or len(set(self.layer_kinds)) < 2):
+            raise ValueError(f"rope_scaling layers={only!r} must be one of the model's kinds of layer")
         if self.nope_period is not None and check_positive_int("nope_period", self.nope_period) < 2:
             raise ValueError(f"nope_period must be at least 2, got {self.nope_period}")
         if self.qk_norm is not None and self.qk_norm not in QK_NORMS:
@@ -519,7 +529,10 @@ class ModelConfig:
         if given := [name for name in mixed if getattr(self, name) is not None]:
             raise ValueError(f"{self.name}: layers of several kinds or shapes ({', '.join(given)}): "
                              "count them one by one, Layer.global_elements")  # fmt: skip
-        return replace(self, window=None, global_period=None, local_rope_theta=None, chunked=False)
+        scaling = self.rope_scaling and replace(self.rope_scaling, layers=None)  # every layer is now full
+        return replace(
+            self, window=None, global_period=None, local_rope_theta=None, chunked=False, rope_scaling=scaling
+        )
 
     @property
     def n_attention_layers(self) -> int:
@@ -584,7 +597,8 @@ _DEEPSEEK_V4 = (
     "on the last 64 of the 512; sliding_window 128 in every layer; compress_ratios {2}; index_n_heads 64, "
     "index_head_dim 128; num_nextn_predict_layers 1; rope_theta 10000 on the window-only layers, "
     "compress_rope_theta 160000 and rope_scaling: type yarn, factor 16, original_max_position_embeddings "
-    "65536, beta_fast 32, beta_slow 1 on the compressed ones; max_position_embeddings 1048576), {3}. "
+    "65536, beta_fast 32, beta_slow 1 on the compressed ones, as inference/model.py's Attention sets them "
+    "(YaRN disabled on the window-only layers); max_position_embeddings 1048576), {3}. "
     "What a layer caches: DeepSeek's inference/model.py (in the Flash repository): a window of 128 "
     "tokens x 512, then max_seq_len // m compressed entries x 512; an indexer (index_head_dim 128 per "
     "entry) only where m = 4; learned sinks (attn_sink, one per head); the query normalised per head and "
@@ -751,7 +765,8 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "transformers' Gemma3TextConfig: layer i is full_attention iff (i + 1) % 6 == 0, and the scaling "
             "applies to the full_attention layers only",
             head_dim=128, window=1024, global_period=6, positions="rotary", rope_theta=1_000_000.0,
-            local_rope_theta=10000.0, rope_scaling=RopeScaling("linear", 8.0, None), family=GEMMA3,
+            local_rope_theta=10000.0, rope_scaling=RopeScaling("linear", 8.0, None, layers="full"),
+            family=GEMMA3,
         ),
         ModelConfig(
             "Llama 4 Scout", 5120, 40, 8, 48, 262144, 262144, "decoder",
@@ -899,7 +914,7 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             head_dim=512, k_eq_v=True, window=128, layer_types=("sliding",) * 2 + ("compressed",) * 41,
             compress_ratios=(0, 0) + (4, 128) * 20 + (4,), indexer=Indexer(64, 128, 512, ratio=4),
             positions="rotary", rope_theta=160000.0, local_rope_theta=10000.0, rope_fraction=0.125,
-            rope_scaling=RopeScaling("yarn", 16.0, 65536, beta_fast=32.0, beta_slow=1.0),
+            rope_scaling=RopeScaling("yarn", 16.0, 65536, beta_fast=32.0, beta_slow=1.0, layers="compressed"),
             qk_norm="per head", sinks=True, mtp_layers=1, rope_style="interleaved",
         ),
         ModelConfig(
@@ -1069,10 +1084,14 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "(sliding_window_size 4096, inhomogeneous_layer_cycle_interval 4, max_position_embeddings 65536, "
             "rope_scaling: yarn, rope_factor 8.0 from original_max_position_embeddings 8192) and a "
             "third-party copy of the config (num_key_value_heads 32, layer_types 3 sliding + 1 full, "
-            "window 4096). Which checkpoint ships the YaRN scaling (MaxText: the post-trained ones; its "
-            "olmo3-7b-pt.yml has none and a limit of 8192) and trained_context: UNVERIFIED",
+            "window 4096). The scaling stretches the full layers only: OLMo-core's with_rope_scaling("
+            "full_attn_layers_only=True) and its HF export ('RoPE scaling is not applied to sliding window "
+            "attention layers', src/olmo_core/nn/hf/config.py), transformers' Olmo3Config (rope_scaling "
+            "goes to rope_parameters['full_attention']). Which checkpoint ships the YaRN scaling (MaxText: "
+            "the post-trained ones; its olmo3-7b-pt.yml has none and a limit of 8192) and trained_context: "
+            "UNVERIFIED",
             head_dim=128, window=4096, global_period=4, positions="rotary", rope_theta=500000.0,
-            rope_scaling=RopeScaling("yarn", 8.0, 8192, beta_fast=32.0, beta_slow=1.0),
+            rope_scaling=RopeScaling("yarn", 8.0, 8192, beta_fast=32.0, beta_slow=1.0, layers="full"),
             qk_norm="whole projection",
         ),
         ModelConfig(

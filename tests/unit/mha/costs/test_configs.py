@@ -412,7 +412,7 @@ def test_rows_hold_the_table_as_data():
     )  # fmt: skip
     assert (gemma["rope base"], gemma["rope scaling"], gemma["QK-norm"]) == (
         "1M (10k local)",
-        "linear x8",
+        "linear x8, global layers",  # the full layers only (transformers' Gemma3TextConfig)
         "per head",
     )
     scout, qwen = by_name["Llama 4 Scout"], by_name["Qwen3-8B"]
@@ -461,6 +461,18 @@ def test_rope_scaling_options_and_text():
     c = MODEL_CONFIGS["gpt-oss-120b"].rope_scaling
     assert c.options == {"kind": "yarn", "factor": 32.0, "original_context": 4096, "beta_fast": 32.0,
                          "beta_slow": 1.0, "truncate": False}  # fmt: skip
-    assert str(c) == "yarn x32 from 4096"
+    assert str(c) == "yarn x32 from 4096"  # every layer, sliding and full
+    # OLMo 3 stretches its full layers only (OLMo-core's with_rope_scaling(full_attn_layers_only=True));
+    # DeepSeek-V4-Flash its compressed ones (inference/model.py: no YaRN on the window-only layers)
+    scaled = {
+        n: MODEL_CONFIGS[n].rope_scaling.layers for n in ("OLMo 3 7B", "Gemma 3 27B", "DeepSeek-V4-Flash")
+    }
+    assert scaled == {"OLMo 3 7B": "full", "Gemma 3 27B": "full", "DeepSeek-V4-Flash": "compressed"}
+    assert str(MODEL_CONFIGS["OLMo 3 7B"].rope_scaling) == "yarn x8 from 8192, global layers"
+    with pytest.raises(ValueError, match="rope_scaling layers must be one of"):
+        RopeScaling("linear", 8.0, None, layers="global")
+    with pytest.raises(ValueError, match="rope_scaling layers='full' must be one of the model's kinds"):
+        ModelConfig(**{**GEMMA3, "window": None, "global_period": None, "local_rope_theta": None,
+                       "rope_scaling": RopeScaling("linear", 8.0, None, layers="full")})  # fmt: skip
     with pytest.raises(TypeError, match="rope_scaling must be a RopeScaling"):
         ModelConfig(**{**GEMMA3, "rope_scaling": {"rope_type": "linear"}})
