@@ -494,6 +494,16 @@ class ModelConfig:
         return (1 if self.k_eq_v else 2) * self.n_kv_heads * self.d_k
 
     @property
+    def mha_cache_width(self) -> int:
+        """Values cached per token and layer were every query head to keep its own key and value (plain
+        MHA, the baseline of every cache comparison): ``2 h d_k``, or for latent attention
+        ``h (d_k + d_r) + h d_v``, since each head's key carries the shared rotary part beside its own
+        ``d_k`` (DeepSeek-V3: 128 x (128 + 64) + 128 x 128 = 40,960)."""
+        if self.kv_latent is not None:
+            return self.h * (self.d_k + (self.rope_dim or 0)) + self.h * (self.v_head_dim or self.d_k)
+        return 2 * self.h * self.d_k
+
+    @property
     def pattern(self) -> str:
         """The kinds of layer in words, in the order they first appear, e.g. ``"52 local (window 1024) +
         10 global"``, ``"36 linear (gated delta) + 12 global"``, ``"2 local (window 128) + 21 compressed

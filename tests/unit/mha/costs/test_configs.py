@@ -213,6 +213,14 @@ def test_cache_width_and_every_layer_global():
     assert full.layer_windows == (None,) * 62 and full.d_k == 128 and full.name == "Gemma 3 27B"
 
 
+def test_the_per_head_baseline_of_latent_attention_counts_the_rotary_part():
+    # one number for both chapters: DeepSeek-V3's 128 heads, keys of d_k + d_r = 128 + 64, values of 128
+    v3, glm5, llama = MODEL_CONFIGS["DeepSeek-V3"], MODEL_CONFIGS["GLM-5"], MODEL_CONFIGS["Llama 2 7B"]
+    assert v3.mha_cache_width == 128 * (128 + 64) + 128 * 128 == 40960
+    assert glm5.mha_cache_width == 64 * (192 + 64) + 64 * 256  # v_head_dim 256
+    assert llama.mha_cache_width == 2 * 32 * 128
+
+
 def test_gpt3_head_width_is_128():
     assert MODEL_CONFIGS["GPT-3 175B"].d_k == 128  # Table 2.1's d_head
 

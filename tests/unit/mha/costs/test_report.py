@@ -74,8 +74,8 @@ def test_rows_of_models_with_windows_and_latents():
     assert deepseek["model"].startswith("DeepSeek-V3 (MLA: d_model=7168, h=128, d_k=128, latent 512 + 64")
     assert "layers" not in deepseek and "KV cache if every layer were global" not in deepseek
     assert (
-        deepseek["KV cache if every layer were full MHA (K, V per head)"] == "488.00 GiB (56.9x)"
-    )  # 32768 / 576
+        deepseek["KV cache if every layer were full MHA (K, V per head)"] == "610.00 GiB (71.1x)"
+    )  # 40960 / 576: its heads' keys, 128 + 64 wide, and values (ModelConfig.mha_cache_width)
     mistral = dict(cost_rows("Mistral 7B", 8192))
     assert mistral["KV cache"].startswith("512.00 MiB") and mistral[
         "KV cache if every layer were global"
