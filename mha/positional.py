@@ -65,7 +65,7 @@ def rotary_tables(
     The first ``r = fraction d_k`` coordinates of a head turn, in ``r/2`` pairs; pair ``i`` turns by the angle
     :math:`p\,\theta^{-2i/r}` at position ``p`` (partial rotary: Qwen3-Next 0.25, GLM-4.5 0.5; the rest of the
     head carries no position). :func:`apply_rotary` pairs coordinate ``i`` with ``i + r/2`` (the two halves,
-    as in Llama's code and transformers' default, "half-split"), so both tables repeat their ``r/2`` columns
+    transformers' ``rotate_half``, "half-split"), so both tables repeat their ``r/2`` columns
     twice.
 
     ``proportional`` is Gemma 4's form: the whole head is split in halves, pair ``i`` is ``(i, i + d_k/2)``,
@@ -108,7 +108,7 @@ def apply_rotary(
     the rest pass unchanged.
 
     Half-split (the default) pairs ``(x_i, x_{i + r/2})``; ``interleaved`` pairs neighbours
-    ``(x_{2i}, x_{2i+1})`` with the same angles, in place (Llama 4; Meta's original Llama code).
+    ``(x_{2i}, x_{2i+1})`` with the same angles, in place (Meta's Llama code, every version; DeepSeek's).
 
     Args:
         x: queries or keys, shape ``(..., n, d)`` with ``d >= r``.
@@ -140,8 +140,8 @@ class NoPositions(nn.Module):
 class Rotary(nn.Module):
     """Rotary positions (Su et al. 2021, RoFormer): each head's queries and keys turned by their positions.
 
-    ``style`` is how the pairs are laid out: ``"half-split"`` (pairs ``(i, i + r/2)``, Llama and transformers'
-    default), ``"interleaved"`` (neighbours ``(2i, 2i+1)``, Meta's Llama code and Llama 4) or
+    ``style`` is how the pairs are laid out: ``"half-split"`` (pairs ``(i, i + r/2)``, transformers'
+    ``rotate_half``), ``"interleaved"`` (neighbours ``(2i, 2i+1)``, Meta's Llama code, DeepSeek's) or
     ``"proportional"`` (Gemma 4's full layers: pairs across the whole head, only the first
     ``fraction d_k / 2`` of them turning, at the frequencies of a full rotary). ``fraction`` is partial
     rotary, the share of a head that turns (Qwen3-Next 0.25, GLM-4.5 0.5; ``partial_rotary_factor``).

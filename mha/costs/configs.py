@@ -75,6 +75,8 @@ class RopeScaling:
     beta_slow: float | None = None  # yarn: pairs with fewer turns are divided (None: the paper's 32 and 1)
     truncate: bool | None = None  # yarn: round the blend's ends to whole pairs (transformers' default True)
     in_config: bool = True  # shipped in config.json; False: recommended by the model card only
+    layers: str | None = None  # the one kind of layer it stretches ("full": Gemma 3, OLMo 3), the others
+    # turning unscaled; None: every rotary layer
 
     def __post_init__(self) -> None:
         if self.kind not in ROPE_SCALINGS:
@@ -106,6 +108,8 @@ class RopeScaling:
                     check_positive_number(name, getattr(self, name))
         if not isinstance(self.in_config, bool):
             raise TypeError(f"in_config must be a bool, got {type(self.in_config).__name__}")
+        if self.layers is not None and self.layers not in LAYER_KINDS:
+            raise ValueError(f"rope_scaling layers must be one of {LAYER_KINDS} or None, got {self.layers!r}")
 
     @property
     def options(self) -> dict[str, object]:
@@ -115,13 +119,16 @@ class RopeScaling:
         return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
 
     def __str__(self) -> str:
-        """Short, for a table: ``"llama3 x8 from 8192"``, ``"yarn x4 from 32768 (card)"``."""
+        """Short, for a table: ``"llama3 x8 from 8192"``, ``"yarn x4 from 32768 (card)"``, ``"yarn x8 from
+        8192, global layers"`` (the full layers only; the table's word for them, as in ``layer kinds``)."""
         factor = f"{self.factor:g}"
         text = (
             self.kind
             + f" x{factor}"
             + ("" if self.original_context is None else f" from {self.original_context}")
         )
+        if self.layers is not None:
+            text += f", {'global' if self.layers == 'full' else self.layers} layers"
         return text if self.in_config else f"{text} (card)"
 
 
@@ -295,6 +302,9 @@ class ModelConfig:
             raise ValueError("local_rope_theta needs local layers (a window)")
         if self.rope_scaling is not None and not isinstance(self.rope_scaling, RopeScaling):
             raise TypeError(f"rope_scaling must be a RopeScaling, got {type(self.rope_scaling).__name__}")
+        only = None if self.rope_scaling is None else self.rope_scaling.layers
+        if only is not None and (only not in self.layer_kinds or len(set(self.layer_kinds)) < 2):
+            raise ValueError(f"rope_scaling layers={only!r} must be one of the model's kinds of layer")
         if self.nope_period is not None and check_positive_int("nope_period", self.nope_period) < 2:
             raise ValueError(f"nope_period must be at least 2, got {self.nope_period}")
         if self.qk_norm is not None and self.qk_norm not in QK_NORMS:
@@ -484,6 +494,16 @@ class ModelConfig:
         return (1 if self.k_eq_v else 2) * self.n_kv_heads * self.d_k
 
     @property
+    def mha_cache_width(self) -> int:
+        """Values cached per token and layer were every query head to keep its own key and value (plain
+        MHA, the baseline of every cache comparison): ``2 h d_k``, or for latent attention
+        ``h (d_k + d_r) + h d_v``, since each head's key carries the shared rotary part beside its own
+        ``d_k`` (DeepSeek-V3: 128 x (128 + 64) + 128 x 128 = 40,960)."""
+        if self.kv_latent is not None:
+            return self.h * (self.d_k + (self.rope_dim or 0)) + self.h * (self.v_head_dim or self.d_k)
+        return 2 * self.h * self.d_k
+
+    @property
     def pattern(self) -> str:
         """The kinds of layer in words, in the order they first appear, e.g. ``"52 local (window 1024) +
         10 global"``, ``"36 linear (gated delta) + 12 global"``, ``"2 local (window 128) + 21 compressed
@@ -519,7 +539,10 @@ class ModelConfig:
         if given := [name for name in mixed if getattr(self, name) is not None]:
             raise ValueError(f"{self.name}: layers of several kinds or shapes ({', '.join(given)}): "
                              "count them one by one, Layer.global_elements")  # fmt: skip
-        return replace(self, window=None, global_period=None, local_rope_theta=None, chunked=False)
+        scaling = self.rope_scaling and replace(self.rope_scaling, layers=None)  # every layer is now full
+        return replace(
+            self, window=None, global_period=None, local_rope_theta=None, chunked=False, rope_scaling=scaling
+        )
 
     @property
     def n_attention_layers(self) -> int:
@@ -584,12 +607,15 @@ _DEEPSEEK_V4 = (
     "on the last 64 of the 512; sliding_window 128 in every layer; compress_ratios {2}; index_n_heads 64, "
     "index_head_dim 128; num_nextn_predict_layers 1; rope_theta 10000 on the window-only layers, "
     "compress_rope_theta 160000 and rope_scaling: type yarn, factor 16, original_max_position_embeddings "
-    "65536, beta_fast 32, beta_slow 1 on the compressed ones; max_position_embeddings 1048576), {3}. "
+    "65536, beta_fast 32, beta_slow 1 on the compressed ones, as inference/model.py's Attention sets them "
+    "(YaRN disabled on the window-only layers); max_position_embeddings 1048576), {3}. "
     "What a layer caches: DeepSeek's inference/model.py (in the Flash repository): a window of 128 "
     "tokens x 512, then max_seq_len // m compressed entries x 512; an indexer (index_head_dim 128 per "
     "entry) only where m = 4; learned sinks (attn_sink, one per head); the query normalised per head and "
     "the key by kv_norm (QK-norm); the not-yet-compressed tail of under m tokens is kept in fp32 "
-    "buffers of the compressor, of fixed size, and is not counted here (its tokens are in the window){4}. "
+    "buffers of the compressor, of fixed size, and is not counted here (its tokens are in the window){4}; "
+    "the rotary pairs neighbours, interleaved (apply_rotary_emb: torch.view_as_complex over "
+    "x.unflatten(-1, (-1, 2)); transformers' deepseek_v4 apply_rotary_pos_emb alike). "
     "trained_context: UNVERIFIED (the card: 'a context length of one million tokens'; the report not "
     "read)"
 )
@@ -749,7 +775,8 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "transformers' Gemma3TextConfig: layer i is full_attention iff (i + 1) % 6 == 0, and the scaling "
             "applies to the full_attention layers only",
             head_dim=128, window=1024, global_period=6, positions="rotary", rope_theta=1_000_000.0,
-            local_rope_theta=10000.0, rope_scaling=RopeScaling("linear", 8.0, None), family=GEMMA3,
+            local_rope_theta=10000.0, rope_scaling=RopeScaling("linear", 8.0, None, layers="full"),
+            family=GEMMA3,
         ),
         ModelConfig(
             "Llama 4 Scout", 5120, 40, 8, 48, 262144, 262144, "decoder",
@@ -768,7 +795,9 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "layer_types "
             "chunked_attention where the layer has RoPE, full_attention elsewhere; its QK-norm is a "
             "weightless "
-            "L2 norm per head, on the RoPE layers only (modeling_llama4.py). A chunked layer is counted here "
+            "L2 norm per head, on the RoPE layers only (modeling_llama4.py); its rotary pairs neighbours, "
+            "interleaved (apply_rotary_emb of https://github.com/meta-llama/llama-models, "
+            "models/llama4/model.py: torch.view_as_complex over pairs). A chunked layer is counted here "
             "as local with window 8192, the most it caches",
             head_dim=128, window=8192, global_period=4,             positions="rotary", rope_theta=500000.0,
             rope_scaling=RopeScaling("llama3", 8.0, 8192, low_freq_factor=1.0, high_freq_factor=4.0),
@@ -813,9 +842,13 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "1.0; two stored copies agree); DeepSeek-AI 2024 (DeepSeek-V3), section 4.2: d_c = 512, "
             "d_h^R = 64, d_h = 128, d_c' = 1536; section 4.3: pre-trained at 4K, then extended with YaRN to "
             "32K and to 128K = 131,072 tokens (trained_context); head_dim here is d_h, the width of a head's "
-            "key and value apart from the rotary part",
+            "key and value apart from the rotary part; the rotary pairs are neighbours (2i, 2i + 1), "
+            "interleaved: apply_rotary_emb of DeepSeek's inference/model.py "
+            "(https://github.com/deepseek-ai/DeepSeek-V3, torch.view_as_complex over pairs), as "
+            "transformers' rope_interleave (default true) reproduces",
             head_dim=128, kv_latent=512, rope_dim=64, q_latent=1536, positions="rotary", rope_theta=10000.0,
             rope_scaling=RopeScaling("yarn", 40.0, 4096, beta_fast=32.0, beta_slow=1.0),
+            rope_style="interleaved",
         ),
         # 2025-2026: kinds of layer mixed in one model (mha.costs.layers), each field from the config.json
         # and a second copy, the reference code or the report; "UNVERIFIED" marks a field that is not.
@@ -867,10 +900,14 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "inference/model.py of https://github.com/deepseek-ai/DeepSeek-V3.2-Exp. trained_context "
             "131,072: the V3.2-Exp report (DeepSeek_V3_2.pdf, section 2: both continued-training stages on "
             "sequences of 128K tokens); for the final V3.2 checkpoint UNVERIFIED (its own report not read). "
-            "head_dim here is d_h, a head's key and value width apart from the rotary part",
+            "head_dim here is d_h, a head's key and value width apart from the rotary part. The "
+            "attention's rotary pairs neighbours, interleaved: apply_rotary_emb of V3.2-Exp's "
+            "inference/model.py (torch.view_as_complex over pairs; transformers' deepseek_v32 "
+            "apply_rotary_pos_emb_interleave)",
             head_dim=128, kv_latent=512, rope_dim=64, q_latent=1536, indexer=Indexer(64, 128, 2048),
             positions="rotary", rope_theta=10000.0,
             rope_scaling=RopeScaling("yarn", 40.0, 4096, beta_fast=32.0, beta_slow=1.0), mtp_layers=1,
+            rope_style="interleaved",
         ),
         ModelConfig(
             "DeepSeek-V4-Flash", 4096, 64, 1, 43, None, 1048576, "decoder",
@@ -887,8 +924,8 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             head_dim=512, k_eq_v=True, window=128, layer_types=("sliding",) * 2 + ("compressed",) * 41,
             compress_ratios=(0, 0) + (4, 128) * 20 + (4,), indexer=Indexer(64, 128, 512, ratio=4),
             positions="rotary", rope_theta=160000.0, local_rope_theta=10000.0, rope_fraction=0.125,
-            rope_scaling=RopeScaling("yarn", 16.0, 65536, beta_fast=32.0, beta_slow=1.0),
-            qk_norm="per head", sinks=True, mtp_layers=1,
+            rope_scaling=RopeScaling("yarn", 16.0, 65536, beta_fast=32.0, beta_slow=1.0, layers="compressed"),
+            qk_norm="per head", sinks=True, mtp_layers=1, rope_style="interleaved",
         ),
         ModelConfig(
             "DeepSeek-V4-Pro", 7168, 128, 1, 61, None, 1048576, "decoder",
@@ -906,7 +943,7 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             compress_ratios=(128, 128) + (4, 128) * 29 + (4,), indexer=Indexer(64, 128, 1024, ratio=4),
             positions="rotary", rope_theta=160000.0, rope_fraction=0.125,
             rope_scaling=RopeScaling("yarn", 16.0, 65536, beta_fast=32.0, beta_slow=1.0),
-            qk_norm="per head", sinks=True, mtp_layers=1,
+            qk_norm="per head", sinks=True, mtp_layers=1, rope_style="interleaved",
         ),
         ModelConfig(
             "GLM-4.5", 5120, 96, 8, 92, None, 131072, "decoder",
@@ -986,10 +1023,14 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "with rope_theta 50000, max_position_embeddings 131072, rope_scaling: type yarn, factor 32, "
             "original_max_position_embeddings 4096, beta_fast 1, beta_slow 1, mscale 1, mscale_all_dim 1), "
             "as copied in https://github.com/ai-dynamo/aiconfigurator; the same in THUDM/slime kimi-k2.sh "
-            "and MaxText's kimi-k2-1t.yml. head_dim here is d_h, as for DeepSeek-V3. trained_context: "
+            "and MaxText's kimi-k2-1t.yml. head_dim here is d_h, as for DeepSeek-V3. Rotary pairs "
+            "interleaved: Kimi K2 'reuses the DeepSeekV3CausalLM architecture' "
+            "(https://github.com/MoonshotAI/Kimi-K2, docs/deploy_guidance.md), whose rotary pairs "
+            "neighbours (as DeepSeek-V3). trained_context: "
             "UNVERIFIED (the K2 report not read)",
             head_dim=128, kv_latent=512, rope_dim=64, q_latent=1536, positions="rotary", rope_theta=50000.0,
             rope_scaling=RopeScaling("yarn", 32.0, 4096, beta_fast=1.0, beta_slow=1.0), mtp_layers=0,
+            rope_style="interleaved",
         ),
         ModelConfig(
             "Kimi-Linear-48B-A3B", 2304, 32, None, 27, None, 1048576, "decoder",
@@ -1037,7 +1078,8 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "builds them from its default no_rope_layer_interval=4 (layer i has no RoPE iff (i + 1) % 4 == "
             "0), as Meta's reference code (https://github.com/meta-llama/llama-models, models/llama4/"
             "model.py, nope_layer_interval) does: chunked attention on the RoPE layers, global on the "
-            "others. trained_context: UNVERIFIED (the model card advertises 1M)",
+            "others; the rotary pairs neighbours, interleaved (apply_rotary_emb there). trained_context: "
+            "UNVERIFIED (the model card advertises 1M)",
             head_dim=128, window=8192, global_period=4, positions="rotary",
             rope_theta=500000.0, nope_period=4, family=LLAMA4,
             qk_norm=None,  # use_qk_norm false: Llama 4 without its QK-norm
@@ -1052,10 +1094,14 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
             "(sliding_window_size 4096, inhomogeneous_layer_cycle_interval 4, max_position_embeddings 65536, "
             "rope_scaling: yarn, rope_factor 8.0 from original_max_position_embeddings 8192) and a "
             "third-party copy of the config (num_key_value_heads 32, layer_types 3 sliding + 1 full, "
-            "window 4096). Which checkpoint ships the YaRN scaling (MaxText: the post-trained ones; its "
-            "olmo3-7b-pt.yml has none and a limit of 8192) and trained_context: UNVERIFIED",
+            "window 4096). The scaling stretches the full layers only: OLMo-core's with_rope_scaling("
+            "full_attn_layers_only=True) and its HF export ('RoPE scaling is not applied to sliding window "
+            "attention layers', src/olmo_core/nn/hf/config.py), transformers' Olmo3Config (rope_scaling "
+            "goes to rope_parameters['full_attention']). Which checkpoint ships the YaRN scaling (MaxText: "
+            "the post-trained ones; its olmo3-7b-pt.yml has none and a limit of 8192) and trained_context: "
+            "UNVERIFIED",
             head_dim=128, window=4096, global_period=4, positions="rotary", rope_theta=500000.0,
-            rope_scaling=RopeScaling("yarn", 8.0, 8192, beta_fast=32.0, beta_slow=1.0),
+            rope_scaling=RopeScaling("yarn", 8.0, 8192, beta_fast=32.0, beta_slow=1.0, layers="full"),
             qk_norm="whole projection",
         ),
         ModelConfig(

@@ -352,8 +352,8 @@ def model_costs(
     Returns:
         A :class:`ModelCosts`; ``macs_per_token`` is for one token of one sequence, ``macs_per_sequence``
         for the whole batch. The caches: counted layer by layer (:func:`model_kv_cache_bytes`), the same
-        with no window and no compression, and plain MHA's (:func:`kv_cache_bytes` of ``n_layers, h, d_k``,
-        ``d_k`` the full layers' head width).
+        with no window and no compression, and plain MHA's (:attr:`ModelConfig.mha_cache_width` per token
+        and layer, in every layer).
     """
     if not isinstance(config, ModelConfig):
         raise TypeError(f"config must be a ModelConfig, got {type(config).__name__}")
@@ -364,7 +364,7 @@ def model_costs(
     caches = {
         "kv_cache_bytes": cache * sum(layer.cache_elements(context) for layer in config.layers),
         "kv_cache_bytes_all_global": cache * sum(layer.global_elements(context) for layer in config.layers),
-        "kv_cache_bytes_as_mha": cache * 2 * config.h * config.d_k * L * context,
+        "kv_cache_bytes_as_mha": cache * config.mha_cache_width * L * context,
     }
     if uncounted_layers(config):
         return ModelCosts(params=None, macs_per_token=None, macs_per_sequence=None, **caches)

@@ -237,7 +237,7 @@ def calculator_data() -> list[dict]:
                     {**dataclasses.asdict(g), "count": count, "label": g.label}
                     for g, count in cache_groups(c)
                 ],
-                "mha_width": 2 * c.h * c.d_k,
+                "mha_width": c.mha_cache_width,
             }
         )
     return out

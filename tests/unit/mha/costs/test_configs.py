@@ -152,6 +152,26 @@ def test_positions_and_norms(name):
     }.get(name, (None, None))  # fmt: skip
 
 
+# Models whose rotary pairs are not transformers' half-split (i, i + r/2), each from its reference code:
+# neighbours (2i, 2i + 1) in apply_rotary_emb of Meta's models/llama4/model.py and of DeepSeek's
+# inference/model.py (V3, V3.2-Exp, V4-Flash), Kimi K2 as DeepSeek-V3, GLM-5's rope_interleave; Gemma 4's
+# proportional pairs. The rest of the rotary models: half-split (their family) or not stated (None).
+ROPE_STYLE = {
+    "Llama 4 Scout": "interleaved", "Llama 4 Maverick": "interleaved", "DeepSeek-V3": "interleaved",
+    "DeepSeek-V3.2": "interleaved", "DeepSeek-V4-Flash": "interleaved", "DeepSeek-V4-Pro": "interleaved",
+    "Kimi K2": "interleaved", "GLM-5": "interleaved", "Gemma 4 31B": "proportional",
+    "Gemma 4 E2B": "proportional",
+}  # fmt: skip
+
+
+def test_rotary_styles_follow_the_reference_code():
+    configs = MODEL_CONFIGS.values()
+    styles = {c.name: c.rope_style for c in configs if c.rope_style not in (None, "half-split")}
+    assert styles == ROPE_STYLE
+    for name in ROPE_STYLE:  # each says where its pairing was read
+        assert "interleave" in MODEL_CONFIGS[name].source or "proportional" in MODEL_CONFIGS[name].source
+
+
 def test_every_rotary_model_names_its_positions_in_the_source():
     for c in MODEL_CONFIGS.values():
         assert (
@@ -191,6 +211,14 @@ def test_cache_width_and_every_layer_global():
     assert MODEL_CONFIGS["DeepSeek-V3"].cache_width == 512 + 64
     full = MODEL_CONFIGS["Gemma 3 27B"].every_layer_global()
     assert full.layer_windows == (None,) * 62 and full.d_k == 128 and full.name == "Gemma 3 27B"
+
+
+def test_the_per_head_baseline_of_latent_attention_counts_the_rotary_part():
+    # one number for both chapters: DeepSeek-V3's 128 heads, keys of d_k + d_r = 128 + 64, values of 128
+    v3, glm5, llama = MODEL_CONFIGS["DeepSeek-V3"], MODEL_CONFIGS["GLM-5"], MODEL_CONFIGS["Llama 2 7B"]
+    assert v3.mha_cache_width == 128 * (128 + 64) + 128 * 128 == 40960
+    assert glm5.mha_cache_width == 64 * (192 + 64) + 64 * 256  # v_head_dim 256
+    assert llama.mha_cache_width == 2 * 32 * 128
 
 
 def test_gpt3_head_width_is_128():
@@ -392,7 +420,7 @@ def test_rows_hold_the_table_as_data():
     )  # fmt: skip
     assert (gemma["rope base"], gemma["rope scaling"], gemma["QK-norm"]) == (
         "1M (10k local)",
-        "linear x8",
+        "linear x8, global layers",  # the full layers only (transformers' Gemma3TextConfig)
         "per head",
     )
     scout, qwen = by_name["Llama 4 Scout"], by_name["Qwen3-8B"]
@@ -441,6 +469,18 @@ def test_rope_scaling_options_and_text():
     c = MODEL_CONFIGS["gpt-oss-120b"].rope_scaling
     assert c.options == {"kind": "yarn", "factor": 32.0, "original_context": 4096, "beta_fast": 32.0,
                          "beta_slow": 1.0, "truncate": False}  # fmt: skip
-    assert str(c) == "yarn x32 from 4096"
+    assert str(c) == "yarn x32 from 4096"  # every layer, sliding and full
+    # OLMo 3 stretches its full layers only (OLMo-core's with_rope_scaling(full_attn_layers_only=True));
+    # DeepSeek-V4-Flash its compressed ones (inference/model.py: no YaRN on the window-only layers)
+    scaled = {
+        n: MODEL_CONFIGS[n].rope_scaling.layers for n in ("OLMo 3 7B", "Gemma 3 27B", "DeepSeek-V4-Flash")
+    }
+    assert scaled == {"OLMo 3 7B": "full", "Gemma 3 27B": "full", "DeepSeek-V4-Flash": "compressed"}
+    assert str(MODEL_CONFIGS["OLMo 3 7B"].rope_scaling) == "yarn x8 from 8192, global layers"
+    with pytest.raises(ValueError, match="rope_scaling layers must be one of"):
+        RopeScaling("linear", 8.0, None, layers="global")
+    with pytest.raises(ValueError, match="rope_scaling layers='full' must be one of the model's kinds"):
+        ModelConfig(**{**GEMMA3, "window": None, "global_period": None, "local_rope_theta": None,
+                       "rope_scaling": RopeScaling("linear", 8.0, None, layers="full")})  # fmt: skip
     with pytest.raises(TypeError, match="rope_scaling must be a RopeScaling"):
         ModelConfig(**{**GEMMA3, "rope_scaling": {"rope_type": "linear"}})

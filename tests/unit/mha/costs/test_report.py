@@ -82,8 +82,8 @@ def test_rows_of_models_with_windows_and_latents():
     assert deepseek["model"].startswith("DeepSeek-V3 (MLA: d_model=7168, h=128, d_k=128, latent 512 + 64")
     assert "layers" not in deepseek and "KV cache if every layer were global" not in deepseek
     assert (
-        deepseek["KV cache if every layer were full MHA (K, V per head)"] == "488.00 GiB (56.9x)"
-    )  # 32768 / 576
+        deepseek["KV cache if every layer were full MHA (K, V per head)"] == "610.00 GiB (71.1x)"
+    )  # 40960 / 576: its heads' keys, 128 + 64 wide, and values (ModelConfig.mha_cache_width)
     mistral = dict(cost_rows("Mistral 7B", 8192))
     assert mistral["KV cache"].startswith("512.00 MiB") and mistral[
         "KV cache if every layer were global"
@@ -197,10 +197,12 @@ def test_costs_equal_mha_costs_for_every_decoder(ports):
             value = result[name]
             assert (None if value is None else int(value)) == getattr(costs, name), (s, name)
         assert int(result["kv_cache_bytes"]) == costs.kv_cache_bytes, s
-        as_mha = kv_cache_bytes(
-            model.n_layers, model.h, model.d_k, s["context"], batch=s["batch"], dtype=dtype
-        )
-        assert int(result["kv_cache_bytes_as_mha"]) == as_mha, s
+        as_mha = dtype.itemsize * s["batch"] * model.mha_cache_width * model.n_layers * s["context"]
+        if model.kv_latent is None:  # plain MHA's cache; latent heads' keys add the rotary part
+            assert as_mha == kv_cache_bytes(
+                model.n_layers, model.h, model.d_k, s["context"], batch=s["batch"], dtype=dtype
+            )
+        assert int(result["kv_cache_bytes_as_mha"]) == as_mha == costs.kv_cache_bytes_as_mha, s
         every = (
             dtype.itemsize * s["batch"] * sum(layer.global_elements(s["context"]) for layer in model.layers)
         )
