@@ -23,6 +23,12 @@ minutes, per display equation 0.5 to 1 minute, per figure 1 to 2 minutes, per in
 controls) 2 to 5 minutes. Exercises are not included. With ``--markdown`` it prints the two tables
 that teaching.md shows; with ``--path``, the same ranges for the sections of intro.md's short path
 (:func:`section_stats` counts any sections of a chapter).
+
+With ``--budget`` it prints the three numbers the book's reading budget is set in (:func:`budget`), per
+main chapter (the chapters of _toc.yml but the appendices, ``appendix_*``) and in all: the
+whitespace-separated words of every Markdown cell; the words of the printed output (streams, ``text/plain``,
+and HTML other than an interactive figure's root, as text), outputs with a picture excluded; and the lines of
+code cells shown (not tagged ``remove-input``, ``hide-input``, ``remove-cell`` or ``hide-cell``).
 """
 
 from __future__ import annotations
@@ -32,10 +38,12 @@ import itertools
 import re
 import sys
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
 
+from _ext.figure_roots import figure_roots
 from scripts import ROOT, myst
 from scripts.build_slides import chapters
 from scripts.tag_slides import References, slide_notebook
@@ -180,6 +188,55 @@ def _h1(tokens: list) -> str:
     return ""
 
 
+HIDDEN_CODE = {"remove-input", "hide-input", "remove-cell", "hide-cell"}  # a code cell the page does not show
+BUDGET = {"markdown_words": 26_000, "output_words": 9_000, "code_lines": 1_800}  # the main chapters, in all
+
+
+class _Text(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+
+def _output_words(output: dict) -> int:
+    """The words a reader reads in one output: none for a picture or an interactive figure's root."""
+    if output.get("output_type") == "stream":
+        return len(str(output.get("text", "")).split())
+    data = output.get("data", {})
+    if any(kind.startswith("image/") for kind in data):
+        return 0
+    html = "".join(data.get("text/html", ""))
+    if html:
+        if figure_roots(html):
+            return 0
+        parser = _Text()
+        parser.feed(html)
+        return len(" ".join(parser.parts).split())
+    return len("".join(data.get("text/plain", "")).split())
+
+
+def budget(path: Path) -> dict[str, int]:
+    """A chapter's three numbers of the reading budget (the module's docstring has the rule)."""
+    nb = nbformat.read(path, as_version=4)
+    counts = dict.fromkeys(BUDGET, 0)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            counts["markdown_words"] += len(cell.source.split())
+        elif cell.cell_type == "code" and not HIDDEN_CODE & set(cell.metadata.get("tags", [])):
+            counts["code_lines"] += len(cell.source.splitlines())
+        if cell.cell_type == "code":
+            counts["output_words"] += sum(_output_words(output) for output in cell.get("outputs", []))
+    return counts
+
+
+def main_chapters() -> list[Path]:
+    """The chapters of _toc.yml the budget counts: all but the appendices."""
+    return [path for path in chapters() if not path.stem.startswith("appendix_")]
+
+
 def all_stats() -> list[Stats]:
     refs = References()
     return [chapter_stats(p, refs) for p in chapters()]
@@ -233,7 +290,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--markdown", action="store_true", help="print the table of teaching.md")
     parser.add_argument("--path", action="store_true", help="the minutes of intro.md's short path")
+    parser.add_argument(
+        "--budget", action="store_true", help="the reading budget's three numbers per chapter"
+    )
     args = parser.parse_args(argv)
+    if args.budget:
+        rows = {path.stem: budget(path) for path in main_chapters()}
+        print(f"{'chapter':22}" + "".join(f"{name:>16}" for name in BUDGET))
+        for stem, counts in rows.items():
+            print(f"{stem:22}" + "".join(f"{counts[name]:>16,}" for name in BUDGET))
+        total = {name: sum(counts[name] for counts in rows.values()) for name in BUDGET}
+        print(f"{'in all':22}" + "".join(f"{total[name]:>16,}" for name in BUDGET))
+        print(f"{'budget':22}" + "".join(f"{BUDGET[name]:>16,}" for name in BUDGET))
+        return 0
     if args.path:
         items = path_stats((ROOT / "intro.md").read_text(encoding="utf-8"))
         for s, (fast, slow) in items:

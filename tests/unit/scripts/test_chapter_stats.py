@@ -129,3 +129,27 @@ def test_sections_add_up_to_the_chapter_and_a_cell_splits_at_its_heading(tmp_pat
     assert both.words == opening.words + one.words + two.words and both.code_cells == 2
     with pytest.raises(ValueError, match="Three"):
         chapter_stats.section_stats(path, ["Three"])
+
+
+def test_the_budget_counts_markdown_words_printed_words_and_shown_code_lines(tmp_path):
+    """The reading budget's rule: every Markdown word (syntax too); the words of streams, text/plain and
+    HTML as text, but nothing of a picture or an interactive figure's root; code lines of shown cells only."""
+    md, code, out = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell, nbformat.v4.new_output
+    root = '<div class="mha-explorer"><script type="application/json">{"a": 1}</script></div>'
+    stream = out("stream", name="stdout", text="a b")
+    html = out("display_data", data={"text/html": "<p>three <b>html</b> words</p>"})
+    picture = out("display_data", data={"image/png": "AA==", "text/plain": "<Figure>"})
+    figure = out("display_data", data={"text/html": root, "text/plain": "Explorer()"})
+    result = out("execute_result", data={"text/plain": "1"})
+    cells = [
+        md("# Title\n\n(label)=\nFour words of prose."),  # 7 whitespace-separated words
+        code("setup()", metadata={"tags": ["remove-input"]}, outputs=[stream]),
+        code("a = 1\nb = 2", outputs=[html]),
+        code("plot()", outputs=[picture]),
+        code("explorer()", outputs=[figure]),
+        code("x", metadata={"tags": ["hide-cell"]}, outputs=[result]),
+    ]
+    path = tmp_path / "chapter.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    assert chapter_stats.budget(path) == {"markdown_words": 7, "output_words": 6, "code_lines": 4}
+    assert all(not p.stem.startswith("appendix_") for p in chapter_stats.main_chapters())
