@@ -2,8 +2,6 @@
 
 - :func:`blockwise_attention`: attention over blocks of queries and keys with an online softmax, the
   arithmetic of FlashAttention (Dao et al. 2022; Milakov & Gimelshein 2018), in a few lines of PyTorch;
-- :func:`rotary_frequencies`: the angle per token of every rotary pair, plain or stretched by a scaling
-  (Position Interpolation, NTK-aware, Llama 3's and YaRN), equal to transformers' ``ROPE_INIT_FUNCTIONS``;
 - :func:`largest_tensor_bytes`: the largest tensor any operation creates while a call runs (exact, counted
   per operation, so it shows whether an ``n x n`` matrix ever exists);
 - :func:`layer_masks` and :func:`receptive_fields`: the masks of a stack of local (sliding-window) and global
@@ -24,13 +22,12 @@ Shape legend:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from mha._checks import check_positive_int, check_positive_number
+from mha._checks import check_positive_int
 from mha.masks import causal_mask
 
 
@@ -110,100 +107,6 @@ def blockwise_attention(
             m = m_new
         out[:, :, i0 : i0 + bq] = acc / l  # (B, h, bq, d_v)
     return out
-
-
-_SCALINGS = ("default", "linear", "ntk", "llama3", "yarn")
-
-
-def rotary_frequencies(
-    d_k: int,
-    *,
-    theta: float,
-    kind: str = "default",
-    factor: float = 1.0,
-    original_context: int | None = None,
-    low_freq_factor: float | None = None,
-    high_freq_factor: float | None = None,
-    beta_fast: float | None = None,
-    beta_slow: float | None = None,
-    truncate: bool | None = None,
-) -> torch.Tensor:
-    r"""The angle per token of each of a head's ``d_k / 2`` rotary pairs: pair ``i`` at position ``p`` turns
-    by ``p * freq[i]`` radians. Its wavelength, the tokens it takes to turn once, is ``2 pi / freq[i]``.
-
-    Without scaling, :math:`\theta_i = b^{-2i/d_k}` for the base ``b = theta`` (what
-    :func:`mha.positional.rotary_tables` uses). A scaling stretches the slow pairs so that a longer context
-    reaches no angle the model never saw:
-
-    - ``"linear"``, Position Interpolation (Chen et al. 2023): every angle divided by ``factor`` s;
-    - ``"ntk"``, NTK-aware scaling (Peng et al. 2023, section 3.1): the base becomes
-      :math:`b\,s^{d_k/(d_k-2)}`, so the fastest pair keeps its angle and the slowest is divided by s;
-    - ``"llama3"``: pairs with a wavelength under ``original_context / high_freq_factor`` keep their angle,
-      those over ``original_context / low_freq_factor`` are divided by s, a linear blend in between (the
-      blend weight is ``(original_context / wavelength - low) / (high - low)``);
-    - ``"yarn"``, YaRN (Peng et al. 2023): the same by the turns ``r`` a pair makes in
-      ``original_context`` tokens: more than ``beta_fast`` (default 32): kept; fewer than ``beta_slow``
-      (default 1): divided by s; a linear ramp over the pairs in between, whose ends are rounded to whole
-      pairs unless ``truncate`` is ``False``. YaRN also scales the scores by a temperature
-      :math:`(0.1 \ln s + 1)^2`, which this function leaves out (it changes no angle).
-
-    The arguments after ``theta`` are those of :attr:`mha.costs.RopeScaling.options`, so a model's scaling is
-    ``rotary_frequencies(c.d_k, theta=c.rope_theta, **c.rope_scaling.options)``.
-
-    Args:
-        d_k: head width (the rotary width); even.
-        theta: the base ``b`` (``rope_theta``).
-        kind: ``"default"`` (no scaling), ``"linear"``, ``"ntk"``, ``"llama3"`` or ``"yarn"``.
-        factor: the scaling factor s.
-        original_context: the length trained at before scaling (``llama3`` and ``yarn``).
-        low_freq_factor, high_freq_factor: ``llama3``'s band edges.
-        beta_fast, beta_slow: ``yarn``'s ramp ends, in turns; ``None``: 32 and 1, the paper's values.
-        truncate: ``yarn``: round the ramp's ends to whole pairs; ``None``: ``True``.
-
-    Returns:
-        float64 tensor of shape ``(d_k / 2,)``, radians per token, fastest pair first.
-    """
-    check_positive_int("d_k", d_k)
-    if d_k % 2:
-        raise ValueError(f"rotary embeddings need an even head width d_k, got {d_k}")
-    theta, factor = check_positive_number("theta", theta), check_positive_number("factor", factor)
-    if kind not in _SCALINGS:
-        raise ValueError(f"kind must be one of {_SCALINGS}, got {kind!r}")
-    exponent = torch.arange(0, d_k, 2, dtype=torch.float64) / d_k  # (d_k/2,): 2i / d_k
-    freq = theta**-exponent  # (d_k/2,)
-    if kind == "default":
-        return freq
-    if kind == "linear":
-        return freq / factor
-    if kind == "ntk":
-        return (theta * factor ** (d_k / (d_k - 2))) ** -exponent
-    if original_context is None:
-        raise ValueError(f"{kind} scaling needs original_context, the length trained at before scaling")
-    L = check_positive_int("original_context", original_context)
-    if kind == "llama3":
-        if low_freq_factor is None or high_freq_factor is None:
-            raise ValueError("llama3 scaling needs low_freq_factor and high_freq_factor")
-        low, high = check_positive_number("low_freq_factor", low_freq_factor), high_freq_factor
-        if not check_positive_number("high_freq_factor", high) > low:
-            raise ValueError(f"high_freq_factor must exceed low_freq_factor={low}, got {high}")
-        wavelength = 2 * math.pi / freq  # (d_k/2,)
-        blend = ((L / wavelength - low) / (high - low)).clamp(0, 1)  # 1: keep, 0: divide by s
-        out = (1 - blend) * freq / factor + blend * freq
-        out[wavelength < L / high] = freq[wavelength < L / high]  # the fast pairs, exactly
-        return out
-    fast = 32.0 if beta_fast is None else check_positive_number("beta_fast", beta_fast)
-    slow = 1.0 if beta_slow is None else check_positive_number("beta_slow", beta_slow)
-
-    def pair_with(turns: float) -> float:  # the (fractional) pair index that turns this often in L tokens
-        return d_k * math.log(L / (turns * 2 * math.pi)) / (2 * math.log(theta))
-
-    lo, hi = pair_with(fast), pair_with(slow)
-    if truncate is None or truncate:
-        lo, hi = math.floor(lo), math.ceil(hi)
-    lo, hi = max(lo, 0), min(hi, d_k - 1)
-    hi = hi + 0.001 if hi == lo else hi  # as transformers does, against a zero-width ramp
-    ramp = ((torch.arange(d_k // 2, dtype=torch.float64) - lo) / (hi - lo)).clamp(0, 1)  # 0 keep, 1 divide
-    return freq * (1 - ramp) + freq / factor * ramp
 
 
 class _LargestTensor(TorchDispatchMode):

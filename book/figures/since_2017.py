@@ -1,8 +1,5 @@
-"""The figures of the chapter "Multi-head attention since 2017": rotary wavelengths, and local and global
-layers with what they see.
+"""The figures of the chapter "Multi-head attention since 2017": local and global layers with what they see.
 
-:func:`plot_rotary_wavelengths` draws the wavelength of each rotary pair (from
-:func:`book.compute.since_2017.rotary_frequencies`) against the lengths a model was trained at;
 :func:`plot_layer_stack` draws, for each layer of a stack, its mask (top row) and the inputs each position
 has seen after it (bottom row), from :func:`book.compute.since_2017.layer_masks` and
 :func:`book.compute.since_2017.receptive_fields`. They compute nothing themselves.
@@ -19,7 +16,6 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
 from book.figures import _pyplot
-from book.figures._style import TEXT_PT
 from book.figures.heatmaps import TICK_SIZE, TITLE_SIZE
 
 _COLOURS = ListedColormap([(0.93, 0.93, 0.93), (0.16, 0.38, 0.62)])  # False light grey, True dark blue
@@ -62,54 +58,4 @@ def plot_layer_stack(masks: torch.Tensor, seen: torch.Tensor, *, kinds: list[str
     fig.suptitle(
         "Top: the layer's mask. Bottom: the inputs each position has seen after it", fontsize=TITLE_SIZE
     )
-    return fig
-
-
-def plot_rotary_wavelengths(wavelengths: dict[str, torch.Tensor], *, lengths: dict[str, int]) -> Figure:
-    """The wavelength of each rotary pair (tokens per full turn), one line per scaling, against lengths.
-
-    A pair whose wavelength exceeds the length a model was trained at never completed a turn in training:
-    beyond that length it reaches angles the model never saw. A scaling that divides a pair's angle by s
-    multiplies its wavelength by s.
-
-    Args:
-        wavelengths: label to wavelengths, each a 1-D tensor of ``d_k / 2`` values, fastest pair first
-            (``2 pi / rotary_frequencies(...)``); all of one length.
-        lengths: label to a length in tokens, each drawn as a dashed horizontal line (e.g. the length trained
-            at and the context reached).
-
-    Returns:
-        The figure: pairs (1 .. d_k/2) across, wavelength on a log scale up.
-    """
-    if not isinstance(wavelengths, dict) or not wavelengths:
-        raise ValueError("wavelengths must be a non-empty dict of label to 1-D tensor")
-    sizes = set()
-    for label, w in wavelengths.items():
-        if not isinstance(w, torch.Tensor) or w.dim() != 1 or not (w > 0).all():
-            raise ValueError(f"wavelengths[{label!r}] must be a 1-D tensor of positive values")
-        sizes.add(w.numel())
-    if len(sizes) != 1:
-        raise ValueError(f"every wavelengths tensor must have the same length, got {sorted(sizes)}")
-    if not isinstance(lengths, dict) or any(
-        isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in lengths.values()
-    ):
-        raise ValueError(f"lengths must be a dict of label to a positive int, got {lengths!r}")
-    (pairs,) = sizes
-    fig, ax = _pyplot.subplots(figsize=(8.6, 4.6), layout="constrained")
-    x = list(range(1, pairs + 1))
-    for (label, w), style in zip(wavelengths.items(), ("-", "--", "-.", ":"), strict=False):
-        ax.plot(x, w.tolist(), style, lw=1.8, label=label)
-    for (label, n), colour in zip(lengths.items(), ("0.35", "#c44e52", "#55a868"), strict=False):
-        ax.axhline(n, color=colour, lw=1, ls="--")
-        ax.annotate(f"{label}: {n:,}", (1, n), xytext=(2, 3), textcoords="offset points", fontsize=TEXT_PT,
-                    color=colour, va="bottom")  # fmt: skip
-    ax.set_yscale("log", base=2)
-    ax.set_xlabel("rotary pair (1 = fastest)", fontsize=TITLE_SIZE)
-    ax.set_ylabel("wavelength: tokens per full turn", fontsize=TITLE_SIZE)
-    ax.tick_params(labelsize=TICK_SIZE)
-    ax.grid(True, which="major", alpha=0.3)
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=len(wavelengths),
-               fontsize=TEXT_PT)  # fmt: skip
-    ax.set_title("Slow pairs turn less than once in the trained length; scaling stretches them",
-                 fontsize=TITLE_SIZE)  # fmt: skip
     return fig

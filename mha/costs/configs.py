@@ -52,8 +52,6 @@ class RopeScaling:
     The names are those of a Hugging Face ``config.json``'s ``rope_scaling`` (``rope_parameters`` in
     transformers 5): ``kind`` is its ``rope_type``, ``original_context`` its
     ``original_max_position_embeddings``.
-    :func:`book.compute.since_2017.rotary_frequencies` turns it into the angle per token of every rotary pair,
-    equal to transformers' ``ROPE_INIT_FUNCTIONS`` (the tests check it for every model of the table).
 
     - ``"linear"``: Position Interpolation (Chen et al. 2023): every angle divided by ``factor``.
     - ``"llama3"``: pairs whose wavelength is below ``original_context / high_freq_factor`` keep their angle,
@@ -113,7 +111,7 @@ class RopeScaling:
 
     @property
     def options(self) -> dict[str, object]:
-        """The keyword arguments of :func:`book.compute.since_2017.rotary_frequencies` for this scaling."""
+        """The scaling's fields that are set, by name: ``kind``, ``factor`` and those of its kind."""
         names = ("kind", "factor", "original_context", "low_freq_factor", "high_freq_factor", "beta_fast",
                  "beta_slow", "truncate")  # fmt: skip
         return {name: getattr(self, name) for name in names if getattr(self, name) is not None}

@@ -16,10 +16,7 @@ from book.compute.since_2017 import (
     largest_tensor_bytes,
     layer_masks,
     receptive_fields,
-    rotary_frequencies,
 )
-from mha.costs.configs import MODEL_CONFIGS
-from mha.positional import rotary_tables
 from tests.port_cases import WINDOW_SWEEP
 
 SIZES = [(7, 7, 3, 2), (64, 64, 16, 16), (33, 50, 8, 13)]  # n_q, n_k, block_q, block_k
@@ -131,101 +128,6 @@ def test_blockwise_correct_must_be_a_bool():
 
 
 # -- rotary frequencies and their scalings ----------------------------------------------------------------
-
-
-def _transformers_inv_freq(d, theta, scaling, max_context):
-    """transformers' own inverse frequencies for a config with this rotary width, base and scaling."""
-    transformers = pytest.importorskip("transformers")
-    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
-
-    names = {"original_context": "original_max_position_embeddings", "kind": "rope_type"}
-    params = {names.get(k, k): v for k, v in scaling.items()}
-    config = transformers.LlamaConfig(
-        hidden_size=4 * d, num_attention_heads=4, head_dim=d, max_position_embeddings=max_context,
-        rope_parameters={"rope_theta": theta, **params},
-    )  # fmt: skip
-    inv_freq, _ = ROPE_INIT_FUNCTIONS[params["rope_type"]](config, "cpu")
-    return inv_freq.double()
-
-
-SCALED = [c for c in MODEL_CONFIGS.values() if c.rope_scaling is not None]
-
-
-@pytest.mark.parametrize("config", SCALED, ids=[c.name for c in SCALED])
-def test_each_models_scaling_equals_transformers(config):
-    ours = rotary_frequencies(config.rope_width, theta=config.rope_theta, **config.rope_scaling.options)
-    theirs = _transformers_inv_freq(config.rope_width, config.rope_theta, config.rope_scaling.options,
-                                    config.max_context)  # fmt: skip
-    torch.testing.assert_close(ours, theirs, rtol=2e-6, atol=0)  # transformers computes in float32
-
-
-def test_the_table_has_a_scaling_of_each_kind():
-    assert {c.rope_scaling.kind for c in SCALED} == {"linear", "llama3", "yarn"}
-    assert any(c.rope_scaling.truncate is False for c in SCALED)  # gpt-oss: the ramp's ends not rounded
-
-
-def test_unscaled_frequencies_are_those_of_the_rotary_tables():
-    freq = rotary_frequencies(8, theta=10000.0)
-    cos, sin = rotary_tables(2, 8, theta=10000.0, dtype=torch.float64)  # position 1: angles = freq
-    torch.testing.assert_close(torch.atan2(sin[1, :4], cos[1, :4]), freq, atol=1e-12, rtol=0)
-
-
-def test_position_interpolation_and_ntk_by_their_formulas():
-    d, b, s = 16, 10000.0, 4.0
-    plain = rotary_frequencies(d, theta=b)
-    torch.testing.assert_close(rotary_frequencies(d, theta=b, kind="linear", factor=s), plain / s)
-    ntk = rotary_frequencies(d, theta=b, kind="ntk", factor=s)
-    assert ntk[0] == plain[0]  # the fastest pair keeps its angle
-    torch.testing.assert_close(ntk[-1], plain[-1] / s, rtol=1e-12, atol=0)  # the slowest is divided by s
-    # transformers' dynamic NTK, at the length where its base grows by s ** (d / (d - 2)): the static form
-    pytest.importorskip("transformers")
-    from transformers import LlamaConfig
-    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
-
-    rope = {"rope_type": "dynamic", "rope_theta": b, "factor": 2.0}
-    config = LlamaConfig(
-        hidden_size=4 * d,
-        num_attention_heads=4,
-        head_dim=d,
-        max_position_embeddings=1000,
-        rope_parameters=rope,
-    )
-    dynamic, _ = ROPE_INIT_FUNCTIONS["dynamic"](config, "cpu", seq_len=1500)  # 2 * 1500 / 1000 - 1 = 2
-    torch.testing.assert_close(rotary_frequencies(d, theta=b, kind="ntk", factor=2.0), dynamic.double(),
-                               rtol=2e-6, atol=0)  # fmt: skip
-
-
-def test_llama3_keeps_fast_pairs_and_divides_slow_ones():
-    c = MODEL_CONFIGS["Llama 3.1 8B"]
-    plain = rotary_frequencies(c.d_k, theta=c.rope_theta)
-    scaled = rotary_frequencies(c.d_k, theta=c.rope_theta, **c.rope_scaling.options)
-    wavelength = 2 * torch.pi / plain
-    fast, slow = wavelength < 8192 / 4, wavelength > 8192 / 1
-    assert torch.equal(scaled[fast], plain[fast]) and fast.sum() > 0
-    torch.testing.assert_close(scaled[slow], plain[slow] / 8, rtol=1e-12, atol=0)
-    middle = ~(fast | slow)
-    assert ((scaled[middle] < plain[middle]) & (scaled[middle] > plain[middle] / 8)).all()
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "error", "message"),
-    [
-        ({"d_k": 7, "theta": 10000.0}, ValueError, "even head width"),
-        ({"d_k": 8, "theta": 0.0}, ValueError, "theta"),
-        ({"d_k": 8, "theta": 10000.0, "kind": "dynamic"}, ValueError, "kind must be one of"),
-        ({"d_k": 8, "theta": 10000.0, "kind": "yarn", "factor": 4.0}, ValueError, "needs original_context"),
-        ({"d_k": 8, "theta": 10000.0, "kind": "llama3", "factor": 8.0, "original_context": 64}, ValueError,
-         "low_freq_factor"),
-        ({"d_k": 8, "theta": 10000.0, "kind": "linear", "factor": -1.0}, ValueError, "factor"),
-    ],
-)  # fmt: skip
-def test_rotary_frequencies_rejects_bad_arguments(kwargs, error, message):
-    d_k = kwargs.pop("d_k")
-    with pytest.raises(error, match=message):
-        rotary_frequencies(d_k, **kwargs)
-
-
-# -- ports/windows.js: book.compute.since_2017 ---------------------------------------------------------------
 
 
 def test_windows_equal_python(ports):

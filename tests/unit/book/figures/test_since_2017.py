@@ -37,28 +37,3 @@ def test_plot_layer_stack_checks_its_inputs():
         plot_layer_stack(masks, masks[:1], kinds=["a", "b"])
     with pytest.raises(ValueError, match="kinds"):
         plot_layer_stack(masks, masks, kinds=["a"])
-
-
-def test_plot_rotary_wavelengths_draws_the_given_wavelengths_and_lengths():
-    import math
-
-    import torch
-
-    from book.compute.since_2017 import rotary_frequencies
-    from book.figures.since_2017 import plot_rotary_wavelengths
-
-    plain = 2 * math.pi / rotary_frequencies(16, theta=10000.0)
-    scaled = 2 * math.pi / rotary_frequencies(16, theta=10000.0, kind="linear", factor=4.0)
-    fig = plot_rotary_wavelengths({"plain": plain, "x4": scaled}, lengths={"trained": 512, "target": 2048})
-    (ax,) = fig.axes
-    curves = [line for line in ax.lines if line.get_label() in ("plain", "x4")]
-    assert [list(line.get_ydata()) for line in curves] == [plain.tolist(), scaled.tolist()]
-    assert list(curves[0].get_xdata()) == list(range(1, 9))
-    flat = sorted(line.get_ydata()[0] for line in ax.lines if line.get_label() not in ("plain", "x4"))
-    assert flat == [512, 2048]
-    assert {"trained: 512", "target: 2,048"} <= {t.get_text() for t in ax.texts}
-    for bad in ({}, {"a": torch.ones(3), "b": torch.ones(4)}, {"a": torch.zeros(3)}):
-        with pytest.raises(ValueError, match="wavelengths"):
-            plot_rotary_wavelengths(bad, lengths={})
-    with pytest.raises(ValueError, match="lengths"):
-        plot_rotary_wavelengths({"a": plain}, lengths={"n": 0})
