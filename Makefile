@@ -17,7 +17,7 @@ PYTEST := $(BIN)/python -m pytest
 XDIST := -n 2 --dist loadgroup --no-loadscope-reorder
 CHECK := not site and not slow and not pretrained
 
-.PHONY: book test check lint format notebooks weights decoder minilm-heads lab bench clean slides book-students pdf
+.PHONY: book test check lint format notebooks weights decoder minilm-heads smollm2-heads lab bench clean slides book-students pdf
 
 # pip installs without compiling every module to bytecode (--no-compile: 50 s -> 20 s on two cores; most of
 # torch, transformers and sphinx is never imported here); Python compiles what is imported on its first import
@@ -92,6 +92,13 @@ decoder: $(STAMP)
 minilm-heads: $(STAMP)
 	$(BIN)/python -m book.minilm.census
 	$(BIN)/python -m book.minilm.stored
+
+# Census of SmolLM2-135M-Instruct's 270 heads, its attention sink, grouped-query sharing, the loss with each head
+# (and each key/value group) off, and induction on random tokens written twice, for "What trained heads do" and
+# "Heads that work together", into book/smollm2/data/smollm2_heads.json, which records the wall and CPU time of
+# each part of its run (a few minutes on 2 cores).
+smollm2-heads: $(STAMP)
+	$(BIN)/python -m book.smollm2.census
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab chapters/
