@@ -56,6 +56,9 @@ THEME_TEXTS = {
     "nb_code_prompt_show": "Show code cell {type}",
     "nb_code_prompt_hide": "Hide code cell {type}",
 }
+# The theme's texts that its zh_CN catalogue lacks, for the book's copies of its templates (_theme/templates):
+# html_context variables, each template falling back on the theme's own text (``_('Color mode')``) in English.
+THEME_CONTEXT = {"mha_color_mode": "Color mode"}
 # extensions that write a shared asset: run by the English build only
 NOT_SHARED = {"minilm_weights", "decoder_weights"}
 
@@ -97,6 +100,8 @@ def site_config(lang: str = "zh", *, missing: list[str] | None = None) -> dict:
     options["html_css_files"] = [SHARED + f for f in options.get("html_css_files", [])]
     options["mathjax_path"] = SHARED + options["mathjax_path"]
     options.update({name: _translated(text, missing) for name, text in THEME_TEXTS.items()})
+    context = options.setdefault("html_context", {})
+    context.update({name: _translated(text, missing) for name, text in THEME_CONTEXT.items()})
     return config
 
 

@@ -19,12 +19,12 @@ book's build reads them (scripts/myst.py: an equation, a code span or a role is 
 
 The glossary (``zh/glossary.md``, a table: 中文, English, 不用, 说明) fixes one Chinese term for each
 English term (:func:`term_problems`): where a unit's English uses a glossary term (its forms,
-``;``-separated, match as words, any case, a plural too, ``*`` standing for any ending), the Chinese uses the
-glossary's Chinese term, and no unit uses a rejected variant (不用). A chapter or page gives, at the first use
-of each glossary term of two or more characters (other than a term kept in English, like softmax), the English
-in parentheses right after it, up to four more characters between: 注意力掩码（attention mask）
-(:func:`first_use_problems`). A unit's record may allow an exception, ``"allow": ["term:key"]``
-(scripts/zh_sync.py describes records).
+``;``-separated, and those of :data:`WORD_FORMS`, match as words, any case, a plural too, ``*`` standing
+for any ending), the Chinese uses the glossary's Chinese term, and no unit uses a rejected variant (不用).
+A chapter or page gives, at the first use of each glossary term of two or more characters (other than a
+term kept in English, like softmax, and those of :data:`GLOSSED_ONCE`), the English in parentheses right
+after it, up to four more characters between: 注意力掩码（attention mask） (:func:`first_use_problems`).
+A unit's record may allow an exception, ``"allow": ["term:key"]`` (scripts/zh_sync.py describes records).
 """
 
 from __future__ import annotations
@@ -283,21 +283,40 @@ class Term:
 
     @property
     def glossed(self) -> bool:
-        """Whether its first use in a chapter carries the English: two characters or more, not English."""
-        return len(self.zh) >= 2 and bool(CJK.search(self.zh))
+        """Whether its first use in a chapter carries the English: two characters or more, not English, and
+        not one of :data:`GLOSSED_ONCE`."""
+        return len(self.zh) >= 2 and bool(CJK.search(self.zh)) and self.zh not in GLOSSED_ONCE
 
     def allowed_in(self, allowed: set[str]) -> bool:
         return any(f"term:{name}" in allowed for name in (self.zh, *self.en))
 
 
+# The checker's own knowledge of the glossary's terms, kept here rather than on the page the reader sees.
+# WORD_FORMS: English forms a term also matches, beyond the glossary's (``*`` any ending: saturated,
+# transposing, LayerNorm's "layer normalisation"). GLOSSED_ONCE: terms of two characters or more whose
+# English the glossary gives once for the book, not at each document's first use (a single-character term,
+# such as 头, is never glossed: only its rendering is checked).
+WORD_FORMS = {
+    "饱和": ("saturat*",),
+    "拼接": ("concatenat*",),
+    "转置": ("transpos*",),
+    "广播": ("broadcast*",),
+    "微调": ("fine-tun*",),
+    "旋转位置编码": ("rotary position*",),
+    "层归一化": ("layer normali*",),
+}
+GLOSSED_ONCE = {"全注意力", "回路", "分词器", "算子", "释义句", "头宽"}
+
+
 @functools.cache
 def glossary() -> tuple[Term, ...]:
-    """The terms of ``zh/glossary.md``."""
+    """The terms of ``zh/glossary.md``, with the forms of :data:`WORD_FORMS`."""
     terms = []
     for row in zh_book.glossary():
+        zh = row[zh_book.GLOSSARY_ZH]
         forms = tuple(f.strip() for f in row[zh_book.GLOSSARY_EN].split(";") if f.strip())
         avoid = tuple(v.strip() for v in re.split(r"[、,，]", row[zh_book.GLOSSARY_AVOID]) if v.strip())
-        terms.append(Term(row[zh_book.GLOSSARY_ZH], forms, avoid))
+        terms.append(Term(zh, forms + WORD_FORMS.get(zh, ()), avoid))
     return tuple(terms)
 
 
@@ -338,7 +357,12 @@ def first_use_problems(units: list[zh_sync.Unit]) -> list[str]:
                 continue
             seen.add(term.zh)
             after = re.match(r"[\u3400-\u9fff]{0,4}[（(]([^）)]*)[）)]", text[m.end() :])
-            if (after and term.pattern.search(after.group(1))) or term.allowed_in(unit.allowed):
+            if after and term.pattern.search(after.group(1)):  # (its English also glosses a term inside it:
+                seen.update(  # 残差流（residual stream） glosses 残差)
+                    t for t in terms if t in term.zh and terms[t].pattern.search(after.group(1))
+                )
+                continue
+            if term.allowed_in(unit.allowed):
                 continue
             problems.append(
                 f"{unit.where}: the first {term.zh!r} needs its English after it, {term.zh}（{term.en[0]}）"

@@ -21,8 +21,9 @@ which Chinese does not need.
 numbers, which must not change. :data:`TEXT` lists the places that hold texts (the controls' labels and
 choices, the messages, …), :data:`DATA` the places that hold data; a string in neither fails the tests,
 naming the figure and the place, so that a new figure's new field is classed once, here. A choice whose text
-is its value (a mask ``causal``, a model ``Llama 3.1 8B``, a dtype) is the code's name, shown as it is; so
-is a text with no Latin letter outside its fields. The examples of a control named ``sentence`` are
+is its value (a model ``Llama 3.1 8B``, a dtype) is the code's name, shown as it is, except the choices of
+the controls in :data:`WORDED_CHOICES` (the explorer's masks: none, causal, padding); so is a text with no
+Latin letter outside its fields. The examples of a control named ``sentence`` are
 sentences for an English model, kept English (:data:`KEPT_CHOICES`).
 
 Commands (through scripts/zh_sync.py): ``python -m scripts.zh_sync --figures`` lists the figure texts with no
@@ -69,6 +70,8 @@ TEXT = (
     "stages/*/title",  # the stepper's stages
     "configs/*/description",  # the calculator's models, and their local and global layers
     "configs/*/layers",
+    "configs/*/groups/*/label",  # a kind of layer's row ("sliding 512, 2 x 8 x 256")
+    "configs/*/uncounted",  # what the counts leave out ("not counted: linear layers")
 )
 # Where it holds data: names the code uses, settings, sentences and tokens of the (English) models, numbers.
 DATA = (
@@ -101,6 +104,8 @@ DATA = (
 )
 # Controls whose choices are not texts: a sentence's examples are inputs of an English model, kept English.
 KEPT_CHOICES = {"sentence"}
+# Controls whose choices are words even where the text is the value: the explorer's masks (none, causal, ...).
+WORDED_CHOICES = {"mask"}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -258,7 +263,9 @@ def texts(data: dict) -> Iterator[Text]:
         if item.path[:2] == ("spec", "controls") and item.path[3:4] == ("choices",):
             control = controls[int(item.path[2])]
             value = control["choices"][int(item.path[4])][0]
-            if control["name"] in KEPT_CHOICES or item.value == str(value):
+            if control["name"] in KEPT_CHOICES or (
+                item.value == str(value) and control["name"] not in WORDED_CHOICES
+            ):
                 continue
         yield item
 

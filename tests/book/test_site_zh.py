@@ -143,6 +143,7 @@ def test_the_chinese_pages_have_the_books_copies_of_the_themes_buttons(page):
     assert search and not [b for b in search if "aria-label" in b], search
     icons = re.findall(r'<i class="theme-switch [^>]*>', html)
     assert len(icons) == 3 and all('aria-hidden="true"' in i and "title=" not in i for i in icons), icons
+    assert 'aria-label="配色模式"' in html, "the colour-mode button's name is English (THEME_CONTEXT)"
 
 
 def test_the_search_index_holds_chinese_words_whole():

@@ -176,6 +176,7 @@ def _english_texts() -> list[str]:
         config["html"]["extra_footer"],
         *[part["caption"] for part in toc["parts"] if "caption" in part],
         *zh_book.THEME_TEXTS.values(),
+        *zh_book.THEME_CONTEXT.values(),
     ]
 
 
