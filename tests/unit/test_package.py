@@ -24,7 +24,7 @@ PACKAGE = Path(mha.__file__).parent
 CORE_MODULES = sorted(p for p in PACKAGE.glob("*.py"))
 LAYERS = ("compute", "pretrained", "costs", "linear")  # mha's subpackages
 BOOK = Path(book.__file__).parent
-BOOK_LAYERS = ("chapters", "minilm", "decoder", "widgets", "figures", "compute")
+BOOK_LAYERS = ("chapters", "minilm", "smollm2", "decoder", "widgets", "figures", "compute")
 
 
 def test_the_core_exports_few_documented_names():
