@@ -79,7 +79,8 @@ def format_count(n: int) -> str:
 def format_ratio(a: int, b: int) -> str:
     """How many times ``b`` goes into ``a``, with one decimal and an ``x``: ``format_ratio(16, 3) == "5.3x"``,
     ``format_ratio(8, 1) == "8.0x"``; a non-zero ratio that one decimal would print as zero gets the decimals
-    it needs to show its first digit: ``format_ratio(1, 41) == "0.02x"``, never ``"0.0x"``. The one rule for every ratio the book prints (the calculator's page
+    it needs to show its first digit: ``format_ratio(1, 41) == "0.02x"``, never ``"0.0x"``.
+    The one rule for every ratio the book prints (the calculator's page
     ports it: ``formatRatio`` in ``book/widgets/static/ports/costs.js``); the quotient is Python's correctly
     rounded ``a / b``, and ``:.1f`` rounds it half to even."""
     for name, value in (("a", a), ("b", b)):
