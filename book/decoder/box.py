@@ -45,6 +45,7 @@ from collections.abc import Mapping, Sequence
 from book.decoder.induction import LENGTHS, SHOWN, head_name, repeated_sequences
 from book.decoder.induction_plots import plot_decoder_heads
 from book.decoder.model import DECODER, ORDINARY, VOCABULARY, predict
+from book.decoder.model import MESSAGES as MODEL_MESSAGES
 from book.decoder.page import CALLBACK, FORMAT, WEIGHTS_SCRIPT, weights_script
 from book.widgets.frontend import ROOT_CLASSES, BoxWidget, inline_json, widget_css, widget_esm
 from book.widgets.spec import QUERY_KEY, Control, messages
@@ -200,7 +201,8 @@ def box_spec(
         "figure": "decoder box",
         "controls": [c.to_json() for c in controls],
         "defaults": {"text": text, "head": shown_head[0] * h + shown_head[1]},
-        "messages": messages(**MESSAGES),
+        # predict()'s own messages too, so that a page in another language words them (zh/figures.yml)
+        "messages": messages(**MESSAGES, model=dict(MODEL_MESSAGES)),
         "layers": L,
         "heads": h,
         "context": DECODER.context,

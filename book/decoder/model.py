@@ -35,6 +35,7 @@ Shape legend:
 from __future__ import annotations
 
 import functools
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -43,6 +44,7 @@ import torch
 from safetensors.torch import load
 from torch import nn
 
+from book.widgets.spec import fill
 from mha.compute.ablation import ablate_heads
 from mha.masks import causal_mask
 from mha.multihead import MultiHeadAttention
@@ -59,7 +61,7 @@ TOP_K = 5  # next-token candidates that predict() gives for every position
 # the weights (book.decoder.page) and fills in the same {fields}, so both sides word it alike.
 MESSAGES = {
     "not_text": "text must be a string, got {type}",
-    "empty": "text must be a non-empty string: there is nothing to predict from",
+    "empty": "There is no text to predict from: type at least one character.",
     "not_heads": "{name} must be a sequence of (layer, head) pairs, got {type}",
     "heads": (
         "{name} must hold (layer, head) pairs with layer in 0..{last_layer} and head in 0..{last_head}; "
@@ -69,7 +71,7 @@ MESSAGES = {
         "The text has {total} characters; the model reads at most {context}, so only the last {context} are "
         "used."
     ),
-    "unknown": "{k} character(s) the vocabulary lacks became {token}: {characters}.",
+    "unknown": "{k} {k|character|characters} the vocabulary lacks became {token}: {characters}.",
 }
 
 
@@ -342,6 +344,12 @@ def predict(text: str, *, off: Iterable[tuple[int, int]] = ()) -> dict:
     }
 
 
+def visible(character: str) -> str:
+    """A character as a message lists it: itself, or its code point (``U+0009``) if it prints as nothing or
+    as blank space (Unicode categories C and Z: a tab, a zero-width space); the port's ``visible`` agrees."""
+    return f"U+{ord(character):04X}" if unicodedata.category(character)[0] in "CZ" else character
+
+
 def _note(encoded: dict, context: int) -> str:
     """What :func:`predict` says about its input: the cut and the unknown characters, or ``""``."""
     notes = []
@@ -349,6 +357,6 @@ def _note(encoded: dict, context: int) -> str:
         total = encoded["truncated"] + len(encoded["ids"])
         notes.append(MESSAGES["truncated"].format(total=total, context=context))
     if encoded["unknown"]:
-        k, characters = len(encoded["unknown"]), ", ".join(encoded["unknown"])
-        notes.append(MESSAGES["unknown"].format(k=k, token=UNKNOWN, characters=characters))
+        k, characters = len(encoded["unknown"]), ", ".join(map(visible, encoded["unknown"]))
+        notes.append(fill(MESSAGES["unknown"], k=k, token=UNKNOWN, characters=characters))
     return " ".join(notes)

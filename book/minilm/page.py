@@ -168,12 +168,16 @@ MESSAGES = {
     "stored_failed": "The stored weights could not be read in this browser: {error}",
     "empty": "Type a sentence first: there is nothing to run the model on.",
     "truncated": (
-        "Your sentence has {n} tokens; the model reads at most {max} ([CLS] and [SEP] included), as its "
+        "Your sentence has {n} {n|token|tokens}; the model reads at most {max} ([CLS] and [SEP] "
+        "included), as its "
         "tokenizer truncates, so only the first {max} are shown and used."
     ),
     "too_long": "Only the first {chars} characters are used ({cut} cut off).",
-    "unknown": "{k} word(s) are not in the vocabulary and became [UNK]: {words}.",
-    "shown": "{n} tokens. Click a head, or reach it with the arrow keys and press Enter, to see it large.",
+    "unknown": "{k} {k|word is|words are} not in the vocabulary and became [UNK]: {words}.",
+    "shown": (
+        "{n} {n|token|tokens}. Click a head, or reach it with the arrow keys and press Enter, to see it "
+        "large."
+    ),
     "failed": "The model could not be loaded in this page: {error}",
     "no_worker": "This browser cannot run the model off the page's main thread (no Web Workers).",
     "no_weights": "could not load {file}",
@@ -194,10 +198,11 @@ MESSAGES = {
     "menu_help": "Choose with the arrow keys, then press Enter (or leave the menu) to switch them off.",
     "big": "Layer {layer}, head {head} ({pattern}){switched}: row i shows where token i looks{others}.",
     "big_switched": ", switched off: its weights are computed but its output is zeroed",
-    "big_others": ", in the model with {k} head(s) off (later layers' weights change too)",
+    "big_others": ", in the model with {k} {k|head|heads} off (later layers' weights change too)",
     "big_waiting": "Layer {layer}, head {head} ({pattern}): its layer is still loading.",
     "big_diff": (
-        "Layer {layer}, head {head} ({pattern}): its weights with {k} head(s) off minus the intact model's. "
+        "Layer {layer}, head {head} ({pattern}): its weights with {k} {k|head|heads} off minus the intact "
+        "model's. "
         "Red: more weight than intact, blue: less; the largest change is {largest}."
     ),
     "big_diff_before": (
@@ -212,11 +217,13 @@ MESSAGES = {
     "panel": LAYER_HEAD,
     "diff_scale": "change",
     "big_label": (
-        "Attention of layer {layer}, head {head} over {n} tokens; the arrow keys move along its cells, Page "
+        "Attention of layer {layer}, head {head} over {n} {n|token|tokens}; the arrow keys move along its "
+        "cells, Page "
         "Up and Page Down to the previous and next head"
     ),
     "big_label_diff": (
-        "Change of the attention of layer {layer}, head {head} over {n} tokens with {k} head(s) off; the "
+        "Change of the attention of layer {layer}, head {head} over {n} {n|token|tokens} with {k} "
+        "{k|head|heads} off; the "
         "arrow keys move along its cells, Page Up and Page Down to the previous and next head"
     ),
     "big_empty": "The head shown large, drawn once the model has run",

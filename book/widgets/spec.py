@@ -146,8 +146,18 @@ def token_ranges(tokens: Sequence[str]) -> str:
     return ", ".join(out)
 
 
+_PLURAL = re.compile(r"\{(\w+)\|([^|{}]*)\|([^|{}]*)\}")
+
+
 def fill(template: str, **values: object) -> str:
-    """A message from its template: ``{name}`` fields filled, values as JSON, lists joined by ``", "``."""
+    """A message from its template: ``{name}`` fields filled, values as JSON, lists joined by ``", "``.
+
+    ``{name|one|many}`` is the one place a message chooses a singular or a plural: ``one`` if the value of
+    ``name`` is 1, else ``many`` (``"{k} {k|key|keys}"``); a language without plurals (Chinese) just does
+    not use it. The page's ``format`` (``ports/settings.js``) does the same."""
+    template = _PLURAL.sub(
+        lambda m: (m[2] if values[m[1]] in (1, "1") else m[3]) if m[1] in values else m[0], template
+    )
 
     def text(value: object) -> str:
         if isinstance(value, str):
@@ -402,7 +412,8 @@ def sparse_spec() -> dict:
             no_tokens="Type a sentence: the figure needs at least one word (words are split at spaces).",
             too_long="That sentence has {n} words; the figure shows at most {limit}. Please shorten it.",
             summary=(
-                "Each query keeps its {k} best keys by index score. {n} tokens: {kept} query\u2013key pairs "
+                "Each query keeps its {k} best {k|key|keys} by index score. {n} {n|token|tokens}: {kept} "
+                "query\u2013key {kept|pair|pairs} "
                 "kept of {pairs} that dense causal attention scores ({share}%); the indexer scores all "
                 "{pairs}."
             ),

@@ -316,7 +316,8 @@ def uncounted_layers(config: ModelConfig) -> str:
     reasons = [f"{kind} layers" for kind in ("linear", "compressed") if kind in kinds]
     reasons += ["an indexer"] if config.indexer is not None else []
     reasons += ["two shapes of layer"] if config.local_kv_heads or config.local_head_dim else []
-    reasons += ["latent and other layers"] if "latent" in kinds and len(kinds) > 1 else []
+    mixed = "latent" in kinds and len(kinds) > 1
+    reasons += ["latent attention beside layers of another kind"] if mixed else []
     return f"not counted: {', '.join(reasons)}" if reasons else ""
 
 

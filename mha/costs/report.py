@@ -78,7 +78,9 @@ def format_count(n: int) -> str:
 
 def format_ratio(a: int, b: int) -> str:
     """How many times ``b`` goes into ``a``, with one decimal and an ``x``: ``format_ratio(16, 3) == "5.3x"``,
-    ``format_ratio(8, 1) == "8.0x"``. The one rule for every ratio the book prints (the calculator's page
+    ``format_ratio(8, 1) == "8.0x"``; a non-zero ratio that one decimal would print as zero gets the decimals
+    it needs to show its first digit: ``format_ratio(1, 41) == "0.02x"``, never ``"0.0x"``.
+    The one rule for every ratio the book prints (the calculator's page
     ports it: ``formatRatio`` in ``book/widgets/static/ports/costs.js``); the quotient is Python's correctly
     rounded ``a / b``, and ``:.1f`` rounds it half to even."""
     for name, value in (("a", a), ("b", b)):
@@ -86,7 +88,10 @@ def format_ratio(a: int, b: int) -> str:
             raise ValueError(f"{name} must be a non-negative int, got {value!r}")
     if b == 0:
         raise ValueError("b must be positive, got 0")
-    return f"{a / b:.1f}x"
+    x, decimals = a / b, 1
+    while a and float(f"{x:.{decimals}f}") == 0:
+        decimals += 1
+    return f"{x:.{decimals}f}x"
 
 
 def _row(key: str, **fields: object) -> tuple[str, str]:

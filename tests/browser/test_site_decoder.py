@@ -154,7 +154,7 @@ def test_bad_input_is_refused_with_a_plain_error_whose_message_says_why(browser)
     assert box.locator(".md-token").count() == DECODER.context
     text.fill("na\u00efve \U0001f600 text")
     status.filter(has_text="\U0001f600").wait_for()
-    assert "2 character(s)" in status.text_content() and box.locator(".md-token").count() == 12
+    assert "2 characters" in status.text_content() and box.locator(".md-token").count() == 12
     _close(page, errors)
 
 

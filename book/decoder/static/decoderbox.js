@@ -51,7 +51,7 @@
           if (!data || data.format !== spec.format) {
             throw new Error(ns.format(M.bad_format, { got: data ? data.format : null, expected: spec.format }));
           }
-          resolve(ns.decoderModel(data));
+          resolve(ns.decoderModel({ ...data, messages: { ...data.messages, ...M.model } })); // the page's words
         } catch (error) {
           reject(error);
         }

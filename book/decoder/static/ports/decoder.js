@@ -55,9 +55,13 @@
     return ns.float16s(bytes);
   }
 
-  /** Fill a message's {fields}, as Python's str.format does for decoder.MESSAGES. */
+  /** A character as a message lists it: itself, or U+XXXX if it prints as nothing or blank (categories C, Z). */
+  const visible = (c) => (/^[\p{C}\p{Z}]$/u.test(c) ? `U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}` : c);
+
+  /** Fill a message's {fields} and choose its {name|one|many}, as book.widgets.spec.fill does for MESSAGES. */
   function fill(template, fields) {
-    return template.replace(/\{(\w+)\}/g, (whole, key) => (key in fields ? String(fields[key]) : whole));
+    return template.replace(/\{(\w+)\|([^|{}]*)\|([^|{}]*)\}/g,
+      (whole, key, one, many) => (key in fields ? (Number(fields[key]) === 1 ? one : many) : whole)).replace(/\{(\w+)\}/g, (whole, key) => (key in fields ? String(fields[key]) : whole));
   }
 
   function decoderModel(data) {
@@ -199,7 +203,7 @@
       notes.push(fill(M.truncated, { total, context: model.config.context }));
     }
     if (encoded.unknown.length) {
-      const characters = encoded.unknown.join(", ");
+      const characters = encoded.unknown.map(visible).join(", ");
       notes.push(fill(M.unknown, { k: encoded.unknown.length, token: model.vocab[model.unknown], characters }));
     }
     return {

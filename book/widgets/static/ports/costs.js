@@ -50,8 +50,18 @@
     return x.toFixed(1);
   }
 
-  /** Port of mha.costs.format_ratio: a / b (BigInts) with one decimal and an x, e.g. "5.3x", "8.0x". */
-  const formatRatio = (a, b) => `${fixed1(divide(a, b))}x`;
+  /**
+   * Port of mha.costs.format_ratio: a / b (BigInts) with one decimal and an x, e.g. "5.3x", "8.0x"; below 0.05
+   * (non-zero) the decimals its first digit needs, e.g. "0.02x". There toFixed equals Python's f"{x:.nf}": an
+   * exact tie below 10 ** (1 - n) would be an odd multiple of 2 ** -(n + 1), which is larger.
+   */
+  function formatRatio(a, b) {
+    if (a === 0n) return "0.0x"; // divide needs a non-zero quotient
+    const x = divide(a, b);
+    let decimals = 1;
+    while (Number(x.toFixed(decimals)) === 0) decimals += 1;
+    return `${decimals === 1 ? fixed1(x) : x.toFixed(decimals)}x`;
+  }
 
   const comma = (n) => n.toString().replace(/\B(?=(\d{3})+(?!\d))/g, ","); // f"{n:,}"
   const grouped = (text) => { const [whole, part] = text.split("."); return `${comma(whole)}.${part}`; }; // f"{x:,.2f}"

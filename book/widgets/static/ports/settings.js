@@ -26,9 +26,11 @@
     return value === undefined ? "null" : JSON.stringify(value);
   }
 
-  /** A message from its template: "{name}" fields filled (spec.fill). */
+  /** A message from its template: "{name}" fields filled, "{name|one|many}" chosen by name === 1 (spec.fill). */
   function format(template, values) {
-    let out = template;
+    const given = values || {};
+    let out = template.replace(/\{(\w+)\|([^|{}]*)\|([^|{}]*)\}/g,
+      (whole, key, one, many) => (key in given ? (Number(given[key]) === 1 ? one : many) : whole));
     for (const [key, value] of Object.entries(values || {})) out = out.split(`{${key}}`).join(text(value));
     return out;
   }

@@ -151,7 +151,7 @@ def test_off_that_is_no_sequence_raises_type_error():
 
 
 def test_empty_text_raises_value_error_naming_text():
-    with pytest.raises(ValueError, match=r"^text must be a non-empty string"):
+    with pytest.raises(ValueError, match=r"^There is no text to predict from"):
         predict("")
     with pytest.raises(TypeError, match=r"^text must be a string"):
         predict(b"abc")
@@ -172,8 +172,11 @@ def test_unknown_characters_map_to_one_named_token_and_are_named():
     result = predict("na\u00efve \U0001f600!")
     assert result["tokens"] == ["n", "a", UNKNOWN, "v", "e", " ", UNKNOWN, "!"]
     assert result["unknown"] == ["\u00ef", "\U0001f600"]
-    assert "2 character(s)" in result["note"] and "\u00ef, \U0001f600" in result["note"]
+    assert "2 characters" in result["note"] and "\u00ef, \U0001f600" in result["note"]
     assert predict(UNKNOWN)["unknown"] == []  # U+FFFD is a token of its own vocabulary
+    one = predict("a\tb")["note"]  # one character: singular; a tab is named, not printed as blank
+    assert one.startswith("1 character the vocabulary lacks") and one.endswith(": U+0009.")
+    assert decoder.visible("\u200b") == "U+200B" and decoder.visible("\u00e9") == "\u00e9"
 
 
 # --- the shipped weights ---------------------------------------------------------------------------------
@@ -319,7 +322,8 @@ PORT_TEXTS = [
     "def f(x):\n    return x + 1\n",
     "a",
     "qZ#8@kLm!2 qZ#8@kLm!2",  # a random string repeated: the induction heads' case
-    "caf\u00e9 \U0001f600 na\u00efve \t tab",  # characters the vocabulary lacks, an emoji as one code point
+    "caf\u00e9 \U0001f600 na\u00efve \t tab",
+    "a\tb\u200bc",  # invisible characters the vocabulary lacks, listed by code point
     "The quick brown fox jumps over the lazy dog. " * 4,  # longer than the context: the last 128 are kept
 ]
 OFFS = [[], [[0, 0]], [[1, 1], [1, 3]], [[0, 1], [0, 2], [1, 0]]]
@@ -379,7 +383,7 @@ def test_port_attention_is_python_within_far_less_than_the_bound(js):
 @pytest.mark.parametrize(
     ("arguments", "words"),
     [
-        ('""', "text must be a non-empty string"),
+        ('""', "There is no text to predict from"),
         ("42", "text must be a string"),
         ('"abc", {off: [[2, 0]]}', "off must hold (layer, head) pairs"),
         (

@@ -10,7 +10,7 @@ from book.compute.explorer import (
     build_mask,
 )
 from book.widgets.explorer import HeadExplorer
-from book.widgets.spec import choices, explorer_spec, merge_settings, next_valid, stepper_spec
+from book.widgets.spec import choices, explorer_spec, fill, merge_settings, next_valid, stepper_spec
 from tests.port_cases import merge_cases
 
 
@@ -208,3 +208,33 @@ def test_settings_explorer_choices_equal_python(ports):
         "(spec, cases) => cases.map(([s, t]) => mhaFrontEnd.explorerChoices(spec, s, t))", spec, cases
     )
     assert got == [explorer_choices(spec, state, trained) for state, trained in cases]
+
+
+PLURAL_CASES = [
+    ("its {k} best {k|key|keys}", {"k": 1}),
+    ("its {k} best {k|key|keys}", {"k": 4}),
+    ("{n} {n|token|tokens}, {k} {k|word is|words are} new", {"n": 1, "k": 0}),
+    ("{n} {n|token|tokens}, {k} {k|word is|words are} new", {"n": 12, "k": 1}),
+    ("{k} 个头", {"k": 1}),  # Chinese needs no plural and uses none
+    ("{other|a|b} stays", {"k": 1}),  # a field not given stays as written
+]
+
+
+def test_fill_chooses_singular_or_plural_as_the_page_does(ports):
+    """One place chooses a plural ({name|one|many}): spec.fill in Python, format in ports/settings.js."""
+    assert fill(*PLURAL_CASES[0][:1], **PLURAL_CASES[0][1]) == "its 1 best key"
+    assert fill(PLURAL_CASES[3][0], **PLURAL_CASES[3][1]) == "12 tokens, 1 word is new"
+    assert fill(PLURAL_CASES[2][0], **PLURAL_CASES[2][1]) == "1 token, 0 words are new"
+    cases = [list(c) for c in PLURAL_CASES]
+    got = ports.run("cases => cases.map(([t, v]) => mhaFrontEnd.format(t, v))", cases)
+    assert got == [fill(t, **v) for t, v in PLURAL_CASES]
+
+
+def test_no_figure_message_hedges_a_plural():
+    """No "(s)": every spec's English messages choose with {name|one|many} instead."""
+    from book.decoder.model import MESSAGES as DECODER
+    from book.minilm.page import MESSAGES as MINILM
+    from book.widgets.spec import sparse_spec
+
+    texts = [*DECODER.values(), *MINILM.values(), *json.dumps(sparse_spec()).split('"')]
+    assert not [t for t in texts if "(s)" in t]
