@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import platform
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from safetensors.torch import load, save_file
 from torch import nn
 
 from book.chapters.tasks import IGNORE, TASKS, Task
+from book.compute.provenance import machine
 from mha.compute.ablation import ablate_heads
 from mha.masks import causal_mask
 from mha.multihead import MultiHeadAttention
@@ -350,7 +350,7 @@ def regenerate(out_dir: str | Path, *, jobs: int = 2) -> dict:
         "jobs": jobs,
         "threads_per_job": 1,
         "torch": torch.__version__,
-        "machine": f"{platform.machine()} {platform.processor() or platform.system()}",
+        "machine": machine(),
         "eval_seed": EVAL_SEED,
         "weights_dtype": str(SHIPPED_DTYPE).removeprefix("torch."),
         "grid": {"tasks": list(GRID_TASKS), "h": list(GRID_H), "seeds": list(GRID_SEEDS)},

@@ -52,6 +52,7 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
 
+from book.compute.provenance import machine
 from book.decoder import induction
 from book.decoder.model import (
     DECODER,
@@ -266,7 +267,7 @@ def regenerate(out_dir: str | Path, config: TrainConfig = TrainConfig()) -> dict
         "wall_seconds": wall,
         "cpu_seconds": cpu,
         "torch": torch.__version__,
-        "machine": f"{platform.machine()} {platform.processor() or platform.system()}",
+        "machine": machine(),
         "final": final,
         "curves": curves,
     }

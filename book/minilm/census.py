@@ -31,6 +31,7 @@ from pathlib import Path
 
 import torch
 
+from book.compute.provenance import machine
 from mha.pretrained.heads import (
     BROAD_ENTROPY,
     MIN_SHARE,
@@ -83,17 +84,6 @@ LINEAGE = (
     ),
 )
 """How all-MiniLM-L6-v2 was made, oldest first: distilled at 12 layers, cut to 6, then fine-tuned."""
-
-
-def machine() -> str:
-    """The machine a measurement ran on: architecture, CPU model (Linux), logical CPUs and system."""
-    cpu = platform.processor()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
-    except OSError:  # not Linux
-        pass
-    return f"{platform.machine()}, {cpu or 'CPU unknown'}, {os.cpu_count()} logical CPUs, {platform.system()}"
 
 
 def _data_file(name: str):

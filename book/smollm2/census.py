@@ -32,6 +32,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from book.compute.provenance import machine
 from mha.pretrained.smollm2 import MODEL_PACKAGE, SMOLLM2, heads_off, load_smollm2, tokenize
 
 RESULTS_FILE = "smollm2_heads.json"
@@ -101,18 +102,6 @@ RULES = (  # (kind, score, threshold), tried in order: a head is the first kind 
 """How a head gets its kind; a head that meets no rule is ``"mixed"``."""
 KINDS = (*(kind for kind, _, _ in RULES), "mixed")
 LITTLE = 0.01  # an ablation "matters little" if it raises the loss by less than this (nats per token)
-
-
-def machine() -> str:
-    """The machine a measurement ran on: architecture, CPU model (Linux), logical CPUs and system (as
-    :func:`book.minilm.census.machine`, which this package, beside it, may not import)."""
-    cpu = platform.processor()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), cpu)
-    except OSError:  # not Linux
-        pass
-    return f"{platform.machine()}, {cpu or 'CPU unknown'}, {os.cpu_count()} logical CPUs, {platform.system()}"
 
 
 # -- pure functions of attention and tokens ----------------------------------------------------------------
