@@ -58,7 +58,6 @@ KIND_NAMES = {  # the census's kinds (book.smollm2.census.KINDS), as the figure 
     "mixed": "mixed head",
 }
 MESSAGES = {
-    "prompt_choice": "{about}",
     "layer_choice": "layer {layer}",
     "head_choice": "head {head} (group {group})",
     "stored": (
@@ -132,8 +131,10 @@ def _share(value: float) -> str:
 
 
 def notices(results: dict, stored: dict) -> list[dict]:
-    """For each stored prompt, what its Notice says and the head it names: ``{"text", "layer", "head"}``
-    (0-based), computed from the stored weights (to the nearest 1/255) and the census's kinds.
+    """For each stored prompt, what its Notice says and the head it names: ``{"text", "layer", "head",
+    "message", "fields"}`` (``layer`` and ``head`` 0-based; ``message`` is the key of :data:`MESSAGES` that
+    ``fields`` fill, ``fields["kind"]`` a census kind, which the page names with ``spec["kinds"]``), computed
+    from the stored weights (to the nearest 1/255) and the census's kinds.
 
     - The prompt with "So," before it: the mean weight of all heads' rows after "So," on position 0 and on
       the sentence's old first token (position 2), as the census's sink part measures it; the head named is
@@ -160,9 +161,17 @@ def notices(results: dict, stored: dict) -> list[dict]:
             fields = {"share": _share(score[layer, head]), "sink": _share(scores["sink"][layer].mean())}
             kind = "notice_induction" if use else "notice_previous"
         layer, head = int(layer), int(head)
-        fields["kind"] = KIND_NAMES[results["labels"][layer][head]]
-        text = fill(MESSAGES[kind], layer=layer + 1, head=head + 1, **fields)
-        out.append({"text": fill(MESSAGES["notice"], text=text), "layer": layer, "head": head})
+        fields = {"layer": layer + 1, "head": head + 1, **fields, "kind": results["labels"][layer][head]}
+        text = fill(MESSAGES[kind], **{**fields, "kind": KIND_NAMES[fields["kind"]]})
+        out.append(
+            {
+                "text": fill(MESSAGES["notice"], text=text),
+                "layer": layer,
+                "head": head,
+                "message": kind,
+                "fields": fields,
+            }
+        )
     return out
 
 
@@ -179,8 +188,8 @@ def figure_spec(results: dict, stored: dict, *, prompt: str = DEFAULT_PROMPT, li
     Returns:
         ``{"figure", "controls", "defaults": {"prompt", "layer", "head"}, "messages", "model", "layers",
         "heads", "kv_heads", "labels", "kinds", "census": {"sink", "previous", "induction"}, "prompts":
-        [{"name", "about", "text", "tokens", "scores", "notice"}], "stored": {"scale", "encoding", "data"},
-        "live", "max_tokens"}``.
+        [{"name", "text", "tokens", "scores", "notice": {"message", "fields"}}], "stored": {"scale",
+        "encoding", "data"}, "live", "max_tokens"}``.
     """
     L, h, g = SMOLLM2.n_layers, SMOLLM2.h, SMOLLM2.n_kv_heads
     if (stored["layers"], stored["heads"], stored["kv_heads"]) != (L, h, g):
@@ -199,7 +208,7 @@ def figure_spec(results: dict, stored: dict, *, prompt: str = DEFAULT_PROMPT, li
             "prompt",
             "select",
             CONTROL_LABELS["prompt"],
-            tuple((p["name"], fill(MESSAGES["prompt_choice"], about=p["about"])) for p in stored["prompts"]),
+            tuple((p["name"], p["about"]) for p in stored["prompts"]),
         ),
         Control("layer", "select", CONTROL_LABELS["layer"], tuple((i, f"{i + 1}") for i in range(L))),
         Control(
@@ -224,7 +233,10 @@ def figure_spec(results: dict, stored: dict, *, prompt: str = DEFAULT_PROMPT, li
         "kinds": dict(KIND_NAMES),
         "census": {k: results["scores"][k] for k in ("sink", "previous", "induction")},
         "prompts": [
-            {**{k: p[k] for k in ("name", "about", "text", "tokens", "scores")}, "notice": n["text"]}
+            {
+                **{k: p[k] for k in ("name", "text", "tokens", "scores")},
+                "notice": {"message": n["message"], "fields": n["fields"]},
+            }
             for p, n in zip(stored["prompts"], said, strict=True)
         ],
         "live": live,

@@ -223,13 +223,18 @@
     // the stored prompts
     const stored = spec.stored ? storedPrompts(spec) : null;
     let storedRead = Boolean(stored);
+    /** A prompt's notice ({message, fields}, book.smollm2.page.notices), in the spec's words. */
+    function noticeOf(index) {
+      const n = spec.prompts[index].notice;
+      return format(M.notice, { text: format(M[n.message], { ...n.fields, kind: spec.kinds[n.fields.kind] }) });
+    }
     async function showStored(index, ticket) {
       const heads = (await stored)[index]();
       if (ticket !== state.ticket) return;
       if (!state.result || state.result.tokens.length !== heads.tokens.length) state.cell = null;
       const p = spec.prompts[index];
       state.result = { ...heads, scores: p.scores, prompt: p.name, live: false };
-      notice.textContent = p.notice;
+      notice.textContent = noticeOf(index);
       say(format(M.stored, { index: index + 1, count: spec.prompts.length, n: heads.tokens.length, scale: spec.stored.scale }));
       draw();
     }
@@ -272,7 +277,7 @@
         if (ticket !== state.ticket) return;
         show(r, prompt || null);
         const index = spec.prompts.findIndex((p) => p.name === prompt);
-        if (index >= 0 && !off.length) notice.textContent = spec.prompts[index].notice;
+        if (index >= 0 && !off.length) notice.textContent = noticeOf(index);
         say(format(M.live, { n: r.tokens.length, off: off.length ? format(M.live_off, { k: off.length }) : "" }));
       } catch (error) {
         if (ticket === state.ticket) say(format(M.failed, { error: error.message }), "warning");
