@@ -54,7 +54,7 @@
     return out;
   }
 
-  const causal = (n) => Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => j <= i)); // true: may attend
+  const earlier = (n) => Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => j <= i)); // true: a key the query may see
   const PICTURE = { rows: "query", cols: "key", scale: "weight", masked: "masked" };
 
   /** One head large: drawHeatmaps (heatmaps.js), the keys a query may not see hatched; returns the layout.
@@ -62,7 +62,7 @@
   function drawHead(canvas, attention, layer, head, tokens, options) {
     const o = options || {}, M = o.messages || PICTURE, n = tokens.length;
     return ns.drawHeatmaps(canvas, {
-      panels: [{ title: o.title || `layer ${layer + 1}, head ${head + 1}`, values: attention[layer][head], mask: causal(n) }],
+      panels: [{ title: o.title || `layer ${layer + 1}, head ${head + 1}`, values: attention[layer][head], mask: earlier(n) }],
       rowLabels: tokens, colLabels: tokens, rowName: M.rows, colName: M.cols, lo: 0, hi: 1,
       cell: [24, 24], minCell: 4, maxWidth: o.maxWidth || 720, maxColumns: 1, format: null,
       selected: o.selected ? { panel: 0, ...o.selected } : null, scaleLabel: M.scale, maskKey: M.masked,

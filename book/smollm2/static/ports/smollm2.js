@@ -13,7 +13,7 @@
   const ns = (root.mhaFrontEnd = root.mhaFrontEnd || {});
 
   /** {sink, previous, induction}: each (L, h) nested arrays, induction null if no token of `ids` repeats.
-   * attention[layer][head][query][key], causal; ids: the n token ids (n >= 2). */
+   * attention[layer][head][query][key], each query on itself and the keys before it; ids: the n token ids (n >= 2). */
   function smolScores(attention, ids) {
     const n = ids.length;
     if (n < 2) throw new RangeError(`ids must hold n >= 2 tokens, got ${n}`);
