@@ -58,13 +58,15 @@
   const PICTURE = { rows: "query", cols: "key", scale: "weight", masked: "masked" };
 
   /** One head large: drawHeatmaps (heatmaps.js), the keys a query may not see hatched; returns the layout.
-   * options: {title, selected: {row, col} | null, maxWidth, messages (rows, cols, scale, masked)}. */
+   * options: {title, selected: {row, col} | null, maxWidth, messages (rows, cols, scale, masked)}; a cell is
+   * 24 CSS pixels, or the canvas's --ms-cell (a lecture deck's). */
   function drawHead(canvas, attention, layer, head, tokens, options) {
     const o = options || {}, M = o.messages || PICTURE, n = tokens.length;
+    const size = parseFloat(getComputedStyle(canvas).getPropertyValue("--ms-cell")) || 24; // a deck asks less
     return ns.drawHeatmaps(canvas, {
       panels: [{ title: o.title || `layer ${layer + 1}, head ${head + 1}`, values: attention[layer][head], mask: earlier(n) }],
       rowLabels: tokens, colLabels: tokens, rowName: M.rows, colName: M.cols, lo: 0, hi: 1,
-      cell: [24, 24], minCell: 4, maxWidth: o.maxWidth || 720, maxColumns: 1, format: null,
+      cell: [size, size], minCell: 4, maxWidth: o.maxWidth || 720, maxColumns: 1, format: null,
       selected: o.selected ? { panel: 0, ...o.selected } : null, scaleLabel: M.scale, maskKey: M.masked,
     });
   }
