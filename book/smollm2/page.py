@@ -107,6 +107,7 @@ MESSAGES = {
     "induction": "induction",
     "none": "–",
     "kind_line": "Kind in the census: {kind}. Key/value group {group} of 3, shared with heads {others}.",
+    "two": "{a} and {b}",  # the two other heads of a group
     # live, in a kernel
     "run": "Run",
     "running": "Running SmolLM2 on your text…",

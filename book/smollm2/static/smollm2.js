@@ -171,7 +171,7 @@
         make("td", {}, fixed(spec.census[name][l][hh]))));
       scores.replaceChildren(make("caption", {}, format(M.scores, { layer: l + 1, head: hh + 1 })), head, ...rows);
       const others = [0, 1, 2].map((k) => group(hh) * per + k).filter((k) => k !== hh).map((k) => k + 1);
-      kindLine.textContent = format(M.kind_line, { kind: kind(l, hh), group: group(hh) + 1, others: others.join(" and ") });
+      kindLine.textContent = format(M.kind_line, { kind: kind(l, hh), group: group(hh) + 1, others: format(M.two, { a: others[0], b: others[1] }) });
     }
 
     function draw() {
