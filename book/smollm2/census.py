@@ -33,7 +33,7 @@ import torch
 import torch.nn.functional as F
 
 from book.compute.provenance import machine
-from book.smollm2.stored import PROMPTS, STORED_FILE, stored_prompts
+from book.smollm2.stored import PROMPTS, RANDOM_TOKENS, STORED_FILE, stored_prompts
 from mha.pretrained.smollm2 import MODEL_PACKAGE, SMOLLM2, decode, heads_off, load_smollm2, tokenize
 
 RESULTS_FILE = "smollm2_heads.json"
@@ -379,14 +379,15 @@ def compute_results(model) -> dict:
 
 def prompt_texts() -> list[dict]:
     """The figure's prompts (:data:`book.smollm2.stored.PROMPTS`) as ``{"name", "about", "text", "ids",
-    "tokens"}``: the random one is the census's first sequence, the held-out one :data:`HELD_OUT`."""
+    "tokens"}``: the random one is the first :data:`~book.smollm2.stored.RANDOM_TOKENS` tokens of the census's
+    first sequence, written twice, the held-out one the first sentence of :data:`HELD_OUT`."""
     out = []
     for name, about, text in PROMPTS:
         if name == "random":
-            ids = repeated_random()[0]
+            ids = repeated_random()[0][:RANDOM_TOKENS] * 2
             text = decode(ids)
         else:
-            text = HELD_OUT if text is None else text
+            text = HELD_OUT.split(". ")[0] + "." if text is None else text
             ids = tokenize(text)
         out.append(
             {"name": name, "about": about, "text": text, "ids": ids, "tokens": [decode([i]) for i in ids]}

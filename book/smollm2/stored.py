@@ -57,15 +57,14 @@ PROMPTS = (
         "a sentence written twice: induction heads look ahead of the earlier copy",
         "The old clock in the hall stopped at midnight. The old clock in the hall stopped at midnight.",
     ),
-    ("random", "40 random tokens written twice (the census's first sequence)", None),
-    (
-        "held_out",
-        "the held-out paragraph that the chapter switches heads off on",
-        None,
-    ),
+    ("random", "20 random tokens written twice (the start of the census's first sequence)", None),
+    ("held_out", "the first sentence of the held-out text that the chapter switches heads off on", None),
 )
+RANDOM_TOKENS = 20  # the random prompt: the first tokens of the census's first sequence, written twice
 """The figure's prompts: ordinary sentences, one where the sink moves, repeated text, random tokens twice and
-the chapter's held-out paragraph (``None``: filled in from :mod:`book.smollm2.census`)."""
+the first sentence of the chapter's held-out text (``None``: filled in from :mod:`book.smollm2.census`). They
+are short, so that the page stays under 2 MB (tests/book/test_site.py): 8-bit weights of 270 heads take
+``270 n^2`` bytes before compression."""
 
 
 def quantise(weights: torch.Tensor) -> bytes:
