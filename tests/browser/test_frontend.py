@@ -481,10 +481,42 @@ def test_the_sparse_figure_keeps_python_s_keys_and_reads_out_by_keyboard(page):
     root.locator("input[name=sentence]").fill(" ".join(["w"] * 17))
     spec = sparse_spec()
     assert root.locator(".mha-status").text_content() == (
-        "That sentence has 17 words; the figure shows at most 16. Please shorten it."
+        "That sentence has 17 tokens; the figure shows at most 16. Please shorten it."
         + spec["messages"]["still"]
     )
     assert picture(page, "sparse") == before
+
+
+def test_the_sparse_figure_reads_chinese_by_character_and_keeps_its_warnings(page):
+    """Chinese typed without spaces is one token a character (the help says so); a seed no control offers,
+    left with Tab for the picture, keeps its warning (the canvas's focus redraws, it does not rewrite the
+    status); with the sentence cleared the slider keeps the picture's top-k."""
+    root, spec = page.locator("#sparse"), sparse_spec()
+    update(page, "sparse", {"sentence": SENTENCE, "top_k": 4, "seed": 0})
+    assert "Chinese or Japanese character" in root.locator(".mha-help").text_content()
+    chinese = "猫坐在垫子上因为它累了"
+    root.locator("input[name=sentence]").fill(chinese)
+    assert page.evaluate("document.getElementById('sparse').mha.update({})")["tokens"] == list(chinese)
+    assert root.locator("input[name=top_k]").get_attribute("max") == "11"
+    assert root.locator(".mha-status").text_content().split(". ")[1].startswith("11 tokens")
+    seed = root.locator("input[name=seed]")
+    seed.fill("-1")
+    seed.press("Tab")  # to the canvas, whose first focus picks a cell and redraws
+    assert page.evaluate("document.activeElement.tagName") == "CANVAS"
+    whole = spec["messages"]["whole"].format(label="indexer seed", lo=0, hi=2**31 - 1)
+    assert root.locator(".mha-status").text_content() == whole + spec["messages"]["still"]
+    assert "mha-warning" in root.locator(".mha-status").get_attribute("class")
+    assert settings_of(page, "sparse")["seed"] == 0
+    page.keyboard.press("ArrowDown")
+    assert root.locator(".mha-status").text_content() == whole + spec["messages"]["still"]
+    before = picture(page, "sparse")
+    root.locator("input[name=sentence]").fill("")
+    slider = root.locator("input[name=top_k]")
+    assert (slider.input_value(), slider.get_attribute("max")) == ("4", "11")
+    messages = spec["messages"]
+    assert root.locator(".mha-status").text_content() == messages["no_tokens"] + messages["still"]
+    assert picture(page, "sparse") == before
+    update(page, "sparse", {"sentence": SENTENCE, "seed": 0})
 
 
 def test_the_parameter_counts_shown_are_python_s(page):
