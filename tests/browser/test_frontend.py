@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import itertools
 import threading
 
 import pytest
@@ -27,7 +28,7 @@ import torch
 
 from book.chapters.tasks import TASKS
 from book.chapters.training import OneLayerAttentionModel
-from book.compute.explorer import explorer_weights, head_choices
+from book.compute.explorer import explorer_weights, head_choices, split_tokens
 from book.compute.stages import STAGES
 from book.widgets.frontend import (
     calculator_config,
@@ -215,10 +216,10 @@ def test_text_is_shown_literally(page):
     sentence = "<b>x</b> $x^2$ \\foo 多头注意力 <img src=x onerror=alert(1)>"
     update(page, "explorer", {"sentence": sentence, "d_model": 8, "h": 2, "mask": "none", "seed": 0})
     root = page.locator("#explorer")
-    tokens = sentence.split()
+    tokens = split_tokens(sentence)  # 多头注意力: five tokens, one a character
     assert root.locator(".mha-token").all_text_contents() == tokens
     assert root.locator("b, img").count() == 0  # no element made from a token
-    assert root.locator("canvas").get_attribute("aria-label").endswith(f"for the tokens: {sentence}")
+    assert root.locator("canvas").get_attribute("aria-label").endswith(f"for the tokens: {' '.join(tokens)}")
 
 
 def test_invalid_sentences_keep_the_picture(page):
@@ -517,6 +518,48 @@ def test_the_sparse_figure_reads_chinese_by_character_and_keeps_its_warnings(pag
     assert root.locator(".mha-status").text_content() == messages["no_tokens"] + messages["still"]
     assert picture(page, "sparse") == before
     update(page, "sparse", {"sentence": SENTENCE, "seed": 0})
+
+
+HEATMAP = """([n, panels, options]) => {
+  const canvas = document.createElement('canvas');
+  document.body.appendChild(canvas);
+  const names = options.tokens || ['w'];
+  const tokens = Array.from({length: n}, (_, i) => names[i % names.length] + (options.tokens ? '' : i));
+  const values = tokens.map(() => tokens.map(() => 0.5));
+  const layout = mhaFrontEnd.drawHeatmaps(canvas, Object.assign({
+    panels: Array.from({length: panels},
+      (_, p) => ({title: (options.titles || [])[p] || 'head ' + (p + 1), values, mask: null})),
+    rowLabels: tokens, colLabels: tokens, rowName: 'query', colName: 'key', lo: 0, hi: 1, format: null,
+    selected: null, groups: null, scaleLabel: 'weight', maskKey: 'masked'}, options.spec));
+  canvas.remove();
+  return mhaFrontEnd.layoutView(layout);
+}"""
+
+
+def test_heatmaps_keep_a_phone_s_picture_in_view_and_its_labels_apart(page):
+    """What the tester met on a 390 px phone (a 341 px box), drawn by heatmaps.js alone: the decoder's 128
+    tokens fit the box, the colour bar under the picture (not 634 px wide, its scale off-screen); the MiniLM
+    box's 27 rows label every 3rd row, 21 px apart, not every 2nd crowded at 14 px; at a desktop's 656 px
+    the sparse figure's two panels of 12 tokens share a line (not stacked 900 px tall); a Chinese title too
+    long for its panel takes two lines, not an ellipsis."""
+    phone = {"cell": [16, 16], "minCell": 2, "maxWidth": 341, "maxColumns": 1}
+    decoder = page.evaluate(HEATMAP, [128, 1, {"spec": phone}])
+    assert decoder["under"] and decoder["width"] <= 341 and decoder["cw"] == 2
+    inside = [b for b in decoder["boxes"] if b["x"] < 0 or b["x"] + b["w"] > decoder["width"] + 0.5]
+    assert not inside, inside  # the title, the bar, its ticks and keys: all within the picture's width
+    minilm = page.evaluate(HEATMAP, [27, 1, {"spec": {"cell": [26, 26], "maxWidth": 300, "maxColumns": 1}}])
+    rows = sorted(b["y"] for b in minilm["boxes"] if b["kind"] == "query")
+    assert minilm["ch"] < 12 and min(b - a for a, b in itertools.pairwise(rows)) >= 15, (minilm["ch"], rows)
+    sparse = {"cell": [22, 22], "oneLine": 12, "maxWidth": 656}
+    wide = page.evaluate(HEATMAP, [12, 2, {"spec": sparse, "tokens": ["because", "the", "cat", "tired"]}])
+    assert wide["perLine"] == 2 and wide["height"] < 400 and not wide["under"], wide["height"]
+    long = ["internationalization", "responsibilities", "the", "cat"]
+    wide = page.evaluate(HEATMAP, [16, 2, {"spec": sparse, "tokens": long}])
+    assert wide["perLine"] == 2 and wide["cw"] >= 12
+    title = "保留：每个查询的前 4 个，其余的键都不计分"
+    narrow = page.evaluate(HEATMAP, [8, 1, {"spec": {"cell": [16, 16], "maxWidth": 400}, "titles": [title]}])
+    (drawn,) = [b["text"] for b in narrow["boxes"] if b["kind"] == "title"]
+    assert "\u2026" not in drawn and drawn.replace(" ", "") == title.replace(" ", ""), drawn
 
 
 def test_the_parameter_counts_shown_are_python_s(page):

@@ -45,7 +45,7 @@
             values, mask: result.selected },
         ],
         rowLabels: result.tokens, colLabels: result.tokens, rowName: m.rows, colName: m.cols,
-        lo, hi: hi > lo ? hi : lo + 1, cell: [22, 22], maxWidth, format: null,
+        lo, hi: hi > lo ? hi : lo + 1, cell: [22, 22], oneLine: 12, maxWidth, format: null,
         selected, groups: null, scaleLabel: m.scale, maskKey: m.masked,
       });
       canvas.setAttribute("aria-label", ns.format(m.picture, { n, k: result.k, tokens: result.tokens.join(" ") }));
