@@ -156,7 +156,7 @@
       }
       if (!options.length) return null;
       { // a title too long for its panel takes two lines rather than an ellipsis: broken after a space, or
-        // between two Chinese characters (which need none); the longest first line whose rest fits
+        // between two Chinese characters (written without spaces); the longest first line whose rest fits
         const pieces = options[0].split(BREAK), fits = (line) => ctx.measureText(line.trim()).width <= titleSlot;
         for (let cut = pieces.length - 1; cut > 0; cut--) {
           const lines = [pieces.slice(0, cut).join("").trim(), pieces.slice(cut).join("").trim()];
