@@ -254,8 +254,11 @@ def explorer_spec(*, trained: bool = False) -> dict:
             [[p if isinstance(p, str) else list(p) for p in label], value] for label, value in SHAPE_ROWS
         ],
         "messages": messages(
-            no_tokens="Type a sentence: the explorer needs at least one word (words are split at spaces).",
-            too_long="That sentence has {n} words; the explorer shows at most {limit}. Please shorten it.",
+            no_tokens=(
+                "Type a sentence: the explorer needs at least one token (the words between spaces, and each "
+                "Chinese or Japanese character on its own)."
+            ),
+            too_long="That sentence has {n} tokens; the explorer shows at most {limit}. Please shorten it.",
             cannot_embed="This model cannot embed that sentence: {reason}",
             unknown_tokens="unknown token{plural} {tokens}",
             known_tokens="; it reads only the tokens {known}",  # after unknown_tokens, where they are known

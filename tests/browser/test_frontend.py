@@ -228,14 +228,15 @@ def test_invalid_sentences_keep_the_picture(page):
     status = page.locator("#explorer .mha-status")
     page.locator("#explorer input[name=sentence]").fill("   ")
     assert status.text_content() == (
-        "Type a sentence: the explorer needs at least one word (words are split at spaces)."
+        "Type a sentence: the explorer needs at least one token (the words between spaces, and each "
+        "Chinese or Japanese character on its own)."
         " (The picture still shows the last valid input.)"
     )
     assert picture(page) == before
     long = " ".join(f"w{i}" for i in range(17))
     weights = update(page, "explorer", {"sentence": long})
     assert status.text_content() == (
-        "That sentence has 17 words; the explorer shows at most 16. Please shorten it."
+        "That sentence has 17 tokens; the explorer shows at most 16. Please shorten it."
         " (The picture still shows the last valid input.)"
     )
     assert picture(page) == before
@@ -384,7 +385,7 @@ def test_the_live_explorer_draws_at_once_then_what_python_sends(browser, site):
     assert page.locator("#live select[name=mask]").input_value() == "none"
     page.evaluate("d => live.python('drawn', d)", live_payload(explorer.drawn))
     assert page.locator("#live .mha-status").text_content() == explorer.message
-    assert "at least one word" in explorer.message and page.locator("#live .mha-warning").count() == 1
+    assert "at least one token" in explorer.message and page.locator("#live .mha-warning").count() == 1
     page.evaluate("() => live.cleanup()")
     assert page.evaluate("() => Object.keys(live.handlers)") == []
     page.close()

@@ -208,8 +208,8 @@ def test_text_is_sent_literally_never_interpreted(sentence):
 @pytest.mark.parametrize(
     ("sentence", "message"),
     [
-        ("", "at least one word"),
-        ("   ", "at least one word"),
+        ("", "at least one token"),
+        ("   ", "at least one token"),
         (" ".join(["word"] * (MAX_TOKENS + 1)), "at most 16"),
     ],
 )
