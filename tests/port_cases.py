@@ -37,6 +37,21 @@ UTF8_TEXTS = [
 
 # -- the explorer (ports/random.js, ports/explorer.js) -------------------------------------------------------
 
+# Sentences and their tokens (book.compute.explorer.split_tokens, ports/explorer.js splitTokens): words
+# between spaces, each Chinese or Japanese character a token (a Chinese reader types no spaces).
+SPLIT_CASES = [
+    ("the cat  sat\ton\nthe\r\nmat", ["the", "cat", "sat", "on", "the", "mat"]),
+    ("猫坐在垫子上因为它累了", list("猫坐在垫子上因为它累了")),
+    ("猫坐在垫子上，因为它累了。", list("猫坐在垫子上，因为它累了。")),
+    ("多头注意力 attention 很好", ["多", "头", "注", "意", "力", "attention", "很", "好"]),
+    ("GPT-4o的注意力", ["GPT-4o", "的", "注", "意", "力"]),
+    ("東京はカタカナ", list("東京はカタカナ")),
+    ("全角\u3000空格", ["全", "角", "空", "格"]),
+    ("ＡＢ１ 𠀋𪚲", ["Ａ", "Ｂ", "１", "𠀋", "𪚲"]),
+    ("한국어 문장 é\u00a0x 👍🏽", ["한국어", "문장", "é\u00a0x", "👍🏽"]),
+    ("", []),
+    (" \t\n ", []),
+]
 WORDS = ["the", "cat", "$x^2$", "\\foo", "<b>x</b>", "多头注意力", "sat", "on", "mat", "the", "a", "é"]
 
 
@@ -191,6 +206,7 @@ SPARSE_SWEEP = [
     },
     {"sentence": "多头 注意力 is   here\tnow  again and again", "top_k": 3, "seed": 2**31 - 1},
     {"sentence": "x x x x x x", "top_k": 2, "seed": 5},
+    {"sentence": "猫坐在垫子上因为它累了", "top_k": 4, "seed": 0},  # 11 tokens: one a character
 ]
 
 # -- MiniLM (ports/minilm.js) --------------------------------------------------------------------------------

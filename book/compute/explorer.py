@@ -49,17 +49,26 @@ PARAMETERS = (
     "W_o.bias",
 )
 _TOKEN_STREAM = 0x746F6B65  # "toke": the stream words of token vectors and of weights never coincide
-_WHITESPACE = re.compile(r"[ \t\n\r]+")
+# Characters of scripts written without spaces between words: CJK radicals, symbols and punctuation, kana,
+# bopomofo, the unified ideographs (with extension A, the compatibility block and the planes 2 and 3) and the
+# full-width forms. Each is a token of its own, as a character-level model reads Chinese or Japanese.
+CJK = (
+    "\u2e80-\u2fff\u3001-\u303f\u3040-\u30ff\u3100-\u312f\u3190-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003ffff"
+)
+_TOKEN = re.compile(f"[{CJK}]|[^ \t\n\r\u3000{CJK}]+")
 
 
 def split_tokens(sentence: str) -> list[str]:
-    """The sentence's tokens: its pieces between runs of ASCII whitespace (space, tab, newline, return).
+    """The sentence's tokens: its pieces between runs of whitespace (space, tab, newline, return and the
+    ideographic space U+3000), with each Chinese or Japanese character (:data:`CJK`) a token of its own.
 
-    Other characters, other Unicode spaces included, belong to tokens and are kept as they are.
+    "猫坐在垫子上" is six tokens, "the cat" two, "多头 attention" three. Other characters, other Unicode
+    spaces included, belong to tokens and are kept as they are.
     """
     if not isinstance(sentence, str):
         raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
-    return [t for t in _WHITESPACE.split(sentence) if t]
+    return _TOKEN.findall(sentence)
 
 
 def head_choices(d_model: int, *, most: int = MAX_HEADS) -> list[int]:
@@ -172,7 +181,7 @@ def explorer_weights(
     """The per-head attention weights that the head explorer draws.
 
     Args:
-        sentence: split into tokens by :func:`split_tokens` (runs of ASCII whitespace); at least one.
+        sentence: split into tokens by :func:`split_tokens` (at whitespace; CJK by character); at least one.
         d_model: model width.
         h: number of heads; must divide ``d_model``.
         mask: one of :data:`MASKS`.

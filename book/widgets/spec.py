@@ -254,8 +254,11 @@ def explorer_spec(*, trained: bool = False) -> dict:
             [[p if isinstance(p, str) else list(p) for p in label], value] for label, value in SHAPE_ROWS
         ],
         "messages": messages(
-            no_tokens="Type a sentence: the explorer needs at least one word (words are split at spaces).",
-            too_long="That sentence has {n} words; the explorer shows at most {limit}. Please shorten it.",
+            no_tokens=(
+                "Type a sentence: the explorer needs at least one token (the words between spaces, and each "
+                "Chinese or Japanese character on its own)."
+            ),
+            too_long="That sentence has {n} tokens; the explorer shows at most {limit}. Please shorten it.",
             cannot_embed="This model cannot embed that sentence: {reason}",
             unknown_tokens="unknown token{plural} {tokens}",
             known_tokens="; it reads only the tokens {known}",  # after unknown_tokens, where they are known
@@ -409,8 +412,8 @@ def sparse_spec() -> dict:
         "index_shape": dict(INDEX_SHAPE),
         "index_stream": INDEX_STREAM,
         "messages": messages(
-            no_tokens="Type a sentence: the figure needs at least one word (words are split at spaces).",
-            too_long="That sentence has {n} words; the figure shows at most {limit}. Please shorten it.",
+            no_tokens="Type a sentence: the figure needs at least one token.",
+            too_long="That sentence has {n} tokens; the figure shows at most {limit}. Please shorten it.",
             summary=(
                 "Each query keeps its {k} best {k|key|keys} by index score. {n} {n|token|tokens}: {kept} "
                 "query\u2013key {kept|pair|pairs} "
@@ -430,7 +433,10 @@ def sparse_spec() -> dict:
             cell_later=QUERY_KEY + ": a later key, never scored",
             kept="kept",
             dropped="not kept",
-            help="Focus the picture and use the arrow keys to read each score.",
+            help=(
+                "Tokens are the words between spaces, and each Chinese or Japanese character on its own. "
+                "Focus the picture and use the arrow keys to read each score."
+            ),
         ),
     }
 

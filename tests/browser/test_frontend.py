@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import itertools
 import threading
 
 import pytest
@@ -27,7 +28,7 @@ import torch
 
 from book.chapters.tasks import TASKS
 from book.chapters.training import OneLayerAttentionModel
-from book.compute.explorer import explorer_weights, head_choices
+from book.compute.explorer import explorer_weights, head_choices, split_tokens
 from book.compute.stages import STAGES
 from book.widgets.frontend import (
     calculator_config,
@@ -215,10 +216,10 @@ def test_text_is_shown_literally(page):
     sentence = "<b>x</b> $x^2$ \\foo 多头注意力 <img src=x onerror=alert(1)>"
     update(page, "explorer", {"sentence": sentence, "d_model": 8, "h": 2, "mask": "none", "seed": 0})
     root = page.locator("#explorer")
-    tokens = sentence.split()
+    tokens = split_tokens(sentence)  # 多头注意力: five tokens, one a character
     assert root.locator(".mha-token").all_text_contents() == tokens
     assert root.locator("b, img").count() == 0  # no element made from a token
-    assert root.locator("canvas").get_attribute("aria-label").endswith(f"for the tokens: {sentence}")
+    assert root.locator("canvas").get_attribute("aria-label").endswith(f"for the tokens: {' '.join(tokens)}")
 
 
 def test_invalid_sentences_keep_the_picture(page):
@@ -227,14 +228,15 @@ def test_invalid_sentences_keep_the_picture(page):
     status = page.locator("#explorer .mha-status")
     page.locator("#explorer input[name=sentence]").fill("   ")
     assert status.text_content() == (
-        "Type a sentence: the explorer needs at least one word (words are split at spaces)."
+        "Type a sentence: the explorer needs at least one token (the words between spaces, and each "
+        "Chinese or Japanese character on its own)."
         " (The picture still shows the last valid input.)"
     )
     assert picture(page) == before
     long = " ".join(f"w{i}" for i in range(17))
     weights = update(page, "explorer", {"sentence": long})
     assert status.text_content() == (
-        "That sentence has 17 words; the explorer shows at most 16. Please shorten it."
+        "That sentence has 17 tokens; the explorer shows at most 16. Please shorten it."
         " (The picture still shows the last valid input.)"
     )
     assert picture(page) == before
@@ -383,7 +385,7 @@ def test_the_live_explorer_draws_at_once_then_what_python_sends(browser, site):
     assert page.locator("#live select[name=mask]").input_value() == "none"
     page.evaluate("d => live.python('drawn', d)", live_payload(explorer.drawn))
     assert page.locator("#live .mha-status").text_content() == explorer.message
-    assert "at least one word" in explorer.message and page.locator("#live .mha-warning").count() == 1
+    assert "at least one token" in explorer.message and page.locator("#live .mha-warning").count() == 1
     page.evaluate("() => live.cleanup()")
     assert page.evaluate("() => Object.keys(live.handlers)") == []
     page.close()
@@ -481,10 +483,84 @@ def test_the_sparse_figure_keeps_python_s_keys_and_reads_out_by_keyboard(page):
     root.locator("input[name=sentence]").fill(" ".join(["w"] * 17))
     spec = sparse_spec()
     assert root.locator(".mha-status").text_content() == (
-        "That sentence has 17 words; the figure shows at most 16. Please shorten it."
+        "That sentence has 17 tokens; the figure shows at most 16. Please shorten it."
         + spec["messages"]["still"]
     )
     assert picture(page, "sparse") == before
+
+
+def test_the_sparse_figure_reads_chinese_by_character_and_keeps_its_warnings(page):
+    """Chinese typed without spaces is one token a character (the help says so); a seed no control offers,
+    left with Tab for the picture, keeps its warning (the canvas's focus redraws, it does not rewrite the
+    status); with the sentence cleared the slider keeps the picture's top-k."""
+    root, spec = page.locator("#sparse"), sparse_spec()
+    update(page, "sparse", {"sentence": SENTENCE, "top_k": 4, "seed": 0})
+    assert "Chinese or Japanese character" in root.locator(".mha-help").text_content()
+    chinese = "猫坐在垫子上因为它累了"
+    root.locator("input[name=sentence]").fill(chinese)
+    assert page.evaluate("document.getElementById('sparse').mha.update({})")["tokens"] == list(chinese)
+    assert root.locator("input[name=top_k]").get_attribute("max") == "11"
+    assert root.locator(".mha-status").text_content().split(". ")[1].startswith("11 tokens")
+    seed = root.locator("input[name=seed]")
+    seed.fill("-1")
+    seed.press("Tab")  # to the canvas, whose first focus picks a cell and redraws
+    assert page.evaluate("document.activeElement.tagName") == "CANVAS"
+    whole = spec["messages"]["whole"].format(label="indexer seed", lo=0, hi=2**31 - 1)
+    assert root.locator(".mha-status").text_content() == whole + spec["messages"]["still"]
+    assert "mha-warning" in root.locator(".mha-status").get_attribute("class")
+    assert settings_of(page, "sparse")["seed"] == 0
+    page.keyboard.press("ArrowDown")
+    assert root.locator(".mha-status").text_content() == whole + spec["messages"]["still"]
+    before = picture(page, "sparse")
+    root.locator("input[name=sentence]").fill("")
+    slider = root.locator("input[name=top_k]")
+    assert (slider.input_value(), slider.get_attribute("max")) == ("4", "11")
+    messages = spec["messages"]
+    assert root.locator(".mha-status").text_content() == messages["no_tokens"] + messages["still"]
+    assert picture(page, "sparse") == before
+    update(page, "sparse", {"sentence": SENTENCE, "seed": 0})
+
+
+HEATMAP = """([n, panels, options]) => {
+  const canvas = document.createElement('canvas');
+  document.body.appendChild(canvas);
+  const names = options.tokens || ['w'];
+  const tokens = Array.from({length: n}, (_, i) => names[i % names.length] + (options.tokens ? '' : i));
+  const values = tokens.map(() => tokens.map(() => 0.5));
+  const layout = mhaFrontEnd.drawHeatmaps(canvas, Object.assign({
+    panels: Array.from({length: panels},
+      (_, p) => ({title: (options.titles || [])[p] || 'head ' + (p + 1), values, mask: null})),
+    rowLabels: tokens, colLabels: tokens, rowName: 'query', colName: 'key', lo: 0, hi: 1, format: null,
+    selected: null, groups: null, scaleLabel: 'weight', maskKey: 'masked'}, options.spec));
+  canvas.remove();
+  return mhaFrontEnd.layoutView(layout);
+}"""
+
+
+def test_heatmaps_keep_a_phone_s_picture_in_view_and_its_labels_apart(page):
+    """What the tester met on a 390 px phone (a 341 px box), drawn by heatmaps.js alone: the decoder's 128
+    tokens fit the box, the colour bar under the picture (not 634 px wide, its scale off-screen); the MiniLM
+    box's 27 rows label every 3rd row, 21 px apart, not every 2nd crowded at 14 px; at a desktop's 656 px
+    the sparse figure's two panels of 12 tokens share a line (not stacked 900 px tall); a Chinese title too
+    long for its panel takes two lines, not an ellipsis."""
+    phone = {"cell": [16, 16], "minCell": 2, "maxWidth": 341, "maxColumns": 1}
+    decoder = page.evaluate(HEATMAP, [128, 1, {"spec": phone}])
+    assert decoder["under"] and decoder["width"] <= 341 and decoder["cw"] == 2
+    inside = [b for b in decoder["boxes"] if b["x"] < 0 or b["x"] + b["w"] > decoder["width"] + 0.5]
+    assert not inside, inside  # the title, the bar, its ticks and keys: all within the picture's width
+    minilm = page.evaluate(HEATMAP, [27, 1, {"spec": {"cell": [26, 26], "maxWidth": 300, "maxColumns": 1}}])
+    rows = sorted(b["y"] for b in minilm["boxes"] if b["kind"] == "query")
+    assert minilm["ch"] < 12 and min(b - a for a, b in itertools.pairwise(rows)) >= 15, (minilm["ch"], rows)
+    sparse = {"cell": [22, 22], "oneLine": 12, "maxWidth": 656}
+    wide = page.evaluate(HEATMAP, [12, 2, {"spec": sparse, "tokens": ["because", "the", "cat", "tired"]}])
+    assert wide["perLine"] == 2 and wide["height"] < 400 and not wide["under"], wide["height"]
+    long = ["internationalization", "responsibilities", "the", "cat"]
+    wide = page.evaluate(HEATMAP, [16, 2, {"spec": sparse, "tokens": long}])
+    assert wide["perLine"] == 2 and wide["cw"] >= 12
+    title = "保留：每个查询的前 4 个，其余的键都不计分"
+    narrow = page.evaluate(HEATMAP, [8, 1, {"spec": {"cell": [16, 16], "maxWidth": 400}, "titles": [title]}])
+    (drawn,) = [b["text"] for b in narrow["boxes"] if b["kind"] == "title"]
+    assert "\u2026" not in drawn and drawn.replace(" ", "") == title.replace(" ", ""), drawn
 
 
 def test_the_parameter_counts_shown_are_python_s(page):

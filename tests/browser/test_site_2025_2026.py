@@ -50,9 +50,14 @@ def test_the_sparse_figure_passes_axe_core_in_both_themes_on_desktop_and_phone(b
     tab.keyboard.press("ArrowDown")
     found = axe_findings(tab, ROOT)
     fits = tab.evaluate(f"() => document.querySelector('{ROOT} canvas').getBoundingClientRect().right")
+    layout = tab.evaluate(f"() => document.querySelector('{ROOT}').mha.layout")
     context.close()
     assert not found, found
     assert fits <= width, f"the canvas ends at {fits} px on a {width} px screen"
+    titles = [b["text"] for b in layout["boxes"] if b["kind"] == "title"]
+    assert not any("\u2026" in t for t in titles), titles  # no title cut
+    if width == 1280:  # the default 12 tokens: the two panels side by side, not stacked 900 px tall
+        assert layout["perLine"] == 2 and layout["height"] < 400, (layout["perLine"], layout["height"])
 
 
 def test_the_sparse_figure_prints_its_picture(browser):

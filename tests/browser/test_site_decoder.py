@@ -286,6 +286,12 @@ def test_the_box_fits_a_phone(browser, theme):
     )
     assert wide == [], wide  # nothing runs past the box but the picture, which scrolls in its frame
     assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
+    # a text longer than the context: 128 tokens still fit the frame, the colour bar under the picture
+    page.locator(f"{BOX} input[name=text]").fill("The cat sat on the mat because it was tired. " * 4)
+    page.wait_for_function(f"() => {API}.layout && {API}.layout.cols === 128")
+    drawn = page.evaluate(f"""() => {{ const c = document.querySelector('{BOX} canvas');
+        return [c.getBoundingClientRect().width, c.parentElement.clientWidth, {API}.layout.under]; }}""")
+    assert drawn[0] <= drawn[1] and drawn[2], drawn
     if theme == "dark":  # the box paints the page's dark background, its text light
         colour = page.evaluate(f"() => getComputedStyle(document.querySelector('{BOX} .md-accuracy')).color")
         assert sum(map(int, colour[4:-1].split(",")[:3])) > 3 * 150, colour

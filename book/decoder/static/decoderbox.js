@@ -205,7 +205,7 @@
       layout = ns.drawHeatmaps(canvas, {
         panels: [{ title: format(M.panel, fields), values: r.attention[l][hh], mask }],
         rowLabels: tokens, colLabels: tokens, rowName: M.rows, colName: M.cols, lo: 0, hi: 1,
-        cell: [16, 16], minCell: 4, maxWidth: Math.max(280, frame.clientWidth || 720), maxColumns: 1, format: null,
+        cell: [16, 16], minCell: 2, maxWidth: Math.max(280, frame.clientWidth || 720), maxColumns: 1, format: null,
         selected: state.cell && { panel: 0, ...state.cell }, scaleLabel: M.scale, maskKey: M.masked,
       });
       tell(state.cell);

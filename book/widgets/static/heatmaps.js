@@ -13,6 +13,8 @@
  *   rowLabels, colLabels: strings (one per row / column), rowName, colName: axis names ("query", "key"),
  *   lo, hi: the colour scale, cell: [width, height] of a cell in CSS pixels, maxWidth: CSS pixels,
  *   minCell: the smallest a cell may shrink to (CSS pixels, default 6: a long sequence on a phone asks less),
+ *   oneLine: null, or the smallest cell (CSS pixels) to which cells shrink so that all the panels (up to
+ *             maxColumns) share one line, for panels read side by side (the sparse figure's two),
  *   format: value -> string to print in each cell, or null, selected: {panel, row, col} or null,
  *   groups: null or {size, names}: vertical separators every `size` columns, names above (heads side by side),
  *   scaleLabel: "weight", maskKey: the key's text that explains the hatching (the spec's "masked"), or null,
@@ -22,10 +24,12 @@
  * }
  *
  * The layout lays itself out: cells shrink (to minCell, 6 px, at least; on cells under 12 px only every 2nd or 3rd
- * label shows) so that one panel and its labels fit maxWidth (with text scaled up by k, also by up to 1/k to
+ * label shows, 15 px apart at least) so that one panel and its labels fit maxWidth (with text scaled up by k, also by up to 1/k to
  * put more panels on a line); as many panels per line as fit, key labels
- * under every panel, titles that fit their panel, a colour bar of at least 96 px with ticks at least 18 px
- * apart, a right column as wide as its labels. The returned layout's boxes list every text drawn ({kind, text, x, y, w, h}) and the panels and the bar, for tests of overlap.
+ * under every panel, titles that fit their panel (on two lines, else cut with an ellipsis, if the panel is
+ * too narrow), a colour bar of at least 96 px with ticks at least 18 px apart, a right column as wide as its
+ * labels; that column goes under the panels (layout.under) where a panel at its smallest cells and the
+ * column would be wider than maxWidth, so that on a phone nothing of the picture is out of view. The returned layout's boxes list every text drawn ({kind, text, x, y, w, h}) and the panels and the bar, for tests of overlap.
  *
  * Text sizes (11 to 13 px) and the room laid out around text are multiplied by the canvas's CSS custom
  * property --mha-text-scale (default 1): a lecture deck sets it so that the smallest text reads at 18 px in
@@ -56,6 +60,7 @@
   const MASK_FILL = "#dbdbdb", MASK_LINE = "#595959";
   const FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Noto Sans CJK SC", sans-serif';
   const MAX_LABEL = 10; // characters of a token shown as a label
+  const BREAK = /(?<= )|(?<=[\u2e80-\u9fff\uff00-\uffef])(?=[\u2e80-\u9fff\uff00-\uffef])/; // where a title may break
 
   /** A colour of the scale for t in [0, 1]. */
   function colour(t) {
@@ -110,9 +115,18 @@
     const keys = [...(spec.swatches || []).map((w) => w.text), spec.maskKey].filter(Boolean);
     const barW = Math.ceil(Math.max(spec.swatches ? 0 : 16 + 12 + 5 + widest(probe), 14 + widest([spec.scaleLabel || ""]),
       16 + px(14) + 5 + widest(keys))) + 6;
-    // Cells: the size asked for, smaller (down to minCell) when one panel would not fit the width.
-    const room = spec.maxWidth - left - barW, least = spec.minCell || 6;
+    // Cells: the size asked for, smaller (down to minCell) when one panel would not fit the width. Where a
+    // panel at its smallest cells and the colour bar's column are wider than the screen (a phone), the column
+    // goes under the panels: the picture, its title and its scale stay in view, with nothing to scroll to.
+    const least = spec.minCell || 6;
+    const under = left + cols * least + barW > spec.maxWidth;
+    const room = spec.maxWidth - left - (under ? 0 : barW);
     let shrink = Math.min(1, Math.max(least / Math.min(...spec.cell), room / (cols * spec.cell[0])));
+    if (spec.oneLine && k === 1 && spec.panels.length > 1) { // panels read side by side: on one line if the
+      const per = Math.min(spec.panels.length, spec.maxColumns || 4); // cells may shrink to spec.oneLine px
+      const s = (room - (per - 1) * gapX) / (per * cols * spec.cell[0]);
+      if (s < shrink && Math.min(...spec.cell) * s >= spec.oneLine) shrink = s;
+    }
     if (k !== 1) { // a slide: more panels on a line, on cells shrunk by the text's scale at most, not more lines
       const fits = (s) => Math.floor((room + gapX) / (cols * Math.floor(spec.cell[0] * s) + gapX));
       const most = Math.min(spec.panels.length, spec.maxColumns || 4);
@@ -127,9 +141,10 @@
     // Column labels wider than a cell are turned: 45 degrees if the cells leave room, else upright.
     const angle = widest(colLabels) <= cw - 2 ? 0 : cw >= 24 ? Math.PI / 4 : Math.PI / 2;
     const colLabelH = Math.ceil(widest(colLabels) * Math.sin(angle) + px(14) * Math.cos(angle) + px(12));
-    // Labels one line (12 px) apart at least: on cells smaller than that, every 2nd (3rd...) label.
-    const everyRow = Math.ceil(px(12) / ch - 1e-9);
-    const everyCol = angle === Math.PI / 4 ? 1 : angle ? Math.ceil(px(12) / cw - 1e-9) : 1;
+    // A label on every row of cells a line (12 px) tall or more; on smaller cells (a phone, a long text) every
+    // 2nd, 3rd... label, at least 15 px apart, so that the labels shown stand a line and a quarter apart.
+    const every = (size) => (size >= px(12) - 1e-9 ? 1 : Math.ceil(px(15) / size - 1e-9));
+    const everyRow = every(ch), everyCol = angle === Math.PI / 4 ? 1 : angle ? every(cw) : 1;
     // Titles: the longest of the panel's titles that fits its width, at 13 px, else 11 px (scaled by k).
     const titleSlot = pw + gapX - 4;
     const titles = spec.panels.map((panel) => {
@@ -140,12 +155,13 @@
         if (t) return { text: t, size, w: ctx.measureText(t).width };
       }
       if (!options.length) return null;
-      if (k !== 1) { // a slide: a title too long for its panel takes two lines rather than an ellipsis
-        const words = options[0].split(" "), fits = (line) => ctx.measureText(line).width <= titleSlot;
-        let cut = words.length - 1;
-        while (cut > 1 && !fits(words.slice(0, cut).join(" "))) cut--;
-        const lines = [words.slice(0, cut).join(" "), words.slice(cut).join(" ")];
-        if (cut > 0 && lines.every(fits)) {
+      { // a title too long for its panel takes two lines rather than an ellipsis: broken after a space, or
+        // between two Chinese characters (written without spaces); the longest first line whose rest fits
+        const pieces = options[0].split(BREAK), fits = (line) => ctx.measureText(line.trim()).width <= titleSlot;
+        for (let cut = pieces.length - 1; cut > 0; cut--) {
+          const lines = [pieces.slice(0, cut).join("").trim(), pieces.slice(cut).join("").trim()];
+          if (!fits(lines[0])) continue;
+          if (!fits(lines[1])) break;
           return { text: lines.join(" "), lines, size: px(11), w: Math.max(...lines.map((l) => ctx.measureText(l).width)) };
         }
       }
@@ -174,9 +190,11 @@
     // swatches, one line each.
     const keySize = Math.round(px(14)), keyStep = keySize + Math.round(px(8));
     const bh = spec.swatches ? 0 : Math.max(Math.round(px(96)), Math.min(ph, Math.round(px(160))));
-    const width = left + gridW + barW;
     const keysH = spec.swatches ? keys.length * keyStep : bh + px(spec.maskKey ? 40 : 8);
-    const height = Math.ceil(Math.max(y + px(18), lineTop[0] + keysH));
+    // the column of the bar and keys: right of the panels, or under them (below the key axis's name)
+    const bx = under ? left : left + gridW + 16, by = under ? y + px(spec.scaleLabel && bh ? 42 : 24) : lineTop[0];
+    const width = Math.max(left + gridW + (under ? 0 : barW), bx + barW - 16);
+    const height = Math.ceil(under ? by + keysH : Math.max(y + px(18), lineTop[0] + keysH));
     const rects = spec.panels.map((_, p) => ({ x: left + (p % perLine) * (pw + gapX), y: lineTop[Math.floor(p / perLine)] }));
     // Numbers in the cells only where they fit the cells drawn (a smaller screen may shrink them); where the
     // text is scaled up, only at the scaled size (not smaller than the other text).
@@ -313,7 +331,7 @@
     box("axis", colName, left + gridW / 2 - cnw / 2, y + px(2), cnw, px(12));
 
     // colour bar with ticks, then the key of masked cells; or the swatches, then that key
-    const bx = left + gridW + 16, by = lineTop[0], bw = 12;
+    const bw = 12;
     if (spec.swatches) {
       ctx.font = `${px(11)}px ${FONT}`;
       ctx.textAlign = "left";
@@ -372,7 +390,7 @@
     canvas.dataset.mhaFontPx = String(fontPx);
 
     return {
-      width, height, rects, cw, ch, rows, cols, perLine, angle, printed, fontPx,
+      width, height, rects, cw, ch, rows, cols, perLine, angle, printed, fontPx, under,
       /** Every text drawn and every panel and the colour bar: {kind, text, x, y, w, h} in CSS pixels. */
       boxes: boxes.concat(panels),
       /** The cell under a point in CSS pixels: {panel, row, col}, or null. */

@@ -45,12 +45,10 @@
             values, mask: result.selected },
         ],
         rowLabels: result.tokens, colLabels: result.tokens, rowName: m.rows, colName: m.cols,
-        lo, hi: hi > lo ? hi : lo + 1, cell: [22, 22], maxWidth, format: null,
+        lo, hi: hi > lo ? hi : lo + 1, cell: [22, 22], oneLine: 12, maxWidth, format: null,
         selected, groups: null, scaleLabel: m.scale, maskKey: m.masked,
       });
       canvas.setAttribute("aria-label", ns.format(m.picture, { n, k: result.k, tokens: result.tokens.join(" ") }));
-      const share = ((100 * result.kept) / result.pairs).toFixed(0);
-      ns.setStatus(status, ns.format(m.summary, { k: result.k, n, kept: result.kept, pairs: result.pairs, share }), "");
       say(selected);
     }
 
@@ -65,17 +63,22 @@
         kept: result.selected[row][col] ? m.kept : m.dropped, rank, seen: row + 1 }));
     }
 
+    /** Recompute and redraw for the state, and say what the picture shows. Only here is the status line
+     * written: a redraw (a focus, a theme, a width) keeps what it says, a number box's warning included. */
     function refresh() {
       const n = ns.splitTokens(ctl.state.sentence).length;
-      ctl.sync({ tokens: Math.max(1, Math.min(n, spec.max_tokens)) });
-      if (n === 0 || n > spec.max_tokens) { // the reader's input: say so, keep the last picture
+      if (n === 0 || n > spec.max_tokens) { // the reader's input: say so, keep the last picture and its slider
+        ctl.sync({ tokens: result ? result.tokens.length : 1 });
         const message = n === 0 ? m.no_tokens : ns.format(m.too_long, { n, limit: spec.max_tokens });
         ns.setStatus(status, message + m.still, "warning");
         return null;
       }
+      ctl.sync({ tokens: n });
       result = ns.sparseCompute(ctl.state, spec);
       if (selected && (selected.row >= n || selected.col >= n)) selected = null;
       draw();
+      const share = ((100 * result.kept) / result.pairs).toFixed(0);
+      ns.setStatus(status, ns.format(m.summary, { k: result.k, n, kept: result.kept, pairs: result.pairs, share }), "");
       return { tokens: result.tokens, scores: result.scores.map((row) => row.map((v) => (v === -Infinity ? null : v))),
         selected: result.selected, k: result.k, kept: result.kept, pairs: result.pairs };
     }

@@ -63,12 +63,7 @@
         lo: 0, hi: 1, cell: [cell, cell], maxWidth, format: null,
         selected, groups: null, scaleLabel: null, swatches: [{ t: 1, text: m.scale }], maskKey: m.masked,
       });
-      const last = result.seen[l][n - 1];
-      const first = last.indexOf(true) + 1;
       canvas.setAttribute("aria-label", ns.format(m.picture, { layer: state.layer, kind, n }));
-      const notes = Object.values(ctl.notes); // what followed the reader's change (the layer shown)
-      const summary = ns.format(m.summary, { layer: state.layer, n, first, layers: state.layers, cached: result.cached, full: result.full });
-      ns.setStatus(status, [...notes, summary].join(" "), "");
       say(selected);
     }
 
@@ -86,6 +81,11 @@
       if (selected && (selected.row >= ctl.state.n || selected.col >= ctl.state.n)) selected = null;
       ctl.sync();
       draw();
+      // The status is written only here, so a redraw (a focus, a theme, a width) keeps a box's warning.
+      const state = ctl.state, first = result.seen[state.layer - 1][state.n - 1].indexOf(true) + 1;
+      const notes = Object.values(ctl.notes); // what followed the reader's change (the layer shown)
+      const summary = ns.format(m.summary, { layer: state.layer, n: state.n, first, layers: state.layers, cached: result.cached, full: result.full });
+      ns.setStatus(status, [...notes, summary].join(" "), "");
       return { masks: result.masks, seen: result.seen, cached: result.cached, full: result.full };
     }
 

@@ -32,9 +32,15 @@
   // (book.widgets.spec.explorer_spec), as `spec` below.
   const TOKEN_STREAM = 0x746f6b65; // "toke"
 
-  /** The pieces of a sentence between runs of ASCII whitespace; other characters belong to tokens. */
+  // book.compute.explorer.CJK: each character of these blocks is a token of its own.
+  const CJK = "\\u2e80-\\u2fff\\u3001-\\u303f\\u3040-\\u30ff\\u3100-\\u312f\\u3190-\\u31ff\\u3400-\\u4dbf\\u4e00-\\u9fff" +
+    "\\uf900-\\ufaff\\ufe30-\\ufe4f\\uff00-\\uffef\\u{20000}-\\u{3ffff}";
+  const TOKEN = new RegExp(`[${CJK}]|[^ \\t\\n\\r\\u3000${CJK}]+`, "gu");
+
+  /** The pieces of a sentence between runs of whitespace (ASCII's and U+3000), each CJK character a piece
+   * of its own; other characters belong to tokens. */
   function splitTokens(sentence) {
-    return String(sentence).split(/[ \t\n\r]+/).filter((t) => t.length > 0);
+    return String(sentence).match(TOKEN) || [];
   }
 
   /** A fixed vector per token, uniform in [-sqrt(3), sqrt(3)): n rows of d_model. */

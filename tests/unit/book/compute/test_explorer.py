@@ -11,16 +11,20 @@ from book.compute.explorer import (
     explorer_weights,
     fresh_attention,
     head_weights,
+    split_tokens,
     token_vectors,
 )
 from book.widgets.frontend import model_payload
 from book.widgets.spec import explorer_spec
 from tests.port_cases import (
+    ODD,
     SHIPPED_SENTENCES,
+    SPLIT_CASES,
     TRAINED_SENTENCES,
     explorer_sweep,
     site_explorer_sweep,
     trained_like_model,
+    unicode_sample,
 )
 
 
@@ -59,7 +63,19 @@ def test_embed_tokens_rejects_bad_input(tokens, d_model, error, match):
         embed_tokens(tokens, d_model)
 
 
+@pytest.mark.parametrize(("sentence", "tokens"), SPLIT_CASES)
+def test_split_tokens_splits_at_spaces_and_cjk_by_character(sentence, tokens):
+    assert split_tokens(sentence) == tokens
+
+
 # -- ports/explorer.js: book.compute.explorer ----------------------------------------------------------------
+
+
+def test_split_tokens_equal_python(ports):
+    """The page's tokens are Python's: the figures' cases, the hard inputs and a sample of many scripts."""
+    sentences = [s for s, _ in SPLIT_CASES] + ODD + unicode_sample(300, seed=1)
+    got = ports.run("(all) => all.map(s => mhaFrontEnd.splitTokens(s))", sentences)
+    assert got == [split_tokens(s) for s in sentences]
 
 
 @pytest.mark.parametrize("sweep", [explorer_sweep, site_explorer_sweep])

@@ -14,6 +14,7 @@ from book.compute.explorer import (
     embed_tokens,
     explorer_weights,
     head_choices,
+    split_tokens,
 )
 from book.widgets.explorer import HeadExplorer
 from book.widgets.spec import explorer_spec
@@ -194,7 +195,7 @@ def test_text_is_sent_literally_never_interpreted(sentence):
     explorer = HeadExplorer(d_model=8, h=2)
     explorer.update(sentence=sentence)
     check_drawn(explorer)
-    assert explorer.tokens == explorer.drawn["tokens"] == sentence.split()  # not escaped, not typeset
+    assert explorer.tokens == explorer.drawn["tokens"] == split_tokens(sentence)  # not escaped, not typeset
     page = explorer.static_html()
     (root,) = figure_roots(page)
     config = root.data
@@ -207,8 +208,8 @@ def test_text_is_sent_literally_never_interpreted(sentence):
 @pytest.mark.parametrize(
     ("sentence", "message"),
     [
-        ("", "at least one word"),
-        ("   ", "at least one word"),
+        ("", "at least one token"),
+        ("   ", "at least one token"),
         (" ".join(["word"] * (MAX_TOKENS + 1)), "at most 16"),
     ],
 )
