@@ -49,8 +49,13 @@ def _patterns() -> list[tuple[re.Pattern, str]]:
     found = []
     for en, zh in catalogue().items():
         if _FIELD.search(en):
-            parts = _FIELD.split(en)  # literal, field, literal, ...
-            regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
+            parts, named, regex = _FIELD.split(en), set(), ""  # literal, field, literal, ...
+            for i, part in enumerate(parts):
+                if i % 2 == 0:
+                    regex += re.escape(part)
+                else:  # a field again is the same value again
+                    regex += f"(?P={part})" if part in named else f"(?P<{part}>.+?)"
+                    named.add(part)
             found.append((len(_FIELD.sub("", en)), re.compile(regex + r"\Z", re.S), zh))
     return [(pattern, zh) for _, pattern, zh in sorted(found, key=lambda f: -f[0])]
 
@@ -101,9 +106,18 @@ def use_language() -> None:
     if language() != "zh":
         return
     import matplotlib
+    from matplotlib import font_manager
 
-    matplotlib.rcParams["font.family"] = ["sans-serif"]
-    matplotlib.rcParams["font.sans-serif"] = ["DejaVu Sans", CJK_FONT]
+    known = font_manager.fontManager
+    if CJK_FONT not in {font.name for font in known.ttflist}:  # a font list cached before the font came
+        for path in font_manager.findSystemFonts():
+            if Path(path).name.startswith("NotoSansCJK"):
+                known.addfont(path)
+        if CJK_FONT not in {font.name for font in known.ttflist}:
+            raise RuntimeError(
+                f"the Chinese figures need the font {CJK_FONT}: install Debian's fonts-noto-cjk"
+            )
+    matplotlib.rcParams["font.family"] = ["DejaVu Sans", CJK_FONT]  # named: a generic family has no fallback
     try:
         from IPython import get_ipython
     except ImportError:

@@ -198,6 +198,14 @@ def _layers(c: ModelConfig) -> str:
     return text if local == c.n_layers else f"{text} + {tr('{n} global', n=c.n_layers - local)}"
 
 
+def _layer_words(label: str) -> str:
+    """A layer's :attr:`~mha.costs.layers.Layer.label` in the figure's language."""
+    shared = ", reads an earlier layer's cache"
+    if label.endswith(shared):
+        return f"{tr(label.removesuffix(shared))}, {tr(shared.removeprefix(', '))}"
+    return tr(label)
+
+
 def pattern_words(pattern: str) -> str:
     """A model's :attr:`~mha.costs.ModelConfig.pattern` in the figure's language, kind by kind."""
     kinds, _, shared = pattern.partition("; ")
@@ -307,7 +315,7 @@ def plot_layer_caches(
             [layer.cache_elements(n) * size for n in ns],
             lw=1.8,
             label=textwrap.fill(
-                tr("{name}, layer {i}: {label}", name=kept(c.name), i=i, label=tr(layer.label)),
+                tr("{name}, layer {i}: {label}", name=kept(c.name), i=i, label=_layer_words(layer.label)),
                 44,
                 subsequent_indent="  ",
             ),
