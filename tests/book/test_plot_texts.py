@@ -69,6 +69,8 @@ def test_every_text_of_a_chinese_picture_is_chinese():
             for text in record.get("texts", []):
                 if words := english_words(text, record.get("kept", [])):
                     english.append(f"{where}: {text!r} (English: {' '.join(words)})")
+                if any("$" in line and CHINESE.search(line) for line in text.split("\n")):
+                    english.append(f"{where}: {text!r} (Chinese beside $mathematics$ shows as boxes)")
     assert not english, (
         f"{len(english)} texts of the Chinese pictures have no Chinese: add each English text's pair to "
         "zh/plots.yml (the figure's code passes it through book.figures._text.tr), or, for a token or a "
