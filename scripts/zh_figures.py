@@ -90,6 +90,8 @@ DATA = (
     "spec/ordinary/**",
     "spec/shown/**",  # and the signs it shows for a space and a new line
     "spec/stored/**",  # the MiniLM box's stored weights: sentences and tokens of the English model, bytes
+    "spec/prompts/**",  # the SmolLM2 figure's prompts: texts and tokens of the model, scores, notice fields
+    "spec/census/**",  # and its census scores
     "spec/model",
     "spec/weights",
     "spec/format",

@@ -85,6 +85,7 @@ GROUP_SECONDS = {
     "page:en:chapters/the_math": 36,
     "tests/browser/test_site_minilm.py": 36,
     "tests/browser/test_site_decoder.py": 29,
+    "tests/browser/test_site_smollm2.py": 20,  # its page twice (English, print) and the Chinese page once
     "smollm2": 25,  # tests/unit/mha/pretrained/test_smollm2.py: its two models loaded once, and its tests
     "page:en:chapters/step_by_step": 22,
     "tests/browser/test_frontend_promises.py": 20,

@@ -19,6 +19,7 @@ FIGURE_PAGES = {  # one page per kind of interactive figure, by its root class
     "mha-windows": "chapters/attention_since_2017",
     "mha-sparse": "chapters/attention_2025_2026",
     "mha-decoder": "chapters/induction_heads",
+    "mha-smollm2": "chapters/trained_heads",
 }
 SAMPLE = ["intro", "glossary", "search", *FIGURE_PAGES.values()]
 CHINESE = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")  # Chinese characters and punctuation

@@ -66,7 +66,7 @@ from mha.multihead import MultiHeadAttention
 # Python and its data (book/minilm/static/, book/decoder/static/). The site merges the folders into one
 # _static/ (_config.yml's html_static_path), so a name is a path relative to any of them, and no two hold the
 # same name (tests/unit/book/widgets/test_frontend.py).
-STATIC_PACKAGES = ("book.widgets", "book.minilm", "book.decoder")
+STATIC_PACKAGES = ("book.widgets", "book.minilm", "book.decoder", "book.smollm2")
 STATIC_ROOTS = tuple(resources.files(package).joinpath("static") for package in STATIC_PACKAGES)
 # The ports (static/ports/): every computation the page makes that has a Python twin, one file per twin,
 # DOM-free. They load first, in name order: each reads the others only when called.
@@ -91,6 +91,7 @@ SCRIPTS = (
     "sparse.js",
     "minilm.js",
     "decoderbox.js",
+    "smollm2.js",
 )  # load order
 STYLESHEET = "mha.css"
 
@@ -133,6 +134,7 @@ WIDGET_SCRIPTS = {
         "minilm.js",
     ),  # its own adapter: `export`
     "mountDecoder": (*PORTS, "core.js", "controller.js", "heatmaps.js", "decoderbox.js"),  # its own adapter
+    "mountSmolLM2": (*PORTS, "core.js", "controller.js", "heatmaps.js", "smollm2.js"),  # its own adapter
 }
 
 
@@ -146,6 +148,7 @@ ROOT_CLASSES = {
     "mountSparse": "mha-sparse",
     "mountMiniLM": "mha-minilm",
     "mountDecoder": "mha-decoder",
+    "mountSmolLM2": "mha-smollm2",
 }
 FIGURES = ", ".join(f".{name}" for name in ROOT_CLASSES.values())  # a CSS selector of every figure's root
 

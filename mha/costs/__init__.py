@@ -14,6 +14,8 @@ This layer imports only the core's input checks and PyTorch.
 """
 
 from mha.costs.configs import (
+    EARLIER_MODELS,
+    LATER_MODELS,
     MODEL_CONFIGS,
     MODELS_2025_2026,
     TOPICS,
@@ -22,6 +24,7 @@ from mha.costs.configs import (
     config_rows,
     configs_table,
     get_config,
+    models_released,
 )
 from mha.costs.counts import (
     attention_macs,
@@ -39,6 +42,7 @@ from mha.costs.counts import (
 )
 from mha.costs.hardware import GPUS, GpuSpec
 from mha.costs.layers import LAYER_KINDS, Indexer, Layer, LinearAttention
+from mha.costs.releases import RELEASE_CUT, RELEASES, Release
 from mha.costs.report import (
     DTYPES,
     cache_groups,
@@ -55,16 +59,21 @@ from mha.costs.report import (
 
 __all__ = [
     "DTYPES",
+    "EARLIER_MODELS",
     "GPUS",
+    "LATER_MODELS",
     "LAYER_KINDS",
     "MODELS_2025_2026",
     "MODEL_CONFIGS",
+    "RELEASES",
+    "RELEASE_CUT",
     "TOPICS",
     "GpuSpec",
     "Indexer",
     "Layer",
     "LinearAttention",
     "ModelConfig",
+    "Release",
     "RopeScaling",
     "attention_macs",
     "attention_macs_parts",
@@ -88,6 +97,7 @@ __all__ = [
     "layer_costs",
     "model_costs",
     "model_kv_cache_bytes",
+    "models_released",
     "projection_params",
     "saved_for_backward_bytes",
     "uncounted_layers",

@@ -25,6 +25,7 @@ from functools import cached_property
 
 from mha._checks import check_heads, check_positive_int, check_positive_number
 from mha.costs.layers import LAYER_KINDS, Indexer, Layer, LinearAttention
+from mha.costs.releases import RELEASE_CUT, RELEASES, Release
 from mha.families import GEMMA3, GEMMA4, GPT_OSS, LLAMA, LLAMA4, QWEN3, QWEN3_NEXT, Family
 
 KINDS = ("encoder-decoder", "encoder", "decoder")
@@ -400,6 +401,12 @@ class ModelConfig:
                 raise ValueError(
                     f"kv_shared_from[{i}]={j}: layer {j} is a {own[j].label}, layer {i} a {own[i].label}"
                 )
+
+    @property
+    def released(self) -> Release | None:
+        """When the model was first published, and the source (:data:`mha.costs.releases.RELEASES`);
+        ``None`` for a config not among the published models."""
+        return RELEASES.get(self.name)
 
     @property
     def d_k(self) -> int:
@@ -1118,13 +1125,38 @@ MODEL_CONFIGS: dict[str, ModelConfig] = {
 }  # fmt: skip
 
 
-# The models of late 2025 and 2026 in MODEL_CONFIGS (issue 35): hybrids of linear and full attention,
-# sparse, compressed and shared layers; the chapter shows them apart from the models up to early 2025.
+# The models that "Attention in 2025-2026" takes apart, in the order that chapter added them (issue 35): an
+# edition list, not dates (it holds Llama 4 Maverick of April 2025 but not Scout, released the same day, nor
+# gpt-oss of August 2025). To group models by when they came out, use models_released and RELEASE_CUT.
 MODELS_2025_2026: tuple[str, ...] = (
     "Qwen3-Next-80B-A3B", "Qwen3.5-397B-A17B", "DeepSeek-V3.2", "DeepSeek-V4-Flash", "DeepSeek-V4-Pro",
     "GLM-4.5", "GLM-5", "Gemma 4 31B", "Gemma 4 E2B", "Kimi K2", "Kimi-Linear-48B-A3B", "MiniMax-M2",
     "Llama 4 Maverick", "OLMo 3 7B", "SmolLM3-3B",
 )  # fmt: skip
+
+
+def models_released(*, before: str | None = None, since: str | None = None) -> tuple[str, ...]:
+    """The names of :data:`MODEL_CONFIGS` released before ``before`` and on or after ``since`` (ISO dates,
+    ``YYYY-MM-DD``), in the table's order; a model whose date is not confirmed is in no such group.
+
+    Raises:
+        ValueError: neither bound given.
+    """
+    if before is None and since is None:
+        raise ValueError("give before, since or both (ISO dates such as RELEASE_CUT)")
+    names = []
+    for name, c in MODEL_CONFIGS.items():
+        date = c.released.date if c.released is not None else None
+        if date is None:
+            continue
+        if (before is None or date < before) and (since is None or date >= since):
+            names.append(name)
+    return tuple(names)
+
+
+# The two groups the chapters compare: released up to June 2025, and from July 2025 on (RELEASE_CUT).
+EARLIER_MODELS: tuple[str, ...] = models_released(before=RELEASE_CUT)
+LATER_MODELS: tuple[str, ...] = models_released(since=RELEASE_CUT)
 
 
 def get_config(model: str | ModelConfig, *, decoder_only: bool = False) -> ModelConfig:

@@ -338,3 +338,23 @@ def test_the_book_loads_the_stylesheet():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert config["sphinx"]["config"]["html_css_files"][0] == "mha.css"
     assert "html_js_files" not in config["sphinx"]["config"]  # one list of scripts: SCRIPTS
+
+
+def test_every_term_is_linked_from_a_chapter_once_per_chapter_in_both_editions():
+    """Each term of terms.md is linked (``{ref}`… <term-…>` ``) from at least one chapter or appendix, at its
+    first use there and only there: a notebook links a term once, the Chinese twin the same terms."""
+    terms = set(re.findall(r"^\((term-[\w-]+)\)=$", TERMS.read_text(encoding="utf-8"), flags=re.M))
+    linked: set[str] = set()
+    for name in sorted(p.stem for p in (ROOT / "chapters").glob("*.ipynb")):
+        per_edition = []
+        for folder in ("chapters", "zh/chapters"):
+            cells = nbformat.read(ROOT / folder / f"{name}.ipynb", as_version=4).cells
+            text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+            uses = [target for role, target in _LINK.findall(text) if target.startswith("term-")]
+            repeated = sorted({t for t in uses if uses.count(t) > 1})
+            assert not repeated, f"{folder}/{name}: link {repeated} at the first use only"
+            assert set(uses) <= terms, f"{folder}/{name}: unknown terms {set(uses) - terms}"
+            per_edition.append(set(uses))
+        assert per_edition[0] == per_edition[1], f"{name}: the Chinese twin links other terms"
+        linked |= per_edition[0]
+    assert linked == terms, f"terms no chapter links: {sorted(terms - linked)}"
