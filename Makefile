@@ -68,10 +68,12 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 
 # Re-run every chapter (or NB=chapters/x.ipynb) in place on portable kernels to refresh its stored outputs
-# (scripts/execute_notebooks.py), carry them into the Chinese notebooks (scripts/zh_sync.py), then `make test`.
+# (scripts/execute_notebooks.py), carry them into the Chinese notebooks (scripts/zh_sync.py), draw the static
+# figures whose English pictures changed once more in Chinese (scripts/zh_plots.py), then `make test`.
 notebooks: $(STAMP)
 	$(BIN)/python -m scripts.execute_notebooks $(NB)
 	$(BIN)/python -m scripts.zh_sync
+	$(BIN)/python -m scripts.zh_plots
 
 # Retrain the toy models of the appendix (Heads in toy models) into book/chapters/data/heads_weights.safetensors
 # and heads_runs.json, which records the wall time of its run (423 s on 2 cores when last made), then

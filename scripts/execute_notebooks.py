@@ -24,6 +24,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+LANGUAGE = "BOOK_FIGURE_LANGUAGE"  # book/figures/_text.py: "zh" draws the static figures' texts in Chinese
 CHAPTERS = Path(__file__).resolve().parents[1] / "chapters"
 # The kernel's environment: every x86 CPU's kernels, one thread, MKL's reproducible results.
 PORTABLE = {
@@ -34,9 +35,9 @@ PORTABLE = {
 }
 
 
-def execute(path: Path) -> float:
-    """Run ``path`` in place and return the seconds it took."""
-    notebook = nbformat.read(path, as_version=4)
+def run(notebook: nbformat.NotebookNode, folder: Path, env: dict[str, str] | None = None) -> float:
+    """Run ``notebook`` (in memory, in a fresh kernel working in ``folder``) on portable kernels, with
+    ``env`` added to the kernel's environment; return the seconds it took."""
     notebook.metadata.pop("widgets", None)
     for cell in notebook.cells:
         cell.metadata.pop("execution", None)
@@ -44,13 +45,20 @@ def execute(path: Path) -> float:
         notebook,
         timeout=120,
         kernel_name="python3",
-        resources={"metadata": {"path": str(path.parent)}},
+        resources={"metadata": {"path": str(folder)}},
         store_widget_state=False,
         record_timing=False,  # no timestamps in cell metadata: re-running changes only what changed
     )
     start = time.perf_counter()
-    client.execute(env={**os.environ, **PORTABLE})
-    seconds = time.perf_counter() - start
+    here = {k: v for k, v in os.environ.items() if k != LANGUAGE}  # English figures unless env says
+    client.execute(env={**here, **PORTABLE, **(env or {})})
+    return time.perf_counter() - start
+
+
+def execute(path: Path) -> float:
+    """Run ``path`` in place and return the seconds it took."""
+    notebook = nbformat.read(path, as_version=4)
+    seconds = run(notebook, path.parent)
     notebook.metadata["mha"] = {"executed_with": PORTABLE}
     nbformat.write(notebook, path)
     return seconds

@@ -28,7 +28,9 @@ metadata under ``"translation"``, in a page as a MyST comment line that opens th
 **What the script writes.** Code cells (source, outputs, metadata and tags, execution counts), the cells'
 order and the notebook's metadata are copied from the English notebook, so that a Chinese notebook runs as it
 is in Jupyter or Colab, with the same set-up cell; only the interactive figures' texts in the outputs are
-translated on the way, with the catalogue ``zh/figures.yml`` (:mod:`scripts.zh_figures`). Markdown cells keep
+translated on the way, with the catalogue ``zh/figures.yml`` (:mod:`scripts.zh_figures`), and the static
+figures' pictures are the Chinese ones that :mod:`scripts.zh_plots` drew from the current English pictures
+(an English picture where none is current). Markdown cells keep
 their Chinese text and record, and cells and sections not translated yet get a copy of the current English
 (paths of included files made relative to ``zh/``: :func:`relocate`). Nothing is translated twice: a
 translation stays until its English changes, and then it is reported stale (the tests fail) rather than
@@ -63,7 +65,7 @@ from pathlib import Path
 
 import nbformat
 
-from scripts import myst, zh_figures
+from scripts import myst, zh_figures, zh_plots
 from scripts.documents import documents, english_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -227,6 +229,8 @@ def sync_notebook(
             before = None
         if cell.cell_type == "code" and figures is not None:
             zh_figures.translate_outputs(cell.get("outputs", []), figures)
+        if cell.cell_type == "code" and before is not None:
+            keep_pictures(cell, before)
         if cell.cell_type == "markdown":
             record = dict(before.metadata.get(RECORD, {})) if before is not None else {}
             cell.source, record = _kept(cell.source, getattr(before, "source", None), record, cell.id, index)
@@ -239,6 +243,17 @@ def sync_notebook(
             cell.metadata["mystnb"]["image"]["alt"] = text
             cell.metadata[RECORD] = {"alt": record}
     return out
+
+
+def keep_pictures(cell, before) -> None:
+    """Put back into ``cell`` (the English code cell, copied) the Chinese pictures of ``before`` (the Chinese
+    notebook's cell) that were drawn from its current English pictures (:mod:`scripts.zh_plots`)."""
+    old = [before.outputs[i] for i in zh_plots.pictures(before)]
+    for k, i in enumerate(zh_plots.pictures(cell)):
+        if k < len(old) and old[k].get("metadata", {}).get(RECORD, {}).get("en") == zh_plots.picture_hash(
+            cell.outputs[i]
+        ):
+            cell.outputs[i] = copy.deepcopy(old[k])
 
 
 def notebook_units(doc: str, en: nbformat.NotebookNode, zh: nbformat.NotebookNode) -> list[Unit]:

@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 from book.chapters.tasks import TASKS
 from book.figures._pyplot import subplots
 from book.figures._style import TEXT_PT
+from book.figures._text import kept, tr
 
 
 def _runs(results: dict, task: str, h: int) -> list[dict]:
@@ -58,16 +59,16 @@ def plot_learning_curves(
             runs = _runs(results, task, h)
             steps = runs[0]["curve"]["step"]
             values = np.array([r["curve"][metric] for r in runs])  # (seeds, points)
-            ax.plot(steps, values.mean(0), color=colour, label=f"h = {h}")
+            ax.plot(steps, values.mean(0), color=colour, label=kept(f"h = {h}"))
             ax.fill_between(steps, values.min(0), values.max(0), color=colour, alpha=0.25, linewidth=0)
-        ax.set_title(task)
+        ax.set_title(kept(task))
         ax.grid(alpha=0.3)
     for column in range(ncols):  # label the lowest visible panel of each column
         ax = axes[(len(tasks) - 1 - column) // ncols, column]
         ax.xaxis.set_tick_params(labelbottom=True)
-        ax.set_xlabel("training step")
+        ax.set_xlabel(tr("training step"))
     for ax in axes[:, 0]:
-        ax.set_ylabel(f"held-out {metric}")
+        ax.set_ylabel(tr("held-out {metric}", metric=tr(metric)))
     if metric == "loss":
         axes[0, 0].set_yscale("log")
     axes[0, -1].legend(loc="lower right" if metric == "accuracy" else "upper right", fontsize=TEXT_PT)
@@ -95,15 +96,15 @@ def plot_accuracy_by_heads(results: dict, *, tasks: Sequence[str] | None = None)
             runs = [_runs(results, name, h) for h in hs]
             finals = np.array([[r["final"]["accuracy"] for r in row] for row in runs])  # (len(hs), seeds)
             style = "--" if task.n_lookups == 1 else "-"
-            ax.plot(hs, finals.mean(1), style, color=f"C{i}", label=f"{name} (k = {task.n_lookups})")
+            ax.plot(hs, finals.mean(1), style, color=f"C{i}", label=kept(f"{name} (k = {task.n_lookups})"))
             for h, row in zip(hs, finals, strict=True):
                 ax.plot([h] * len(row), row, "o", color=f"C{i}", markersize=4, alpha=0.6)
         ax.set_xscale("log", base=2)
-        ax.set_xticks(hs, [f"{h}\n(d_k = {d_model // h})" for h in hs])
+        ax.set_xticks(hs, [kept(f"{h}\n(d_k = {d_model // h})") for h in hs])
         ax.minorticks_off()
-        ax.set_xlabel(f"number of heads h (d_model = {d_model})")
-        ax.set_title("lookup by position" if family == "copy" else "lookup by content")
+        ax.set_xlabel(tr("number of heads h (d_model = {d_model})", d_model=d_model))
+        ax.set_title(tr("lookup by position") if family == "copy" else tr("lookup by content"))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=TEXT_PT, loc="center")  # the middle of the panel stays free of data
-    axes[0, 0].set_ylabel("held-out accuracy")
+    axes[0, 0].set_ylabel(tr("held-out accuracy"))
     return fig

@@ -32,6 +32,7 @@ from matplotlib.patches import Patch
 from book.decoder.induction import head_name, shown
 from book.figures import _pyplot
 from book.figures._style import TEXT_PT, TITLE_PT
+from book.figures._text import kept, tr
 from book.figures.heatmaps import _MASK_BASE, _MASK_LINE, as_head_weights, draw_heatmap
 
 _MAX_SIZE = (9.3, 5.4)  # inches: the largest figure a slide shows with its text at 18 px (figures/_style.py)
@@ -135,7 +136,7 @@ def plot_decoder_heads(
     norm = Normalize(0.0, 1.0)
     if not labelled:  # mark the copies, or every tenth position
         marks = [0, split] if split is not None else list(range(0, n, 10))
-        names = ["copy 1", "copy 2"] if split is not None else [str(p + 1) for p in marks]
+        names = [tr("copy 1"), tr("copy 2")] if split is not None else [str(p + 1) for p in marks]
     for p, ax in enumerate(axes.flat):
         if p >= len(pairs):
             ax.remove()
@@ -160,19 +161,23 @@ def plot_decoder_heads(
             for line in (ax.axhline, ax.axvline):
                 line(split - 0.5, color="white", linewidth=1.0, linestyle=(0, (3, 2)))
         note = notes.get((layer, head))
-        ax.set_title(head_name(layer, head) + (f": {note}" if note else ""), fontsize=TITLE_PT, pad=3)
+        ax.set_title(
+            kept(head_name(layer, head)) + (f": {tr(note)}" if note else ""), fontsize=TITLE_PT, pad=3
+        )
         if left:
-            ax.set_ylabel("query", fontsize=TITLE_PT)
+            ax.set_ylabel(tr("query"), fontsize=TITLE_PT)
         if bottom:
-            ax.set_xlabel("key", fontsize=TITLE_PT)
+            ax.set_xlabel(tr("key"), fontsize=TITLE_PT)
     shown_axes = [ax for ax in axes.flat if ax.figure is fig]
     bar = fig.colorbar(image, ax=shown_axes, ticks=[0, 0.25, 0.5, 0.75, 1], shrink=0.8)
     bar.ax.tick_params(labelsize=TEXT_PT, length=2)
-    bar.set_label("attention weight", fontsize=TITLE_PT)
-    swatch = Patch(facecolor=_MASK_BASE, edgecolor=_MASK_LINE, hatch="////", linewidth=0.6, label="future")
+    bar.set_label(tr("attention weight"), fontsize=TITLE_PT)
+    swatch = Patch(
+        facecolor=_MASK_BASE, edgecolor=_MASK_LINE, hatch="////", linewidth=0.6, label=tr("future")
+    )
     fig.legend(handles=[swatch], loc="outside lower right", fontsize=TEXT_PT, frameon=False)
     if title:
-        fig.suptitle(title, fontsize=TITLE_PT)
+        fig.suptitle(tr(title), fontsize=TITLE_PT)
     return fig
 
 
@@ -220,14 +225,14 @@ def plot_copy_probabilities(probabilities: Mapping[str, object], *, split: int) 
     x = np.arange(2, n + 1)  # 1-based position of each predicted token
     ax.axvspan(split + 0.5, n + 0.5, color="#EEEEEE", linewidth=0, zorder=0)
     for (case, values), colour in zip(curves.items(), _COLOURS, strict=False):
-        ax.plot(x, values, marker="o", markersize=3, linewidth=1.3, color=colour, label=case)
+        ax.plot(x, values, marker="o", markersize=3, linewidth=1.3, color=colour, label=tr(case))
     ax.set_xlim(0.5, n + 0.5)
     ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("position of the predicted token", fontsize=TITLE_PT)
-    ax.set_ylabel("probability of the\ntrue next token", fontsize=TITLE_PT)
+    ax.set_xlabel(tr("position of the predicted token"), fontsize=TITLE_PT)
+    ax.set_ylabel(tr("probability of the\ntrue next token"), fontsize=TITLE_PT)
     ax.tick_params(labelsize=TEXT_PT)
-    ax.text((split + 1) / 2, 1.04, "first copy", ha="center", va="bottom", fontsize=TEXT_PT)
-    ax.text((split + n + 1) / 2, 1.04, "second copy", ha="center", va="bottom", fontsize=TEXT_PT)
+    ax.text((split + 1) / 2, 1.04, tr("first copy"), ha="center", va="bottom", fontsize=TEXT_PT)
+    ax.text((split + n + 1) / 2, 1.04, tr("second copy"), ha="center", va="bottom", fontsize=TEXT_PT)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=TEXT_PT, loc="center left")
     return fig
@@ -263,26 +268,26 @@ def plot_training_log(
     fig = _pyplot.figure(figsize=(8.6, 5.4), layout="constrained")
     axes = fig.subplots(3, 1, sharex=True, height_ratios=(1.0, 1.5, 1.0))
     copying, scores, loss = axes
-    copying.plot(steps, table["second"], color="#000000", label="second copy")
-    copying.plot(steps, table["first"], color="#999999", label="first copy")
-    copying.set_ylabel("top-1\naccuracy", fontsize=TITLE_PT)
+    copying.plot(steps, table["second"], color="#000000", label=tr("second copy"))
+    copying.plot(steps, table["first"], color="#999999", label=tr("first copy"))
+    copying.set_ylabel(tr("top-1\naccuracy"), fontsize=TITLE_PT)
     colours = itertools.cycle(_COLOURS[1:])
     for pair in induction_heads:
         scores.plot(
             steps,
             table[f"induction {head_name(*pair)}"],
             color=next(colours),
-            label=f"induction {head_name(*pair)}",
+            label=tr("induction {head}", head=head_name(*pair)),
         )
     for pair in previous_heads:
         scores.plot(
             steps, table[f"previous {head_name(*pair)}"], color=next(colours), linestyle="--",
-            label=f"previous token {head_name(*pair)}",
+            label=tr("previous token {head}", head=head_name(*pair)),
         )  # fmt: skip
-    scores.set_ylabel("head\nscore", fontsize=TITLE_PT)
-    loss.plot(steps, table["loss"], color="#000000", label="held-out text")
-    loss.set_ylabel("loss\n(nats/char)", fontsize=TITLE_PT)
-    loss.set_xlabel("training step", fontsize=TITLE_PT)
+    scores.set_ylabel(tr("head\nscore"), fontsize=TITLE_PT)
+    loss.plot(steps, table["loss"], color="#000000", label=tr("held-out text"))
+    loss.set_ylabel(tr("loss\n(nats/char)"), fontsize=TITLE_PT)
+    loss.set_xlabel(tr("training step"), fontsize=TITLE_PT)
     for ax in axes:
         if phase is not None:
             ax.axvspan(phase["start"], phase["end"], color=_PHASE, alpha=0.45, linewidth=0, zorder=0)

@@ -12,11 +12,14 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from book.figures._text import use_language
+
 
 def figure(**kwargs: Any) -> Figure:
     """``pyplot.figure(**kwargs)``, importing pyplot on first use."""
     import matplotlib.pyplot as plt
 
+    use_language()
     return plt.figure(**kwargs)
 
 
@@ -24,4 +27,5 @@ def subplots(*args: Any, **kwargs: Any) -> tuple[Figure, Any]:
     """``pyplot.subplots(*args, **kwargs)``, importing pyplot on first use."""
     import matplotlib.pyplot as plt
 
+    use_language()
     return plt.subplots(*args, **kwargs)

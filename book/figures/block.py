@@ -27,6 +27,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from book.figures import _pyplot
 from book.figures._style import TEXT_PT, TITLE_PT
+from book.figures._text import kept, tr
 from mha._checks import check_positive_int
 
 _STREAM, _NORM, _ATTENTION, _MLP = "#e3ecf7", "#fde9c9", "#dff0d8", "#ead9f2"  # fills, light
@@ -47,6 +48,7 @@ PRE_NORM_BLOCK = (
 )
 POST_NORM_LAYER = ("multi-head attention", "LayerNorm", "MLP", "LayerNorm")  # 2017, BERT, MiniLM
 _NOTES = {"multi-head attention": "causal: mixes tokens", "MLP": "each token alone"}
+_NAMES = {"RMSNorm", "LayerNorm", "MLP"}  # module names, shown as they are
 
 
 def _box(ax, x: float, y: float, w: float, h: float, text: str, colour: str) -> None:
@@ -54,6 +56,11 @@ def _box(ax, x: float, y: float, w: float, h: float, text: str, colour: str) -> 
     style = "round,pad=0.02,rounding_size=0.12"
     ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle=style, fc=colour, ec="0.3", lw=1))
     ax.text(x, y, text, ha="center", va="center", fontsize=TEXT_PT)
+
+
+def _label(text: str) -> str:
+    """A box's label in the figure's language: a module's name stays as it is."""
+    return kept(text) if text in _NAMES else tr(text)
 
 
 def _arrow(ax, points: list[tuple[float, float]]) -> None:
@@ -93,15 +100,23 @@ def plot_transformer_block(n: int = 6, d_model: int = 16) -> Figure:
     # Left: the residual stream runs straight up; each sublayer branches off it and adds its result back.
     stream, branch = 1.1, 3.7
     ax = left
-    ax.text(2.8, 10.45, "pre-norm block: today's decoders", ha="center", va="center", fontsize=TITLE_PT)
-    _box(ax, stream, 0.6, 2.0, 0.7, f"x: tokens {shape}", _STREAM)
-    _box(ax, stream, 9.6, 2.0, 0.7, f"output {shape}", _STREAM)
+    ax.text(2.8, 10.45, tr("pre-norm block: today's decoders"), ha="center", va="center", fontsize=TITLE_PT)
+    _box(ax, stream, 0.6, 2.0, 0.7, tr("x: tokens {shape}", shape=shape), _STREAM)
+    _box(ax, stream, 9.6, 2.0, 0.7, tr("output {shape}", shape=shape), _STREAM)
     for bottom, (norm, sublayer), colour in zip(
         (1.6, 5.5), (PRE_NORM_BLOCK[:2], PRE_NORM_BLOCK[2:]), (_ATTENTION, _MLP), strict=True
     ):
         plus = bottom + 3.0
-        _box(ax, branch, bottom + 0.5, 2.4, 0.6, norm.label, _NORM)
-        _box(ax, branch, bottom + 1.75, 2.4, 0.9, f"{sublayer.label}\n{_NOTES[sublayer.label]}", colour)
+        _box(ax, branch, bottom + 0.5, 2.4, 0.6, _label(norm.label), _NORM)
+        _box(
+            ax,
+            branch,
+            bottom + 1.75,
+            2.4,
+            0.9,
+            f"{_label(sublayer.label)}\n{tr(_NOTES[sublayer.label])}",
+            colour,
+        )
         _arrow(ax, [(stream, bottom + 0.5), (branch - 1.2, bottom + 0.5)])
         _arrow(ax, [(branch, bottom + 0.8), (branch, bottom + 1.3)])
         _arrow(ax, [(branch, bottom + 2.2), (branch, plus), (stream + 0.125, plus)])
@@ -109,18 +124,18 @@ def plot_transformer_block(n: int = 6, d_model: int = 16) -> Figure:
     _arrow(ax, [(stream, 0.95), (stream, 4.6 - 0.22)])
     _arrow(ax, [(stream, 4.6 + 0.22), (stream, 8.5 - 0.22)])
     _arrow(ax, [(stream, 8.5 + 0.22), (stream, 9.25)])
-    ax.text(stream - 0.2, 6.6, "residual stream", rotation=90, ha="right", va="center", fontsize=TEXT_PT)
-    ax.text(5.45, 5.1, "× n_layers", rotation=90, ha="center", va="center", fontsize=TEXT_PT)
+    ax.text(stream - 0.2, 6.6, tr("residual stream"), rotation=90, ha="right", va="center", fontsize=TEXT_PT)
+    ax.text(5.45, 5.1, kept("× n_layers"), rotation=90, ha="center", va="center", fontsize=TEXT_PT)
     ax.plot([5.2, 5.3, 5.3, 5.2], [1.3, 1.3, 9.0, 9.0], color="0.5", lw=1)
 
     # Right: the 2017 layer adds first and normalises the sum, on the stream itself.
     ax, column, bypass = right, 1.6, 3.3
-    ax.text(2.2, 10.45, "post-norm layer: 2017, BERT", ha="center", va="center", fontsize=TITLE_PT)
-    _box(ax, column, 0.6, 2.0, 0.7, f"x: tokens {shape}", _STREAM)
+    ax.text(2.2, 10.45, tr("post-norm layer: 2017, BERT"), ha="center", va="center", fontsize=TITLE_PT)
+    _box(ax, column, 0.6, 2.0, 0.7, tr("x: tokens {shape}", shape=shape), _STREAM)
     colours = {"multi-head attention": _ATTENTION, "LayerNorm": _NORM, "MLP": _MLP}
     for label, y in zip(POST_NORM_LAYER, (2.2, 4.4, 5.9, 8.1), strict=True):
-        _box(ax, column, y, 2.4, 0.6 if label == "LayerNorm" else 0.9, label, colours[label])
-    _box(ax, column, 9.6, 2.0, 0.7, f"output {shape}", _STREAM)
+        _box(ax, column, y, 2.4, 0.6 if label == "LayerNorm" else 0.9, _label(label), colours[label])
+    _box(ax, column, 9.6, 2.0, 0.7, tr("output {shape}", shape=shape), _STREAM)
     for bottom, top in ((0.95, 1.75), (2.65, 3.28), (3.72, 4.1), (4.7, 5.45), (6.35, 6.98), (7.42, 7.8)):
         _arrow(ax, [(column, bottom), (column, top)])
     _arrow(ax, [(column, 8.4), (column, 9.25)])

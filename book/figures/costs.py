@@ -17,6 +17,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from book.figures._pyplot import subplots
 from book.figures._style import TEXT_PT
+from book.figures._text import kept, tr
 from mha._checks import check_positive_int
 from mha.costs.configs import MODEL_CONFIGS, MODELS_2025_2026, ModelConfig, get_config
 from mha.costs.counts import attention_macs_parts, model_kv_cache_bytes
@@ -106,7 +107,7 @@ def plot_head_widths(models: Iterable[str | ModelConfig] | None = None) -> Figur
     xs = [c.h * c.d_k for c in configs]
     lo, hi = min(xs) / 4, max(xs) * 1.5
     for d_k, style in ((64, ":"), (128, "--"), (256, "-.")):
-        ax.plot([lo, hi], [lo / d_k, hi / d_k], style, color="grey", lw=1, label=f"d_k = {d_k}")
+        ax.plot([lo, hi], [lo / d_k, hi / d_k], style, color="grey", lw=1, label=kept(f"d_k = {d_k}"))
     points = _names_by_kind(configs)
     kinds_at: dict[tuple[int, int], list[str]] = defaultdict(list)  # the kinds at each point, MHA first
     for kind, at in points.items():
@@ -129,10 +130,10 @@ def plot_head_widths(models: Iterable[str | ModelConfig] | None = None) -> Figur
                 va, offset = ("top", (5, -3)) if kind == kinds[0] else ("bottom", (5, 3))
                 if kind != kinds[0] and crowded:
                     left, offset = True, (-5, 3)
-            ax.annotate(_wrap(text, 30 if len(kinds) == 1 else 42), xy[-1], xytext=offset,
+            ax.annotate(kept(_wrap(text, 30 if len(kinds) == 1 else 42)), xy[-1], xytext=offset,
                         textcoords="offset points", fontsize=TEXT_PT, color=colour_of_text, va=va,
                         ha="right" if left else "left", bbox=_LABEL_BOX)  # fmt: skip
-        ax.scatter(*zip(*xy, strict=True), marker=marker, color=colour, s=45, label=kind, zorder=3)
+        ax.scatter(*zip(*xy, strict=True), marker=marker, color=colour, s=45, label=kept(kind), zorder=3)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.set_xlim(lo, hi * 2.5)  # room for the labels on the right
@@ -140,9 +141,9 @@ def plot_head_widths(models: Iterable[str | ModelConfig] | None = None) -> Figur
     heads = [c.h for c in configs]
     ax.set_ylim(min(heads) / 1.5, max(heads) * 1.5)  # the d_k lines run on below; the labels need the room
     _powers_of_two_axis(ax.yaxis, *ax.get_ylim())
-    ax.set_xlabel("h d_k, the width of all heads together (d_model for most models)")
-    ax.set_ylabel("h (query heads)")
-    ax.set_title("Heads grow with the width; the head width d_k mostly stays at 64 or 128")
+    ax.set_xlabel(tr("h d_k, the width of all heads together (d_model for most models)"))
+    ax.set_ylabel(tr("h (query heads)"))
+    ax.set_title(tr("Heads grow with the width; the head width d_k mostly stays at 64 or 128"))
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="lower right", fontsize=TEXT_PT)  # under the lines of constant d_k, where no model is
     return fig
@@ -164,8 +165,8 @@ def plot_attention_macs(models: Iterable[str | ModelConfig], contexts: Sequence[
             raise ValueError(f"{c.name} uses latent attention; this figure draws MHA, GQA and MQA layers")
     for ax, c in zip(axes[0], configs, strict=True):
         parts = [attention_macs_parts(c.d_model, c.h, n, n_kv_heads=c.n_kv_heads, head_dim=c.d_k) for n in ns]
-        ax.plot(ns, [p for p, _ in parts], "-", color="tab:blue", label="projections W_q, W_k, W_v, W_o")
-        ax.plot(ns, [s for _, s in parts], "-", color="tab:red", label="scores q k^T and weights v")
+        ax.plot(ns, [p for p, _ in parts], "-", color="tab:blue", label=tr("projections W_q, W_k, W_v, W_o"))
+        ax.plot(ns, [s for _, s in parts], "-", color="tab:red", label=tr("scores q k^T and weights v"))
         # n*: 2 n d_model d_k (h + h_kv) = 2 h n^2 d_k, so n* = d_model (h + h_kv) / h (d_model + h_kv d_k
         # where d_model = h d_k)
         crossing = c.d_model * (c.h + c.n_kv_heads)
@@ -177,10 +178,10 @@ def plot_attention_macs(models: Iterable[str | ModelConfig], contexts: Sequence[
         ax.yaxis.set_minor_locator(NullLocator())  # a dozen decades: minor ticks would only slow drawing down
         _powers_of_two_axis(ax.xaxis, ns[0], ns[-1])
         ax.tick_params(axis="x", labelrotation=90)
-        ax.set_xlabel("sequence length n")
-        ax.set_title(f"{c.name} (d_model={c.d_model}, {c.attention})", fontsize=TEXT_PT)
+        ax.set_xlabel(tr("sequence length n"))
+        ax.set_title(kept(f"{c.name} (d_model={c.d_model}, {c.attention})"), fontsize=TEXT_PT)
         ax.grid(True, alpha=0.3)
-    axes[0][0].set_ylabel("multiply-adds per layer")
+    axes[0][0].set_ylabel(tr("multiply-adds per layer"))
     fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=TEXT_PT)
     return fig
 
@@ -189,12 +190,27 @@ def _layers(c: ModelConfig) -> str:
     """Local and global layers in a few characters, for a legend: ``", 52 local (w 1024) + 10 global"``; the
     kinds of layer where a model mixes others (:attr:`~mha.costs.ModelConfig.pattern`)."""
     if set(c.layer_kinds) - {"full", "sliding", "chunked", "latent"} or c.kv_shared_from is not None:
-        return f", {c.pattern}"
+        return f", {pattern_words(c.pattern)}"
     local = sum(w is not None for w in c.layer_windows)
     if not local:
         return ""
-    text = f", {local} local (w {c.window})"
-    return text if local == c.n_layers else f"{text} + {c.n_layers - local} global"
+    text = ", " + tr("{local} local (w {window})", local=local, window=c.window)
+    return text if local == c.n_layers else f"{text} + {tr('{n} global', n=c.n_layers - local)}"
+
+
+def _layer_words(label: str) -> str:
+    """A layer's :attr:`~mha.costs.layers.Layer.label` in the figure's language."""
+    shared = ", reads an earlier layer's cache"
+    if label.endswith(shared):
+        return f"{tr(label.removesuffix(shared))}, {tr(shared.removeprefix(', '))}"
+    return tr(label)
+
+
+def pattern_words(pattern: str) -> str:
+    """A model's :attr:`~mha.costs.ModelConfig.pattern` in the figure's language, kind by kind."""
+    kinds, _, shared = pattern.partition("; ")
+    text = " + ".join(tr(kind) for kind in kinds.split(" + "))
+    return f"{text}; {tr(shared)}" if shared else text
 
 
 def plot_kv_cache(
@@ -220,10 +236,16 @@ def plot_kv_cache(
         gib = [model_kv_cache_bytes(c, n, batch=batch, dtype=dtype) / 2**30 for n in ns]
         marker, _ = _STYLE[c.attention]
         style = {"MHA": "-", "GQA": "--", "MQA": ":", "MLA": "-."}[c.attention]
-        latent = f", latent {c.kv_latent}+{c.rope_dim or 0}" if c.kv_latent is not None else ""
+        latent = (
+            ", " + tr("latent {kv}+{rope}", kv=c.kv_latent, rope=c.rope_dim or 0)
+            if c.kv_latent is not None
+            else ""
+        )
         if c.kv_latent is not None and c.indexer is not None and c.indexer.ratio is None:
-            latent += f", indexer {c.indexer.dim}"
-        label = textwrap.fill(f"{c.name}: {c.attention}{latent}{_layers(c)}", 48, subsequent_indent="  ")
+            latent += ", " + tr("indexer {dim}", dim=c.indexer.dim)
+        label = textwrap.fill(
+            f"{kept(c.name)}: {kept(c.attention)}{latent}{_layers(c)}", 48, subsequent_indent="  "
+        )
         (line,) = ax.plot(ns, gib, style, lw=1.8, label=label)  # long kinds of layer wrapped: a slide's width
         trained = c.trained_context
         if trained is not None and ns[0] <= trained <= ns[-1]:
@@ -235,10 +257,12 @@ def plot_kv_cache(
     ax.yaxis.set_major_formatter(
         FuncFormatter(lambda v, _: format_bytes(round(v * 2**30)).replace(".00", ""))
     )
-    ax.set_xlabel("context length (tokens)")
-    ax.set_ylabel(f"KV cache, batch {batch}, {str(dtype).removeprefix('torch.')}")
+    ax.set_xlabel(tr("context length (tokens)"))
+    ax.set_ylabel(
+        tr("KV cache, batch {batch}, {dtype}", batch=batch, dtype=str(dtype).removeprefix("torch."))
+    )
     ax.set_title(
-        "Key/value cache: linear in the context for global layers; local layers stop at their window"
+        tr("Key/value cache: linear in the context for global layers; local layers stop at their window")
     )
     ax.grid(True, which="major", alpha=0.3)
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=TEXT_PT)
@@ -290,17 +314,23 @@ def plot_layer_caches(
             ns,
             [layer.cache_elements(n) * size for n in ns],
             lw=1.8,
-            label=textwrap.fill(f"{c.name}, layer {i}: {layer.label}", 44, subsequent_indent="  "),
+            label=textwrap.fill(
+                tr("{name}, layer {i}: {label}", name=kept(c.name), i=i, label=_layer_words(layer.label)),
+                44,
+                subsequent_indent="  ",
+            ),
         )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     _powers_of_two_axis(ax.xaxis, ns[0], ns[-1])
     ax.tick_params(axis="x", labelrotation=90)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(round(v)).replace(".00", "")))
-    ax.set_xlabel("context length (tokens)")
-    ax.set_ylabel(f"one layer's cache or state, one sequence, {str(dtype).removeprefix('torch.')}")
+    ax.set_xlabel(tr("context length (tokens)"))
+    ax.set_ylabel(
+        tr("one layer's cache or state, one sequence, {dtype}", dtype=str(dtype).removeprefix("torch."))
+    )
     ax.set_title(
-        "Per layer: full grows, sliding stops, linear is flat, compressed grows slowly", fontsize=TEXT_PT
+        tr("Per layer: full grows, sliding stops, linear is flat, compressed grows slowly"), fontsize=TEXT_PT
     )
     ax.grid(True, which="major", alpha=0.3)
     if compressed:
@@ -308,12 +338,13 @@ def plot_layer_caches(
         for c, i, layer in compressed:  # the entries held jump at every multiple of m: draw those corners
             first = [1, *range(layer.ratio, 1024, layer.ratio), 1024]
             right.plot(first, [n // layer.ratio for n in first], drawstyle="steps-post", lw=1.8,
-                       label=f"{c.name}, layer {i}: 1 per {layer.ratio}")  # fmt: skip
+                       label=tr("{name}, layer {i}: 1 per {ratio}", name=kept(c.name), i=i,
+                                ratio=layer.ratio))  # fmt: skip
         right.set_yscale("log", base=2)  # 1 to 256 entries: the staircase of m = 128 stays visible
         right.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        right.set_xlabel("context length (tokens)")
-        right.set_ylabel("compressed entries held")
-        right.set_title("Compressed layers: a step every m tokens", fontsize=TEXT_PT)
+        right.set_xlabel(tr("context length (tokens)"))
+        right.set_ylabel(tr("compressed entries held"))
+        right.set_title(tr("Compressed layers: a step every m tokens"), fontsize=TEXT_PT)
         right.grid(True, alpha=0.3)
         right.legend(loc="lower right", fontsize=TEXT_PT)
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=TEXT_PT)

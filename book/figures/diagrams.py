@@ -21,6 +21,7 @@ from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangl
 
 from book.figures import _pyplot
 from book.figures._style import TEXT_PT, TITLE_PT
+from book.figures._text import kept, tr
 from mha._checks import check_heads, check_positive_int, check_positive_number
 from mha.latent import MultiHeadLatentAttention
 from mha.positional import rotary_tables
@@ -87,14 +88,15 @@ def plot_multihead_block(d_model: int = 512, h: int = 8, n: int = 10, *, shown: 
             _PROJECTION,
         )
         _arrow(ax, (4.2, y + 0.4), (4.7, y + 0.4))
-        _box(ax, 4.7, y, 2.3, 0.8, f"head {i + 1} = Attention(...)\n({n}, {d_k})", _HEAD)
+        _box(ax, 4.7, y, 2.3, 0.8, tr("head {head} = Attention(...)", head=i + 1) + f"\n({n}, {d_k})", _HEAD)
         ax.add_patch(Rectangle((4.7, y), 0.08, 0.8, color=colour))
         _arrow(ax, (7.0, y + 0.4), (7.5, mid))
-    _box(ax, 7.5, mid - 0.4, 1.55, 0.8, f"Concat\n({n}, {h}·{d_k} = {d_model})", _OUTPUT)
+    _box(ax, 7.5, mid - 0.4, 1.55, 0.8, tr("Concat") + f"\n({n}, {h}·{d_k} = {d_model})", _OUTPUT)
     _arrow(ax, (9.05, mid), (9.35, mid))
     _box(ax, 9.35, mid - 0.4, 1.3, 0.8, f"$\\cdot W^O$\n({n}, {d_model})", _OUTPUT)
-    ax.text(5.375, rows + 0.35, f"multi-head attention: h = {h} heads of width d_k = {d_model} / {h} = {d_k}",
-            ha="center", va="center", fontsize=TITLE_PT)  # fmt: skip
+    title = "multi-head attention: h = {h} heads of width d_k = {d_model} / {h} = {d_k}"
+    title = tr(title, h=h, d_model=d_model, d_k=d_k)
+    ax.text(5.375, rows + 0.35, title, ha="center", va="center", fontsize=TITLE_PT)
     return fig
 
 
@@ -135,22 +137,26 @@ def plot_head_layout(n: int = 3, h: int = 4) -> Figure:
         ax.add_patch(
             Rectangle((x, y), 0.92, 0.8, fc=_HEAD_COLOURS[i % len(_HEAD_COLOURS)], ec="white", alpha=0.9)
         )
-        label = f"t{t + 1} h{i + 1}"
+        label = kept(f"t{t + 1} h{i + 1}")
         ax.text(x + 0.46, y + 0.4, label, ha="center", va="center", fontsize=TEXT_PT, color="white")
 
-    ax.text(-2.5, 0.4, f"memory\n(n={n}, h·d_k)", va="center", fontsize=TEXT_PT)
+    ax.text(-2.5, 0.4, tr("memory") + f"\n(n={n}, h·d_k)", va="center", fontsize=TEXT_PT)
     for x, (t, i) in enumerate(blocks):
         block(x, 0, t, i)
-    ax.text(-2.5, -0.9, "view + transpose  ✓", va="center", fontsize=TEXT_PT, color="#2e7d32", weight="bold")
-    ax.text(-2.5, -(h + 1.6), "view alone  ✗", va="center", fontsize=TEXT_PT, color="#c62828", weight="bold")
+    ax.text(
+        -2.5, -0.9, kept("view + transpose  ✓"), va="center", fontsize=TEXT_PT, color="#2e7d32", weight="bold"
+    )
+    ax.text(
+        -2.5, -(h + 1.6), tr("view alone  ✗"), va="center", fontsize=TEXT_PT, color="#c62828", weight="bold"
+    )
     for i in range(h):  # right: head i holds token 1..n's i-th block
         y = -(i + 2)
-        ax.text(-0.3, y + 0.4, f"head {i + 1}", ha="right", va="center", fontsize=TEXT_PT)
+        ax.text(-0.3, y + 0.4, tr("head {head}", head=i + 1), ha="right", va="center", fontsize=TEXT_PT)
         for t in range(n):
             block(t, y, t, i)
     for r in range(h):  # wrong: "head" r is the r-th run of n consecutive blocks
         y = -(h + r + 2.6)
-        ax.text(-0.3, y + 0.4, f"head {r + 1}?", ha="right", va="center", fontsize=TEXT_PT)
+        ax.text(-0.3, y + 0.4, tr("head {head}?", head=r + 1), ha="right", va="center", fontsize=TEXT_PT)
         for j, (t, i) in enumerate(blocks[r * n : (r + 1) * n]):
             block(j, y, t, i)
     return fig
@@ -205,10 +211,11 @@ def plot_rotary_pairs(
                     va="center")  # fmt: skip
         ax.set(xlim=(-1.15, 2.85), ylim=(-1.45, 1.45), aspect="equal")
         ax.axis("off")
-        ax.set_title(f"pair {i + 1} of {d_k // 2}: θ = b^(−{2 * i}/{d_k})\n= {rate:.3g} rad per token",
-                     fontsize=TITLE_PT)  # fmt: skip
-    fig.suptitle(f"Rotary positions, base b = {theta:g}: at position p, pair i turns by φ = p θ_i",
-                 fontsize=TITLE_PT)  # fmt: skip
+        title = tr("pair {i} of {pairs}: θ = b^(−{twice}/{d_k})\n= {rate} rad per token", i=i + 1,
+                   pairs=d_k // 2, twice=2 * i, d_k=d_k, rate=f"{rate:.3g}")  # fmt: skip
+        ax.set_title(title, fontsize=TITLE_PT)
+    fig.suptitle(tr("Rotary positions, base b = {theta}: at position p, pair i turns by φ = p θ_i",
+                    theta=f"{theta:g}"), fontsize=TITLE_PT)  # fmt: skip
     return fig
 
 
@@ -266,35 +273,36 @@ def plot_latent_attention(layer: MultiHeadLatentAttention) -> Figure:
         _arrow(ax, (1.3, 3.3), (4.2, 5.2))
     else:
         _arrow(ax, (1.3, 3.3), (1.8, 5.2))
-        _box(ax, 1.8, 4.8, 2.0, 0.9, f"$W^{{DQ}}$ → $c^Q$\n({d_cq}), RMSNorm", _PROJECTION)
+        _box(ax, 1.8, 4.8, 2.0, 0.9, kept(f"$W^{{DQ}}$ → $c^Q$\n({d_cq}), RMSNorm"), _PROJECTION)
         _arrow(ax, (3.8, 5.25), (4.2, 5.25))
     _box(ax, 4.2, 4.8, 2.6, 0.9, f"$W^{{UQ}}$: $q^C_i$ ({h} × {d_nope})\n$W^{{QR}}$: $q^R_i$ ({h} × {d_r})",
          _PROJECTION)  # fmt: skip
     _arrow(ax, (6.8, 5.25), (7.2, 5.25))
-    _box(ax, 7.2, 4.8, 1.5, 0.9, "RoPE on $q^R_i$", _HEAD)
+    _box(ax, 7.2, 4.8, 1.5, 0.9, tr("RoPE on $q^R_i$"), _HEAD)
     # the key/value latent and the shared rotary key: what is cached
     _arrow(ax, (1.3, 3.05), (1.8, 3.05))
-    _box(ax, 1.8, 2.6, 2.0, 0.9, f"$W^{{DKV}}$ → $c^{{KV}}$\n({d_c}), RMSNorm", _PROJECTION)
+    _box(ax, 1.8, 2.6, 2.0, 0.9, kept(f"$W^{{DKV}}$ → $c^{{KV}}$\n({d_c}), RMSNorm"), _PROJECTION)
     _arrow(ax, (1.3, 2.8), (1.8, 0.95))
-    _box(ax, 1.8, 0.5, 2.0, 0.9, f"$W^{{KR}}$ → $k^R$ ({d_r})\none for all heads", _PROJECTION)
+    _box(ax, 1.8, 0.5, 2.0, 0.9, f"$W^{{KR}}$ → $k^R$ ({d_r})\n" + tr("one for all heads"), _PROJECTION)
     _arrow(ax, (3.8, 0.95), (4.2, 0.95))
-    _box(ax, 4.2, 0.5, 1.5, 0.9, "RoPE on $k^R$", _HEAD)
+    _box(ax, 4.2, 0.5, 1.5, 0.9, tr("RoPE on $k^R$"), _HEAD)
     ax.add_patch(FancyBboxPatch((1.65, 0.3), 4.2, 3.35, boxstyle="round,pad=0.02", fill=False, ec="#c44e52",
                                 lw=1.5, ls="--"))  # fmt: skip
-    ax.text(3.75, -0.1, f"cached per token and layer: d_c + d_r = {d_c} + {d_r} = {d_c + d_r}",
+    ax.text(3.75, -0.1, tr("cached per token and layer: d_c + d_r = {d_c} + {d_r} = {sum}", d_c=d_c, d_r=d_r,
+                           sum=d_c + d_r),
             ha="center", va="center", fontsize=TEXT_PT, color="#c44e52")  # fmt: skip
     _arrow(ax, (3.8, 3.05), (6.1, 3.05))
     _box(ax, 6.1, 2.6, 2.6, 0.9, f"$W^{{UK}}$: $k^C_i$ ({h} × {d_nope})\n$W^{{UV}}$: $v_i$ ({h} × {d_v})",
          _PROJECTION)  # fmt: skip
     # each head, then the output
-    _box(ax, 9.2, 2.1, 3.1, 1.9, "head i: softmax of\n$[q^C_i, q^R_i] \\cdot [k^C_i, k^R]$\n"
-         f"/ √({d_nope} + {d_r}), times $v_i$", _HEAD)  # fmt: skip
+    _box(ax, 9.2, 2.1, 3.1, 1.9, tr("head i: softmax of") + "\n$[q^C_i, q^R_i] \\cdot [k^C_i, k^R]$\n"
+         + tr("/ √({d_nope} + {d_r}), times $v_i$", d_nope=d_nope, d_r=d_r), _HEAD)  # fmt: skip
     _arrow(ax, (8.7, 5.25), (10.2, 4.0))
     _arrow(ax, (8.7, 3.05), (9.2, 3.05))
     _arrow(ax, (5.7, 0.95), (10.2, 2.1))
     _arrow(ax, (10.75, 2.1), (10.75, 1.4))
-    _box(ax, 9.6, 0.5, 2.3, 0.9, f"concat ({h} × {d_v})\n$W^O$ → ({d})", _OUTPUT)
-    ax.text(6.2, 6.1, f"Multi-head latent attention: h = {h} heads, d_model = {d}", ha="center",
+    _box(ax, 9.6, 0.5, 2.3, 0.9, tr("concat ({h} × {d_v})", h=h, d_v=d_v) + f"\n$W^O$ → ({d})", _OUTPUT)
+    ax.text(6.2, 6.1, tr("Multi-head latent attention: h = {h} heads, d_model = {d}", h=h, d=d), ha="center",
             va="center", fontsize=TITLE_PT)  # fmt: skip
     return fig
 

@@ -30,6 +30,7 @@ from matplotlib.patches import Patch
 
 from book.figures import _pyplot
 from book.figures._style import TEXT_PT, TITLE_PT
+from book.figures._text import kept, tr
 from mha._checks import check_positive_int
 
 CMAP = "viridis"  # perceptually uniform and readable in greyscale and by colour-blind readers
@@ -148,7 +149,7 @@ def _check_tokens(name: str, tokens: object, n: int, axis: str) -> tuple[str, ..
 
 def literal(text: str) -> str:
     """``text`` as matplotlib shows it literally: a ``$`` would otherwise start mathtext."""
-    return text.replace("$", r"\$")
+    return kept(text).replace("$", r"\$")
 
 
 def draw_heatmap(
@@ -303,11 +304,15 @@ def plot_heads(
                 "pass the mask the weights were computed with"
             )
     panels = [
-        (f"head {i + 1}" + (f" (d_k={d_k})" if d_k else ""), w[i], None if m is None else m[i])
+        (
+            tr("head {head} (d_k={d_k})" if d_k else "head {head}", head=i + 1, d_k=d_k),
+            w[i],
+            None if m is None else m[i],
+        )
         for i in range(h)
     ]
     if average:  # a cell is hatched in the mean where every head masks it
-        panels.append((f"mean of {h} heads", w.mean(axis=0), None if m is None else m.any(axis=0)))
+        panels.append((tr("mean of {h} heads", h=h), w.mean(axis=0), None if m is None else m.any(axis=0)))
 
     label_room = 0.08 * max(len(t) for t in (*q, *k))  # inches for the longest label
     rows, cols, panel_w, panel_h = _panel_grid(len(panels), n_q, n_k, label_room)
@@ -334,18 +339,18 @@ def plot_heads(
         )
         ax.set_title(name, fontsize=TITLE_SIZE, pad=3)
         if p % cols == 0:
-            ax.set_ylabel("query", fontsize=TITLE_SIZE)
+            ax.set_ylabel(tr("query"), fontsize=TITLE_SIZE)
         if below:
-            ax.set_xlabel("key", fontsize=TITLE_SIZE)
+            ax.set_xlabel(tr("key"), fontsize=TITLE_SIZE)
     shown = [ax for ax in axes.flat if ax.figure is fig]  # the grid's unused cells are removed
     bar = fig.colorbar(image, ax=shown, ticks=[0, 0.25, 0.5, 0.75, 1], shrink=min(1.0, 3.0 / size[1] + 0.3))
     bar.ax.tick_params(labelsize=TICK_SIZE, length=2)
-    bar.set_label("attention weight", fontsize=TITLE_SIZE, labelpad=3)
+    bar.set_label(tr("attention weight"), fontsize=TITLE_SIZE, labelpad=3)
     if m is not None and not m.all():
         swatch = Patch(
-            facecolor=_MASK_BASE, edgecolor=_MASK_LINE, hatch="////", linewidth=0.6, label="masked"
+            facecolor=_MASK_BASE, edgecolor=_MASK_LINE, hatch="////", linewidth=0.6, label=tr("masked")
         )
         fig.legend(handles=[swatch], loc="lower right", fontsize=TICK_SIZE, frameon=False)
     if title:
-        fig.suptitle(title, fontsize=TITLE_PT)
+        fig.suptitle(tr(title), fontsize=TITLE_PT)
     return fig

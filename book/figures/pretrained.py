@@ -26,6 +26,7 @@ from matplotlib.patches import Patch
 
 from book.figures import _pyplot
 from book.figures._style import TEXT_PT, TITLE_PT
+from book.figures._text import tr
 from book.figures.heatmaps import CMAP, draw_heatmap, literal
 from mha.pretrained.heads import PATTERNS
 
@@ -131,11 +132,11 @@ def plot_attention_head(
     ax = fig.subplots()
     norm = Normalize(0.0, 1.0)
     image = draw_heatmap(ax, w, norm=norm, row_labels=labels, col_labels=labels, fmt=_weight_text)
-    ax.set_xlabel("key (the token looked at)", fontsize=TITLE)
-    ax.set_ylabel("query (the token looking)", fontsize=TITLE)
-    ax.set_title(f"layer {layer + 1}, head {head + 1}", fontsize=TITLE)
+    ax.set_xlabel(tr("key (the token looked at)"), fontsize=TITLE)
+    ax.set_ylabel(tr("query (the token looking)"), fontsize=TITLE)
+    ax.set_title(tr("layer {layer}, head {head}", layer=layer + 1, head=head + 1), fontsize=TITLE)
     bar = fig.colorbar(image, ax=ax, shrink=0.8)
-    bar.set_label("attention weight", fontsize=TITLE)
+    bar.set_label(tr("attention weight"), fontsize=TITLE)
     bar.ax.tick_params(labelsize=FONT)
     return fig
 
@@ -173,9 +174,9 @@ def plot_head_grid(attentions: object, tokens: Sequence[str], *, title: str | No
             ax.set_xticks([])
             ax.set_yticks([])
             if layer == 0:
-                ax.set_title(f"head {head + 1}", fontsize=FONT, pad=3)
+                ax.set_title(tr("head {head}", head=head + 1), fontsize=FONT, pad=3)
             if head == 0:
-                ax.set_ylabel(f"layer {layer + 1}", fontsize=FONT)
+                ax.set_ylabel(tr("layer {layer}", layer=layer + 1), fontsize=FONT)
             axes[layer, head] = ax
     corner = axes[L - 1, 0]
     corner.set_xticks(ends, [literal(labels[j]) for j in ends], rotation=90, fontsize=FONT)
@@ -189,7 +190,7 @@ def plot_head_grid(attentions: object, tokens: Sequence[str], *, title: str | No
         )
     )
     bar = fig.colorbar(image, cax=bar_ax)
-    bar.set_label("attention weight", fontsize=TITLE)
+    bar.set_label(tr("attention weight"), fontsize=TITLE)
     bar.ax.tick_params(labelsize=FONT)
     if title:
         fig.suptitle(literal(title), fontsize=TITLE)
@@ -221,11 +222,11 @@ def plot_head_patterns(labels: Sequence[Sequence[str]], *, title: str | None = N
     ax.set_yticks(np.arange(L + 1) - 0.5, minor=True)
     ax.grid(which="minor", color="white", linewidth=1.5)
     ax.tick_params(which="both", length=0)
-    ax.set_xlabel("head", fontsize=TITLE)
-    ax.set_ylabel("layer", fontsize=TITLE)
+    ax.set_xlabel(tr("head"), fontsize=TITLE)
+    ax.set_ylabel(tr("layer"), fontsize=TITLE)
     counts = Counter(x for row in rows for x in row)
     handles = [
-        Patch(facecolor=PATTERN_COLOURS[x], edgecolor="0.4", label=f"{PATTERN_NAMES[x]}: {counts[x]}")
+        Patch(facecolor=PATTERN_COLOURS[x], edgecolor="0.4", label=f"{tr(PATTERN_NAMES[x])}: {counts[x]}")
         for x in LABELS
         if counts[x]
     ]
@@ -235,11 +236,11 @@ def plot_head_patterns(labels: Sequence[Sequence[str]], *, title: str | None = N
         bbox_to_anchor=(1.02, 1.0),
         fontsize=FONT,
         frameon=False,
-        title="dominant pattern: heads",
+        title=tr("dominant pattern: heads"),
         title_fontsize=FONT,
     )
     if title:
-        ax.set_title(title, fontsize=TITLE)
+        ax.set_title(tr(title), fontsize=TITLE)
     return fig
 
 
@@ -272,13 +273,13 @@ def plot_census_by_layer(
         if v.shape != (L, h):
             raise ValueError(f"census[{m!r}] has shape {v.shape}, the others {(L, h)}")
         ax.scatter((layers[:, None] + jitter[None, :]).ravel(), v.ravel(), s=9, alpha=0.7, color="#0072B2")
-        ax.plot(layers, v.mean(axis=1), color="black", linewidth=1.2, label="mean over heads")
-        ax.set_title(MEASURE_NAMES.get(m, m), fontsize=TITLE)
+        ax.plot(layers, v.mean(axis=1), color="black", linewidth=1.2, label=tr("mean over heads"))
+        ax.set_title(tr(MEASURE_NAMES.get(m, m)), fontsize=TITLE)
         ax.set_xticks(layers)
         ax.tick_params(labelsize=FONT)
         if m != "entropy":
             ax.set_ylim(-0.03, 1.03)
-        ax.set_xlabel("layer", fontsize=FONT)
+        ax.set_xlabel(tr("layer"), fontsize=FONT)
         ax.grid(alpha=0.3)
     for ax in axes[len(measures) :]:
         ax.remove()
@@ -312,13 +313,13 @@ def plot_head_values(
     heads, layers = [str(j + 1) for j in range(h)], [str(i + 1) for i in range(L)]
     image = draw_heatmap(ax, v, norm=norm, row_labels=layers, col_labels=heads, fmt=fmt, fontsize=FONT)
     ax.tick_params(axis="x", labelrotation=0)
-    ax.set_xlabel("head", fontsize=TITLE)
-    ax.set_ylabel("layer", fontsize=TITLE)
+    ax.set_xlabel(tr("head"), fontsize=TITLE)
+    ax.set_ylabel(tr("layer"), fontsize=TITLE)
     bar = fig.colorbar(image, ax=ax)
-    bar.set_label(label, fontsize=TITLE)
+    bar.set_label(tr(label), fontsize=TITLE)
     bar.ax.tick_params(labelsize=FONT)
     if title:
-        ax.set_title(title, fontsize=TITLE)
+        ax.set_title(tr(title), fontsize=TITLE)
     return fig
 
 
@@ -343,7 +344,7 @@ def plot_pruning_curve(
     removed = np.arange(c.size)
     fig = _pyplot.figure(figsize=(7.0, 4.2), layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(2, 1))
-    top.plot(removed, c, color="#0072B2", linewidth=1.6, label="stored curve")
+    top.plot(removed, c, color="#0072B2", linewidth=1.6, label=tr("stored curve"))
     if checked:
         xs = np.array(list(checked), dtype=int)
         if xs.min() < 0 or xs.max() >= c.size:
@@ -355,17 +356,17 @@ def plot_pruning_curve(
             facecolors="none",
             edgecolors="#D55E00",
             linewidths=1.5,
-            label="recomputed live",
+            label=tr("recomputed live"),
             zorder=3,
         )
-    top.set_ylabel("mean cosine to\nthe intact embedding", fontsize=TITLE)
+    top.set_ylabel(tr("mean cosine to\nthe intact embedding"), fontsize=TITLE)
     top.grid(alpha=0.3)
     top.legend(fontsize=FONT, frameon=False, loc="lower left")
     top.tick_params(labelsize=FONT)
     bottom.plot(removed, a, color="#009E73", linewidth=1.6, drawstyle="steps-post")
     bottom.set_ylim(-0.05, 1.05)
-    bottom.set_ylabel("paraphrase\nretrieval", fontsize=TITLE)
-    bottom.set_xlabel("heads removed (least important first)", fontsize=TITLE)
+    bottom.set_ylabel(tr("paraphrase\nretrieval"), fontsize=TITLE)
+    bottom.set_xlabel(tr("heads removed (least important first)"), fontsize=TITLE)
     bottom.grid(alpha=0.3)
     bottom.tick_params(labelsize=FONT)
     bottom.set_xlim(0, c.size - 1)

@@ -16,6 +16,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
 from book.figures import _pyplot
+from book.figures._text import tr
 from book.figures.heatmaps import TICK_SIZE, TITLE_SIZE
 
 _COLOURS = ListedColormap([(0.93, 0.93, 0.93), (0.16, 0.38, 0.62)])  # False light grey, True dark blue
@@ -45,17 +46,21 @@ def plot_layer_stack(masks: torch.Tensor, seen: torch.Tensor, *, kinds: list[str
         raise ValueError(f"kinds must be a list of L={L} names, got {kinds!r}")
     fig, axes = _pyplot.subplots(2, L, figsize=(1.45 * L + 0.6, 4.3), squeeze=False, layout="constrained")
     for layer in range(L):
-        for row, (grid, what) in enumerate(((masks, "may attend"), (seen, "has seen"))):
+        for row, (grid, what) in enumerate(
+            ((masks, tr("token (may attend)")), (seen, tr("token (has seen)")))
+        ):
             ax = axes[row][layer]
             ax.imshow(grid[layer].to(torch.uint8).numpy(), cmap=_COLOURS, vmin=0, vmax=1)
             ax.set_xticks([0, n - 1], ["1", str(n)], fontsize=TICK_SIZE)
             ax.set_yticks([0, n - 1], ["1", str(n)], fontsize=TICK_SIZE)
             if row == 0:
-                ax.set_title(f"layer {layer + 1}\n{kinds[layer]}", fontsize=TITLE_SIZE)
+                ax.set_title(
+                    f"{tr('layer {layer}', layer=layer + 1)}\n{tr(kinds[layer])}", fontsize=TITLE_SIZE
+                )
             if layer == 0:
-                ax.set_ylabel(f"token ({what})", fontsize=TITLE_SIZE)
-            ax.set_xlabel("key" if row == 0 else "input token", fontsize=TITLE_SIZE)
+                ax.set_ylabel(what, fontsize=TITLE_SIZE)
+            ax.set_xlabel(tr("key") if row == 0 else tr("input token"), fontsize=TITLE_SIZE)
     fig.suptitle(
-        "Top: the layer's mask. Bottom: the inputs each position has seen after it", fontsize=TITLE_SIZE
+        tr("Top: the layer's mask. Bottom: the inputs each position has seen after it"), fontsize=TITLE_SIZE
     )
     return fig

@@ -46,7 +46,8 @@ def test_every_document_has_its_chinese_counterpart_in_step_with_the_english():
 @pytest.mark.parametrize("doc", NOTEBOOKS)
 def test_code_cells_and_their_outputs_are_the_english_notebooks(doc):
     """Cell by cell, by id: the same cells in the same order; code cells identical (source, outputs, metadata
-    and tags, execution count), but for the interactive figures' texts, translated with zh/figures.yml;
+    and tags, execution count), but for the interactive figures' texts, translated with zh/figures.yml, and
+    the static figures' pictures, drawn in Chinese from the current English ones (scripts/zh_plots.py);
     Markdown cells with the English cell's metadata, plus their record."""
     figures = zh_figures.Catalogue.load()
     en = nbformat.read(zh_sync.english_path(doc), as_version=4)
@@ -59,10 +60,12 @@ def test_code_cells_and_their_outputs_are_the_english_notebooks(doc):
         if a.cell_type == "code":
             for key in ("source", "execution_count"):
                 assert a.get(key) == b.get(key), f"{where}: its {key} differs from the English code cell"
-            outputs = zh_figures.translate_outputs(copy.deepcopy(a.get("outputs", [])), figures)
-            assert outputs == b.get("outputs", []), (
+            expected = copy.deepcopy(a)
+            zh_figures.translate_outputs(expected.get("outputs", []), figures)
+            zh_sync.keep_pictures(expected, b)  # the static figures' Chinese pictures (scripts/zh_plots.py)
+            assert expected.get("outputs", []) == b.get("outputs", []), (
                 f"{where}: its outputs differ from the English code cell's (figure texts translated with "
-                "zh/figures.yml)"
+                "zh/figures.yml, pictures drawn from the current English ones by scripts/zh_plots.py)"
             )
             assert _without_alt(a.metadata) == _without_alt(b.metadata), (
                 f"{where}: its metadata (tags) differs"
