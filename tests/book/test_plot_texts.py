@@ -17,7 +17,7 @@ import nbformat
 import pytest
 
 from book.figures import _text
-from scripts import zh_checks, zh_plots, zh_sync
+from scripts import zh_checks, zh_plots
 from tests.zh_site import CHINESE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,38 +111,3 @@ def test_the_words_of_a_picture_are_told_from_its_kept_names():
     assert english_words("the cat", ["the", "cat"]) == []
     assert english_words("$XW_{1}^Q$\n3 × (5, 4)", []) == []
     assert english_words("1.5 GiB", []) == [] and english_words("x: tokens (6, 16)", []) == ["tokens"]
-
-
-def test_a_text_is_translated_with_its_fields_and_stays_english_without_a_pair(monkeypatch):
-    monkeypatch.setattr(_text, "catalogue", lambda: {"head {head}": "头 {head}", "mask": "掩码"})
-    monkeypatch.setattr(_text, "_patterns", _text._patterns.__wrapped__)
-    monkeypatch.setattr(_text, "use_language", lambda: None)
-    assert _text.tr("head {head}", head=2) == "head 2", "the English book: the fields filled, nothing else"
-    monkeypatch.setenv(_text.LANGUAGE, "zh")
-    assert _text.tr("head {head}", head=2) == "头 2"
-    assert _text.tr("head 3") == "头 3", "a text Python filled matches its pair's pattern"
-    assert _text.tr("masked") == "masked", "a text with no pair stays English (and the test above names it)"
-    assert _text.tr("$W^{DQ}$ mask") == "$W^{DQ}$ mask", "a brace of mathematics is no field"
-
-
-def _picture(png: str, record: dict | None = None) -> dict:
-    output = nbformat.v4.new_output("display_data", data={"image/png": png, "text/plain": "<Figure>"})
-    if record is not None:
-        output.metadata[zh_plots.RECORD] = record
-    return output
-
-
-def test_zh_sync_keeps_a_chinese_picture_while_its_english_picture_is_the_recorded_one():
-    english = nbformat.v4.new_code_cell("fig = plot()", id="c1", outputs=[_picture("RU4=")])
-    drawn = {"en": zh_plots.picture_hash(english.outputs[0]), "texts": ["头 1"], "kept": []}
-    chinese = nbformat.v4.new_code_cell("fig = plot()", id="c1", outputs=[_picture("Wkg=", drawn)])
-    cell = nbformat.from_dict(dict(english))
-    zh_sync.keep_pictures(cell, chinese)
-    assert cell.outputs[0]["data"]["image/png"] == "Wkg=", "the Chinese picture of the current English one"
-    changed = nbformat.v4.new_code_cell("fig = plot()", id="c1", outputs=[_picture("RU4y")])
-    zh_sync.keep_pictures(changed, chinese)
-    assert changed.outputs[0]["data"]["image/png"] == "RU4y", "the English picture changed: it is shown"
-    behind = zh_plots.in_step(
-        nbformat.v4.new_notebook(cells=[changed]), nbformat.v4.new_notebook(cells=[chinese])
-    )
-    assert behind == ["cell 0 (id c1): picture 1 is the English one or older"]
