@@ -66,7 +66,7 @@ from mha.multihead import MultiHeadAttention
 # Python and its data (book/minilm/static/, book/decoder/static/). The site merges the folders into one
 # _static/ (_config.yml's html_static_path), so a name is a path relative to any of them, and no two hold the
 # same name (tests/unit/book/widgets/test_frontend.py).
-STATIC_PACKAGES = ("book.widgets", "book.minilm", "book.decoder")
+STATIC_PACKAGES = ("book.widgets", "book.minilm", "book.decoder", "book.smollm2")
 STATIC_ROOTS = tuple(resources.files(package).joinpath("static") for package in STATIC_PACKAGES)
 # The ports (static/ports/): every computation the page makes that has a Python twin, one file per twin,
 # DOM-free. They load first, in name order: each reads the others only when called.
