@@ -1,11 +1,11 @@
 """SmolLM2-135M-Instruct in the page: the weights scripts of "Run on your own text" (figure ``mha-smollm2``).
 
-The page runs the model in a Web Worker with the port ``book/smollm2/static/ports/smollm2.js`` (tokenizer,
+The page runs the model in a Web Worker with the port ``book/smollm2/static/ports/smollm2_model.js`` (tokenizer,
 dequantisation and forward pass, each tested against :mod:`mha.pretrained.smollm2` in
-``tests/unit/book/smollm2/test_page_port.py``), driven by ``book/smollm2/static/smollm2.js``, which gives the
+``tests/unit/book/smollm2/test_weights_port.py``), driven by ``book/smollm2/static/smollm2run.js``, which gives the
 figure's element its contract ``el.mha.predict`` / ``el.mha.generate``. Nothing is computed in Python for it
 and nothing comes from the network: the weights are the GGUF file's own blocks (Q4_1 layers, Q8_0 embedding,
-float32 norms), not re-quantised, written by the book's build beside ``smollm2.js`` as classic scripts
+float32 norms), not re-quantised, written by the book's build beside ``smollm2run.js`` as classic scripts
 (``file://`` runs no ``fetch``), by :func:`write_weights_script` (the Sphinx extension
 ``_ext/smollm2_weights.py``):
 
@@ -34,7 +34,7 @@ from pathlib import Path
 
 from mha.pretrained.smollm2 import CONTROL, MODEL_FILE, gguf_path, read_config, read_gguf
 
-WEIGHTS_FILE = "smollm2-weights.js"  # written beside smollm2.js in the built site's _static/
+WEIGHTS_FILE = "smollm2-weights.js"  # written beside smollm2run.js in the built site's _static/
 PARTS_DIR = "smollm2-parts"  # beside WEIGHTS_FILE: <k>.js holds part k of the tensors' bytes
 CALLBACK = "mhaSmolLM2Weights"  # the global function WEIGHTS_FILE calls with the manifest
 PART_CALLBACK = "mhaSmolLM2Part"  # the global function a part calls with its index and base64 text

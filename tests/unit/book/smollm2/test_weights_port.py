@@ -1,6 +1,6 @@
-"""book/smollm2/static/ports/smollm2.js, the page's SmolLM2-135M-Instruct, equal to mha.pretrained.smollm2 in
+"""book/smollm2/static/ports/smollm2_model.js, the page's SmolLM2-135M-Instruct, equal to mha.pretrained.smollm2 in
 mini-racer: the tokenizer id for id on hard texts, the dequantisation of the file's blocks bit for bit on
-sampled blocks, and one layer within 1e-5; and book.smollm2.page's weights scripts.
+sampled blocks, and one layer within 1e-5; and book.smollm2.weights's weights scripts.
 
 The tests ask for the ``smollm2`` fixture (they read the file, so they are ``pretrained``) and share its xdist
 group. The port runs in its own V8 context, alone, as the page's worker runs its text.
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from book.smollm2 import page
+from book.smollm2 import weights as page
 from book.widgets.frontend import static_file
 from mha.pretrained.smollm2 import decode, heads_off, read_gguf, tokenize
 
@@ -48,7 +48,7 @@ class Port:
         from py_mini_racer import MiniRacer
 
         self.js = MiniRacer()
-        self.js.eval(static_file("ports/smollm2.js"))
+        self.js.eval(static_file("ports/smollm2_model.js"))
         self.js.eval("globalThis.S = globalThis.mhaFrontEnd.smolLM2();")
 
     def run(self, body: str, *args: object) -> object:
