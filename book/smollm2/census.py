@@ -33,7 +33,8 @@ import torch
 import torch.nn.functional as F
 
 from book.compute.provenance import machine
-from mha.pretrained.smollm2 import MODEL_PACKAGE, SMOLLM2, heads_off, load_smollm2, tokenize
+from book.smollm2.stored import PROMPTS, STORED_FILE, stored_prompts
+from mha.pretrained.smollm2 import MODEL_PACKAGE, SMOLLM2, decode, heads_off, load_smollm2, tokenize
 
 RESULTS_FILE = "smollm2_heads.json"
 COMMAND = "python -m book.smollm2.census"
@@ -376,13 +377,58 @@ def compute_results(model) -> dict:
     }
 
 
+def prompt_texts() -> list[dict]:
+    """The figure's prompts (:data:`book.smollm2.stored.PROMPTS`) as ``{"name", "about", "text", "ids",
+    "tokens"}``: the random one is the census's first sequence, the held-out one :data:`HELD_OUT`."""
+    out = []
+    for name, about, text in PROMPTS:
+        if name == "random":
+            ids = repeated_random()[0]
+            text = decode(ids)
+        else:
+            text = HELD_OUT if text is None else text
+            ids = tokenize(text)
+        out.append(
+            {"name": name, "about": about, "text": text, "ids": ids, "tokens": [decode([i]) for i in ids]}
+        )
+    return out
+
+
+def compute_prompts(model) -> dict:
+    """Every head on the figure's prompts (:func:`book.smollm2.stored.stored_prompts`), timed."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    prompts = prompt_texts()
+    attentions = [_run(model, p["ids"])[1] for p in prompts]  # (L, h, n, n) each
+    stored = stored_prompts(prompts, attentions, model.config.n_kv_heads)
+    stored["source"] = {
+        "command": COMMAND,
+        "model_package": MODEL_PACKAGE,
+        "model_package_version": importlib.metadata.version(MODEL_PACKAGE),
+        "torch": torch.__version__,
+        "seconds": round(time.perf_counter() - wall, 1),
+        "cpu_seconds": round(time.process_time() - cpu, 1),
+    }
+    return stored
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Compute the results and write them to ``book/smollm2/data/smollm2_heads.json`` (or ``--output``)."""
+    """Compute the results and write them to ``book/smollm2/data/smollm2_heads.json`` (or ``--output``), and
+    the figure's prompts to ``data/smollm2_prompts.json`` (or ``--prompts-output``); ``--prompts-only``
+    writes only the prompts."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, default=Path(__file__).parent / "data" / RESULTS_FILE)
+    parser.add_argument("--prompts-output", type=Path, default=Path(__file__).parent / "data" / STORED_FILE)
+    parser.add_argument("--prompts-only", action="store_true", help="write only the figure's prompts")
     args = parser.parse_args(argv)
     begin = time.perf_counter()
     model = load_smollm2()
+    stored = compute_prompts(model)
+    args.prompts_output.write_text(
+        json.dumps(stored, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8"
+    )
+    sys.stderr.write(f"wrote {args.prompts_output} ({args.prompts_output.stat().st_size} bytes)\n")
+    if args.prompts_only:
+        return
     results = compute_results(model)
     metadata = {
         "command": COMMAND,

@@ -91,6 +91,7 @@ SCRIPTS = (
     "sparse.js",
     "minilm.js",
     "decoderbox.js",
+    "smollm2.js",
 )  # load order
 STYLESHEET = "mha.css"
 
@@ -133,6 +134,7 @@ WIDGET_SCRIPTS = {
         "minilm.js",
     ),  # its own adapter: `export`
     "mountDecoder": (*PORTS, "core.js", "controller.js", "heatmaps.js", "decoderbox.js"),  # its own adapter
+    "mountSmolLM2": (*PORTS, "core.js", "controller.js", "heatmaps.js", "smollm2.js"),  # its own adapter
 }
 
 
@@ -146,6 +148,7 @@ ROOT_CLASSES = {
     "mountSparse": "mha-sparse",
     "mountMiniLM": "mha-minilm",
     "mountDecoder": "mha-decoder",
+    "mountSmolLM2": "mha-smollm2",
 }
 FIGURES = ", ".join(f".{name}" for name in ROOT_CLASSES.values())  # a CSS selector of every figure's root
 
