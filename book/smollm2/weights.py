@@ -1,12 +1,12 @@
 """SmolLM2-135M-Instruct in the page: the weights scripts of "Run on your own text" (figure ``mha-smollm2``).
 
-The page runs the model in a Web Worker with the port ``book/smollm2/static/ports/smollm2_model.js`` (tokenizer,
-dequantisation and forward pass, each tested against :mod:`mha.pretrained.smollm2` in
-``tests/unit/book/smollm2/test_weights_port.py``), driven by ``book/smollm2/static/smollm2run.js``, which gives the
-figure's element its contract ``el.mha.predict`` / ``el.mha.generate``. Nothing is computed in Python for it
-and nothing comes from the network: the weights are the GGUF file's own blocks (Q4_1 layers, Q8_0 embedding,
-float32 norms), not re-quantised, written by the book's build beside ``smollm2run.js`` as classic scripts
-(``file://`` runs no ``fetch``), by :func:`write_weights_script` (the Sphinx extension
+The page runs the model in a Web Worker with the port ``book/smollm2/static/ports/smollm2_model.js``
+(tokenizer, dequantisation and forward pass, each tested against :mod:`mha.pretrained.smollm2` in
+``tests/unit/book/smollm2/test_weights_port.py``), driven by ``book/smollm2/static/smollm2run.js``, which
+gives the figure's element its contract ``el.mha.predict`` / ``el.mha.generate``. Nothing is computed in
+Python for it and nothing comes from the network: the weights are the GGUF file's own blocks (Q4_1 layers,
+Q8_0 embedding, float32 norms), not re-quantised, written by the book's build beside ``smollm2run.js`` as
+classic scripts (``file://`` runs no ``fetch``), by :func:`write_weights_script` (the Sphinx extension
 ``_ext/smollm2_weights.py``):
 
 * :data:`WEIGHTS_FILE`, one call ``globalThis.mhaSmolLM2Weights({...})`` with :func:`weights_manifest`: the
@@ -45,6 +45,67 @@ FORMAT_VERSION = 1  # bump when the scripts change, so a cached copy is rebuilt
 PART_BYTES = 1_500_000
 MAX_TOKENS = 128  # the page's limit: a text (and, to generate, the text and its new tokens) of at most this
 BUDGET_BYTES = 135_000_000  # what the page may load in all (the issue's bound)
+# What the page loads in all (weights_size(), which reads the file: a pretrained test checks this count), so
+# that the figure can say the download's size before loading and make book need not open the file.
+WEIGHTS_BYTES = 130_171_297
+NEW_TOKENS = 24  # the greedy continuation the figure shows
+DEFAULT_TEXT = "The cat sat on the mat because the cat was tired. The cat sat on the"
+# The census's kinds the figure switches off at once (book.smollm2.census), and how it names them.
+KINDS_OFF = {"induction": "induction heads", "previous": "previous-token heads"}
+RUN_MESSAGES = {
+    "heading": "Run on your own text",
+    "about": (
+        "Type any text: SmolLM2-135M-Instruct runs on it in this page, offline, after a one-time load of "
+        "{mb} MB (its 4-bit weights as the file holds them). The figure above then shows your text, the "
+        "table the five most probable next tokens at every position, and the model continues your text "
+        "greedily. Switch heads off and both change. At most {max} tokens."
+    ),
+    "text_label": "Your text",
+    "run": "Load the model ({mb} MB) and run",
+    "cancel": "Cancel",
+    "progress": "Loading SmolLM2-135M-Instruct",
+    "idle": "Nothing is loaded yet: the first run loads {mb} MB into this page.",
+    "loading": "Loading SmolLM2-135M-Instruct into this page: {done} of {mb} MB. Escape or Cancel stops it.",
+    "running": "Running the model on your text…",
+    "generating": "Your text, {n} {n|token|tokens}: continuing it…",
+    "done": "Your text, {n} {n|token|tokens}, all heads on; {m} new {m|token|tokens}.",
+    "done_off": (
+        "Your text, {n} {n|token|tokens}, with {k} {k|head|heads} switched off; {m} new {m|token|tokens}."
+    ),
+    "empty": "Type a text first: there is nothing to run the model on.",
+    "failed": "The model could not run: {error}",
+    "off_summary": "Switch heads off",
+    "kind_off": "Switch off the {k} {kinds}",
+    "all_on": "All heads on",
+    "off_count": "{k} of {total} heads switched off.",
+    "none_off": "All {total} heads on.",
+    "layer": "Layer {layer}",
+    "group_box": "group {group}",
+    "head_box_label": "Switch off layer {layer}, head {head} ({kind})",
+    "top_caption": "The five most probable next tokens after each position of your text",
+    "position": "position",
+    "token": "token",
+    "rank": "#{k}",
+    "continuation": "Greedy continuation:",
+}
+
+
+def run_spec() -> dict:
+    """What the figure's spec says of "Run on your own text" (``spec["run"]``): the weights' first file and
+    format, their size in bytes, the page's token limit, the continuation's length, the text it opens with,
+    the kinds it switches off at once and its messages."""
+    from book.widgets.spec import messages
+
+    return {
+        "weights": WEIGHTS_FILE,
+        "format": FORMAT,
+        "bytes": WEIGHTS_BYTES,
+        "max_tokens": MAX_TOKENS,
+        "new_tokens": NEW_TOKENS,
+        "default_text": DEFAULT_TEXT,
+        "kinds": dict(KINDS_OFF),
+        "messages": messages(**RUN_MESSAGES),
+    }
 
 
 def _value(reader, key: str) -> object:
@@ -188,7 +249,9 @@ __all__ = [
     "PARTS_DIR",
     "PART_BYTES",
     "PART_CALLBACK",
+    "WEIGHTS_BYTES",
     "WEIGHTS_FILE",
+    "run_spec",
     "tensor_bytes",
     "weights_manifest",
     "weights_size",

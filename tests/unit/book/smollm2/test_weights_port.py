@@ -1,6 +1,6 @@
-"""book/smollm2/static/ports/smollm2_model.js, the page's SmolLM2-135M-Instruct, equal to mha.pretrained.smollm2 in
-mini-racer: the tokenizer id for id on hard texts, the dequantisation of the file's blocks bit for bit on
-sampled blocks, and one layer within 1e-5; and book.smollm2.weights's weights scripts.
+"""book/smollm2/static/ports/smollm2_model.js, the page's SmolLM2-135M-Instruct, equal to
+mha.pretrained.smollm2 in mini-racer: the tokenizer id for id on hard texts, the dequantisation of the file's
+blocks bit for bit on sampled blocks, and one layer within 1e-5; and book.smollm2.weights's weights scripts.
 
 The tests ask for the ``smollm2`` fixture (they read the file, so they are ``pretrained``) and share its xdist
 group. The port runs in its own V8 context, alone, as the page's worker runs its text.
@@ -174,3 +174,7 @@ def test_write_weights_script_writes_what_weights_size_counts(tmp_path, smollm2)
     assert total == page.weights_size()
     first = parts[0].read_text().split('"')[1]
     assert base64.b64decode(first) == page.tensor_bytes()[: page.PART_BYTES]
+
+
+def test_the_size_the_figure_states_is_what_the_page_loads(smollm2):
+    assert page.weights_size() == page.WEIGHTS_BYTES
