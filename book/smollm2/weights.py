@@ -94,8 +94,6 @@ def run_spec() -> dict:
     """What the figure's spec says of "Run on your own text" (``spec["run"]``): the weights' first file and
     format, their size in bytes, the page's token limit, the continuation's length, the text it opens with,
     the kinds it switches off at once and its messages."""
-    from book.widgets.spec import messages
-
     return {
         "weights": WEIGHTS_FILE,
         "format": FORMAT,
@@ -104,7 +102,7 @@ def run_spec() -> dict:
         "new_tokens": NEW_TOKENS,
         "default_text": DEFAULT_TEXT,
         "kinds": dict(KINDS_OFF),
-        "messages": messages(**RUN_MESSAGES),
+        "messages": dict(RUN_MESSAGES),
     }
 
 
