@@ -18,7 +18,7 @@
  * w = q d + m), a Q8_0 row 18 blocks of 34 bytes (scale d, 32 signed bytes: w = q d). A matrix times many
  * tokens decodes one row at a time into a buffer of 576 float32 values (as the Python weights are) and takes
  * its dot product with every token; one token (generation) skips the decoding: per block,
- * d * sum(q x) + m * sum(x). llama.cpp stores the query and key rows of each head as neighbouring pairs, so
+ * d * sum(q x) + m * sum(x) (Q4_1) or d * sum(q x) (Q8_0, the logits). llama.cpp stores the query and key rows of each head as neighbouring pairs, so
  * the rotary here turns neighbouring pairs (Python undoes the permutation and turns halves: the same scores).
  *
  * The port is one function, smolLM2(), that returns the functions; its body uses nothing from outside, so
@@ -266,6 +266,7 @@
       for (let i = 0; i < DK / 2; i++) freqs[i] = fr(1 / fr(c.theta ** fr((2 * i) / DK)));
 
       const row = new Float32Array(Math.max(D, FF)), sums = new Float64Array(Math.max(D, FF) / BLOCK);
+      const signed = new Int8Array(bytes.buffer, bytes.byteOffset, bytes.length); // Q8_0's weights
       function linear(W, x, n) {
         // x (n, cols) row-major -> (n, rows)
         const { rows, cols, stride, offset, type } = W, y = new Float32Array(n * rows);
@@ -285,6 +286,19 @@
                 s += (q & 15) * x[j + k] + (q >> 4) * x[j + k + 16];
               }
               acc += F16[bytes[o] | (bytes[o + 1] << 8)] * s + F16[bytes[o + 2] | (bytes[o + 3] << 8)] * sums[b];
+            }
+            y[r] = acc;
+          }
+          return y;
+        }
+        if (n === 1 && type === "Q8_0") { // one token's logits: per block, d * sum(q x)
+          const nb = cols / BLOCK;
+          for (let r = 0; r < rows; r++) {
+            let o = offset + r * stride, acc = 0;
+            for (let b = 0, j = 0; b < nb; b++, j += BLOCK, o += Q8_0) {
+              let s = 0;
+              for (let k = 0; k < BLOCK; k++) s += signed[o + 2 + k] * x[j + k];
+              acc += F16[bytes[o] | (bytes[o + 1] << 8)] * s;
             }
             y[r] = acc;
           }
