@@ -2,7 +2,7 @@
 
 The page runs the model in a Web Worker with the port ``book/smollm2/static/ports/smollm2_model.js``
 (tokenizer, dequantisation and forward pass, each tested against :mod:`mha.pretrained.smollm2` in
-``tests/unit/book/smollm2/test_weights_port.py``), driven by ``book/smollm2/static/smollm2run.js``, which
+``tests/unit/book/smollm2/test_weights.py``), driven by ``book/smollm2/static/smollm2run.js``, which
 gives the figure's element its contract ``el.mha.predict`` / ``el.mha.generate``. Nothing is computed in
 Python for it and nothing comes from the network: the weights are the GGUF file's own blocks (Q4_1 layers,
 Q8_0 embedding, float32 norms), not re-quantised, written by the book's build beside ``smollm2run.js`` as

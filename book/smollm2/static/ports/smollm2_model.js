@@ -11,7 +11,7 @@
  *     W_o), and predict / generate (top-5 of the softmax, greedy decoding with the KV cache)
  *     -> model(manifest, bytes): layer, forward, predict, generate.
  * smolLM2Worker(main), the text of the Web Worker that smollm2run.js starts, has no twin.
- * Tested by tests/unit/book/smollm2/test_weights_port.py, in mini-racer: the tokenizer id for id on hard texts,
+ * Tested by tests/unit/book/smollm2/test_weights.py, in mini-racer: the tokenizer id for id on hard texts,
  * dequantisation bit for bit on sampled blocks, one layer within 1e-5, all against the installed file.
  *
  * The weights stay in the file's blocks: a Q4_1 row is 18 blocks of 20 bytes (scale d, minimum m, 32 nibbles:

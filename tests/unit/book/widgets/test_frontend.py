@@ -58,7 +58,8 @@ def test_no_two_static_folders_hold_the_same_name_and_every_script_is_in_one():
 
 def test_a_name_in_no_static_folder_is_refused_naming_the_packages():
     with pytest.raises(
-        FileNotFoundError, match=r"book\.widgets, book\.minilm, book\.decoder holds 'ports/no\.js'"
+        FileNotFoundError,
+        match=r"book\.widgets, book\.minilm, book\.decoder, book\.smollm2 holds 'ports/no\.js'",
     ):
         static_path("ports/no.js")
 
