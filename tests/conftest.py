@@ -79,11 +79,11 @@ def _lane_markers(item) -> None:
 # summary a make test run prints; every other group counts one), so that no long group starts last: the two
 # workers finish close together.
 GROUP_SECONDS = {
+    "smollm2_page": 137,  # tests/browser/test_site_smollm2_run.py: SmolLM2 loaded in the page, load 5
     "tests/browser/test_slides.py": 106,
     "tests/book/test_editions.py": 59,
     "page:en:chapters/typical_configs": 37,
     "page:en:chapters/the_math": 36,
-    "smollm2_page": 137,  # tests/browser/test_site_smollm2_run.py: SmolLM2 loaded in the page, load 5
     "tests/browser/test_site_minilm.py": 36,
     "tests/browser/test_site_decoder.py": 29,
     "smollm2": 25,  # tests/unit/mha/pretrained/test_smollm2.py: its two models loaded once, and its tests
