@@ -62,6 +62,7 @@ RUN_MESSAGES = {
     ),
     "text_label": "Your text",
     "run": "Load the model ({mb} MB) and run",
+    "run_again": "Run",  # the button, once the model is in the page
     "cancel": "Cancel",
     "progress": "Loading SmolLM2-135M-Instruct",
     "idle": "Nothing is loaded yet: the first run loads {mb} MB into this page.",

@@ -323,6 +323,7 @@
     allOn.addEventListener("click", () => { off.clear(); changed(); });
 
     const unlisten = calls.engine.listen((p) => {
+      go.textContent = p.loaded ? M.run_again : format(M.run, { mb });
       bar.value = p.done;
       bar.hidden = cancel.hidden = !p.loading;
       if (p.loading) {
