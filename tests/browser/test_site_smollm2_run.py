@@ -183,7 +183,7 @@ def test_bad_arguments_reject_with_a_plain_error(tab, call, says):
     assert got is not None and got[0] == "Error" and says in got[1], got
 
 
-def test_the_section_runs_switches_heads_off_and_continues(tab):
+def test_the_section_runs_switches_heads_off_and_continues(tab, smollm2):
     page, errors, _ = tab
     section = page.locator(f"{ROOT} .ms-run")
     section.locator("textarea").fill("One, two, three, four, five")
