@@ -60,7 +60,7 @@ THEME_TEXTS = {
 # html_context variables, each template falling back on the theme's own text (``_('Color mode')``) in English.
 THEME_CONTEXT = {"mha_color_mode": "Color mode"}
 # extensions that write a shared asset: run by the English build only
-NOT_SHARED = {"minilm_weights", "decoder_weights"}
+NOT_SHARED = {"minilm_weights", "decoder_weights", "smollm2_weights"}
 
 
 def _translated(text: str, missing: list[str]) -> str:

@@ -67,6 +67,8 @@ TEXT = (
     "spec/rows/*/*",  # the calculator's rows: label and value template
     "spec/kinds/*",  # the MiniLM box: what kind of head each label is
     "spec/roles/*/*",  # the decoder box (induction_heads): each head's role, "" for none
+    "spec/run/messages/**",  # the SmolLM2 figure's "Run on your own text" (book.smollm2.weights.run_spec)
+    "spec/run/kinds/*",  # and the kinds of heads it switches off at once
     "stages/*/title",  # the stepper's stages
     "configs/*/description",  # the calculator's models, and their local and global layers
     "configs/*/layers",
@@ -96,6 +98,9 @@ DATA = (
     "spec/weights",
     "spec/format",
     "spec/callback",
+    "spec/run/weights",  # the SmolLM2 figure: its weights scripts, their format, its text for the model
+    "spec/run/format",
+    "spec/run/default_text",
     "settings/**",
     "model/**",
     "tokens/**",

@@ -79,6 +79,7 @@ def _lane_markers(item) -> None:
 # summary a make test run prints; every other group counts one), so that no long group starts last: the two
 # workers finish close together.
 GROUP_SECONDS = {
+    "smollm2_page": 137,  # tests/browser/test_site_smollm2_run.py: SmolLM2 loaded in the page, load 5
     "tests/browser/test_slides.py": 106,
     "tests/book/test_editions.py": 59,
     "page:en:chapters/typical_configs": 37,

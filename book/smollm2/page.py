@@ -38,6 +38,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from book.smollm2.stored import dequantise, prompt_scores
+from book.smollm2.weights import run_spec
 from book.widgets.frontend import ROOT_CLASSES, BoxWidget, inline_json, widget_css, widget_esm
 from book.widgets.spec import LAYER_HEAD, QUERY_KEY, Control, fill, messages
 from mha.pretrained.smollm2 import SMOLLM2
@@ -245,6 +246,7 @@ def figure_spec(results: dict, stored: dict, *, prompt: str = DEFAULT_PROMPT, li
     }
     if not live:
         spec["stored"] = {k: stored[k] for k in ("scale", "encoding", "data")}
+        spec["run"] = run_spec()  # "Run on your own text": the model in the page (book.smollm2.weights)
     return spec
 
 

@@ -91,6 +91,7 @@ SCRIPTS = (
     "sparse.js",
     "minilm.js",
     "decoderbox.js",
+    "smollm2run.js",  # before smollm2.js, whose mount calls it
     "smollm2.js",
 )  # load order
 STYLESHEET = "mha.css"

@@ -194,6 +194,7 @@ UNMIRRORED = {
     "benchmarks/bench_jupyterlab.py": "tests/browser/test_jupyterlab.py",
     "benchmarks/bench_page_decoder.py": "make bench",
     "benchmarks/bench_page_minilm.py": "tests/browser/test_site_minilm.py",
+    "benchmarks/bench_page_smollm2.py": "tests/browser/test_site_smollm2_run.py",
     "benchmarks/bench_pretrained.py": "make bench",
     "benchmarks/bench_smollm2.py": "make bench",
     "benchmarks/bench_static_explorer.py": "make bench",

@@ -341,7 +341,7 @@
       opened = compute(ctl.state.prompt);
     }
 
-    return ctl.expose(root, { // and settings, update(settings)
+    const exposed = ctl.expose(root, { // and settings, update(settings)
       spec,
       ready: opened,
       show,
@@ -360,6 +360,9 @@
       get off() { return [...state.off].sort((a, b) => a - b).map((i) => [Math.floor(i / H), i % H]); },
       set off(pairs) { state.off = new Set(pairs.map(([l, hh]) => key(l, hh))); draw(); },
     });
+    // on the site: "Run on your own text", SmolLM2 in the page (smollm2run.js adds predict and generate)
+    if (!backend && spec.run && ns.smolLM2Run) ns.smolLM2Run(root, exposed, { show });
+    return exposed;
   }
 
   function mountAll() { document.querySelectorAll(".mha-smollm2").forEach((root) => mount(root)); }
