@@ -88,6 +88,21 @@ RUN_MESSAGES = {
     "token": "token",
     "rank": "#{k}",
     "continuation": "Greedy continuation:",
+    # what el.mha.predict and el.mha.generate reject with (plain Errors; the status line shows them too)
+    "no_script": "could not load {file}",
+    "no_worker": "this browser cannot run the model off the page (no Web Workers)",
+    "unreadable": "could not read {file}",
+    "cancelled": "loading was cancelled",
+    "worker_failed": "the model's worker stopped",
+    "not_string": "text must be a string, got {type}",
+    "empty_text": "text must not be empty",
+    "off_array": "off must be an array of [layer, head] pairs",
+    "off_pair": "off must hold [layer, head] pairs of integers, got {pair}",
+    "off_head": "off names head [{pair}], which the model lacks: layers 0..{last_layer}, heads 0..{last_head}",
+    "too_long": "text is {n} tokens{extra}, more than the {max} tokens this page runs the model on",
+    "too_long_new": " and max_new_tokens={k}",
+    "max_new": "max_new_tokens must be a positive integer, got {value}",
+    "max_new_long": "max_new_tokens is {value}, more than the {max} tokens this page runs the model on",
 }
 
 

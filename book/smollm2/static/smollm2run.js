@@ -71,6 +71,7 @@
 
   // -- loading, once per page: every figure of the page shares the model -------------------------------------
   let engine = null;
+  let M = null; // spec.run.messages: every text the model's loading and contract reject with
   const arrived = new Map();
   globalThis.mhaSmolLM2Weights = (manifest) => arrived.set("manifest", manifest);
   globalThis.mhaSmolLM2Part = (index, text) => arrived.set(index, text);
@@ -79,7 +80,7 @@
     return new Promise((resolve, reject) => {
       const script = document.createElement("script");
       script.onload = () => { script.remove(); resolve(); };
-      script.onerror = () => { script.remove(); reject(new Error(`could not load ${file}`)); };
+      script.onerror = () => { script.remove(); reject(new Error(ns.format(M.no_script, { file }))); };
       script.src = here ? new URL(file, here).href : file;
       document.head.appendChild(script);
     });
@@ -91,6 +92,7 @@
   }
 
   function newEngine(run) {
+    M = run.messages;
     let worker = null, ready = null, next = 0, cancelled = false;
     const pending = new Map(), listeners = new Set();
     const progress = { done: 0, total: run.bytes, loaded: false, loading: false };
@@ -117,12 +119,12 @@
       progress.loading = true;
       progress.done = 0;
       tell();
-      if (typeof Worker !== "function") throw new Error("this browser cannot run the model off the page (no Web Workers)");
+      if (typeof Worker !== "function") throw new Error(M.no_worker);
       await insertScript(run.weights);
       const manifest = arrived.get("manifest");
       arrived.delete("manifest");
-      if (!manifest || manifest.format !== run.format) throw new Error(`could not read ${run.weights}`);
-      if (cancelled) throw new Error("loading was cancelled");
+      if (!manifest || manifest.format !== run.format) throw new Error(ns.format(M.unreadable, { file: run.weights }));
+      if (cancelled) throw new Error(M.cancelled);
       const source = ns.smolLM2Worker(workerMain);
       const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
       worker = new Worker(url);
@@ -134,17 +136,17 @@
         if (error === undefined) p.resolve(result);
         else p.reject(new Error(error));
       };
-      worker.onerror = (event) => { event.preventDefault(); stop("the model's worker stopped"); };
+      worker.onerror = (event) => { event.preventDefault(); stop(M.worker_failed); };
       progress.done = JSON.stringify(manifest).length;
       tell();
       worker.postMessage({ type: "init", manifest });
       const folder = manifest.parts.folder;
       for (let k = 0; k < manifest.parts.count; k++) {
         await insertScript(`${folder}/${k}.js`);
-        if (cancelled) throw new Error("loading was cancelled");
+        if (cancelled) throw new Error(M.cancelled);
         const text = arrived.get(k);
         arrived.delete(k);
-        if (typeof text !== "string") throw new Error(`could not read ${folder}/${k}.js`);
+        if (typeof text !== "string") throw new Error(ns.format(M.unreadable, { file: `${folder}/${k}.js` }));
         const part = binary(text);
         worker.postMessage({ type: "part", index: k, buffer: part.buffer }, [part.buffer]);
         progress.done += text.length;
@@ -162,7 +164,7 @@
       load() {
         if (!ready) {
           ready = loadAll().catch((error) => {
-            const reason = cancelled ? "loading was cancelled" : error.message;
+            const reason = cancelled ? M.cancelled : error.message;
             stop(reason);
             throw new Error(reason);
           });
@@ -172,7 +174,7 @@
       cancel() {
         if (!progress.loading) return;
         cancelled = true;
-        stop("loading was cancelled");
+        stop(M.cancelled);
       },
       async call(message, transfer) { await this.load(); return call(message, transfer); },
     };
@@ -180,21 +182,22 @@
 
   // -- the contract: checks, then the worker -----------------------------------------------------------------
   function api(run, config) {
+    M = run.messages;
     engine = engine || newEngine(run);
     const L = config.layers, H = config.heads, max = run.max_tokens;
     function checkText(text) {
-      if (typeof text !== "string") throw new Error(`text must be a string, got ${text === null ? "null" : typeof text}`);
-      if (!text) throw new Error("text must not be empty");
+      if (typeof text !== "string") throw new Error(ns.format(M.not_string, { type: text === null ? "null" : typeof text }));
+      if (!text) throw new Error(M.empty_text);
     }
     function checkOff(options) {
       const off = options && options.off !== undefined ? options.off : [];
-      if (!Array.isArray(off)) throw new Error("off must be an array of [layer, head] pairs");
+      if (!Array.isArray(off)) throw new Error(M.off_array);
       for (const pair of off) {
         if (!Array.isArray(pair) || pair.length !== 2 || !pair.every(Number.isInteger)) {
-          throw new Error(`off must hold [layer, head] pairs of integers, got ${JSON.stringify(pair)}`);
+          throw new Error(ns.format(M.off_pair, { pair: JSON.stringify(pair) }));
         }
         if (!(pair[0] >= 0 && pair[0] < L && pair[1] >= 0 && pair[1] < H)) {
-          throw new Error(`off names head [${pair}], which the model lacks: layers 0..${L - 1}, heads 0..${H - 1}`);
+          throw new Error(ns.format(M.off_head, { pair: String(pair), last_layer: L - 1, last_head: H - 1 }));
         }
       }
       return off.map((p) => [p[0], p[1]]);
@@ -202,7 +205,7 @@
     const limit = (error, extra) => {
       const m = /^LIMIT (\d+)$/.exec(error.message);
       if (!m) return error;
-      return new Error(`text is ${m[1]} tokens${extra}, more than the ${max} tokens this page runs the model on`);
+      return new Error(ns.format(M.too_long, { n: m[1], extra, max }));
     };
     function nested(flat, n) {
       return Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, h) => Array.from({ length: n },
@@ -219,11 +222,11 @@
         checkText(text);
         const off = checkOff(options), maxNew = options && options.max_new_tokens;
         if (!Number.isInteger(maxNew) || maxNew < 1) {
-          throw new Error(`max_new_tokens must be a positive integer, got ${JSON.stringify(maxNew)}`);
+          throw new Error(ns.format(M.max_new, { value: JSON.stringify(maxNew) }));
         }
-        if (maxNew >= max) throw new Error(`max_new_tokens is ${maxNew}, more than the ${max} tokens this page runs the model on`);
+        if (maxNew >= max) throw new Error(ns.format(M.max_new_long, { value: maxNew, max }));
         return engine.call({ type: "generate", text, off, maxNew, max })
-          .catch((e) => { throw limit(e, ` and max_new_tokens=${maxNew}`); });
+          .catch((e) => { throw limit(e, ns.format(M.too_long_new, { k: maxNew })); });
       },
       async decode(ids) { return engine.call({ type: "decode", ids: Array.from(ids) }); },
       load: () => engine.load(),
