@@ -98,7 +98,9 @@ RUN_MESSAGES = {
     "empty_text": "text must not be empty",
     "off_array": "off must be an array of [layer, head] pairs",
     "off_pair": "off must hold [layer, head] pairs of integers, got {pair}",
-    "off_head": "off names head [{pair}], which the model lacks: layers 0..{last_layer}, heads 0..{last_head}",
+    "off_head": (
+        "off names head [{pair}], which the model lacks: layers 0..{last_layer}, heads 0..{last_head}"
+    ),
     "too_long": "text is {n} tokens{extra}, more than the {max} tokens this page runs the model on",
     "too_long_new": " and max_new_tokens={k}",
     "max_new": "max_new_tokens must be a positive integer, got {value}",
