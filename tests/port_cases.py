@@ -15,7 +15,7 @@ import torch
 
 from book.chapters.tasks import TASKS
 from book.chapters.training import OneLayerAttentionModel
-from book.compute.explorer import MASKS, head_choices
+from book.compute.explorer import MASKS, head_choices, split_tokens
 from book.widgets.frontend import model_payload
 from book.widgets.spec import explorer_spec, stepper_spec, windows_spec
 from mha.masks import causal_mask
@@ -78,6 +78,19 @@ def explorer_sweep() -> list[dict]:
     return cases
 
 
+def _words(start: int, n: int) -> list[str]:
+    """WORDS from ``start`` on, as many as make exactly ``n`` tokens (a Chinese word is a token per
+    character), skipping a word that would pass ``n``."""
+    words, count, j = [], 0, start
+    while count < n:
+        word = WORDS[j % len(WORDS)]
+        if count + len(split_tokens(word)) <= n:
+            words.append(word)
+            count += len(split_tokens(word))
+        j += 1
+    return words
+
+
 def site_explorer_sweep() -> list[dict]:
     """56 settings more, as the built page is driven: every mask kind, several d_model and h, seeds, 1 to 16
     tokens, valid lengths."""
@@ -93,7 +106,7 @@ def site_explorer_sweep() -> list[dict]:
                 "h": choices[i % len(choices)],
                 "mask": MASKS[i % 4],
                 "valid_length": 1 + (i * 3) % n,
-                "sentence": separator.join(WORDS[(i + j) % len(WORDS)] for j in range(n)),
+                "sentence": separator.join(_words(i, n)),
                 "seed": (i * 7919) % 1000,
             }
         )

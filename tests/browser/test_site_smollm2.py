@@ -78,7 +78,7 @@ def test_it_opens_on_its_default_view_from_the_stored_weights_and_says_its_notic
     index = NAMES.index(DEFAULT_PROMPT)
     assert drawn["tokens"] == STORED["prompts"][index]["tokens"]
     assert root.locator(".ms-notice").text_content() == NOTICES[index]["text"]
-    status = root.locator(".mha-status")
+    status = root.locator(":scope > .mha-status")  # the figure's own, not "Run on your own text"'s
     assert status.get_attribute("role") == "status" and status.get_attribute("aria-live") == "polite"
     assert root.locator(".ms-notice").get_attribute("aria-live") == "polite"
     assert root.locator(".mha-readout").get_attribute("aria-live") == "polite"

@@ -287,7 +287,7 @@
       make("div", { className: "mha-controls" }, ...kindButtons, allOn), offCount, layers);
     const predictions = make("div", { className: "ms-top" });
     const continuation = make("p", { className: "ms-continuation", "aria-live": "polite" });
-    const section = make("section", { className: "ms-run", "aria-label": M.heading },
+    const section = make("div", { className: "ms-run", role: "region", "aria-label": M.heading },
       make("h4", {}, M.heading),
       make("p", {}, format(M.about, { mb, max: run.max_tokens })),
       make("label", { for: textId }, M.text_label), text,
