@@ -28,10 +28,8 @@ Shape legend:
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import sys
-import zlib
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -39,23 +37,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from book.compute.stored_maps import ENCODING, SCALE, pack, quantise, unpack
 from book.minilm.census import load_corpus
 from mha.pretrained.minilm import MODEL_PACKAGE, attend, load_minilm, model_version
 
-SCALE = 255  # a weight w is stored as round(w * SCALE), one byte
-ENCODING = "uint8-zlib-base64"
 STORED_FILE = "minilm_attention.json"
 COMMAND = "python -m book.minilm.stored"
-
-
-def quantise(weights: torch.Tensor) -> bytes:
-    """Attention weights in ``[0, 1]`` as bytes ``round(w * 255)``, in row-major order."""
-    if not isinstance(weights, torch.Tensor) or not weights.is_floating_point():
-        raise TypeError(f"weights must be a floating-point tensor, got {type(weights).__name__}")
-    if weights.numel() and (weights.min() < -1e-6 or weights.max() > 1 + 1e-6):
-        raise ValueError("weights must lie in [0, 1]")
-    q = torch.round(weights.detach().to("cpu", torch.float64).clamp(0.0, 1.0) * SCALE)
-    return q.to(torch.uint8).contiguous().numpy().tobytes()
 
 
 def stored_attention(
@@ -83,24 +70,13 @@ def stored_attention(
         "scale": SCALE,
         "encoding": ENCODING,
         "sentences": [{"text": t, "tokens": list(toks)} for t, toks in zip(texts, tokens, strict=True)],
-        "data": base64.b64encode(zlib.compress(b"".join(chunks), 9)).decode("ascii"),
+        "data": pack(chunks),
     }
 
 
 def dequantise(stored: dict) -> list[np.ndarray]:
     """The weights that ``stored`` holds: for each sentence an array ``(L, h, n, n)`` of ``q / 255``."""
-    if stored.get("encoding") != ENCODING:
-        raise ValueError(f"stored must use the encoding {ENCODING!r}, got {stored.get('encoding')!r}")
-    raw = np.frombuffer(zlib.decompress(base64.b64decode(stored["data"])), dtype=np.uint8)
-    L, h, out, start = stored["layers"], stored["heads"], [], 0
-    for sentence in stored["sentences"]:
-        n = len(sentence["tokens"])
-        size = L * h * n * n
-        out.append(raw[start : start + size].reshape(L, h, n, n) / stored["scale"])
-        start += size
-    if start != raw.size:
-        raise ValueError(f"stored data holds {raw.size} weights, its sentences need {start}")
-    return out
+    return unpack(stored, "sentences")
 
 
 def load_stored() -> dict:

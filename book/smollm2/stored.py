@@ -24,17 +24,15 @@ Shape legend:
 
 from __future__ import annotations
 
-import base64
 import json
-import zlib
 from collections.abc import Sequence
 from importlib import resources
 
 import numpy as np
 import torch
 
-SCALE = 255  # a weight w is stored as round(w * SCALE), one byte
-ENCODING = "uint8-zlib-base64"
+from book.compute.stored_maps import ENCODING, SCALE, pack, quantise, unpack
+
 STORED_FILE = "smollm2_prompts.json"
 SCORE_DIGITS = 3  # decimals of the per-prompt scores
 
@@ -65,16 +63,6 @@ RANDOM_TOKENS = 20  # the random prompt: the first tokens of the census's first 
 the first sentence of the chapter's held-out text (``None``: filled in from :mod:`book.smollm2.census`). They
 are short, so that the page stays under 2 MB (tests/book/test_site.py): 8-bit weights of 270 heads take
 ``270 n^2`` bytes before compression."""
-
-
-def quantise(weights: torch.Tensor) -> bytes:
-    """Attention weights in ``[0, 1]`` as bytes ``round(w * 255)``, in row-major order."""
-    if not isinstance(weights, torch.Tensor) or not weights.is_floating_point():
-        raise TypeError(f"weights must be a floating-point tensor, got {type(weights).__name__}")
-    if weights.numel() and (weights.min() < -1e-6 or weights.max() > 1 + 1e-6):
-        raise ValueError("weights must lie in [0, 1]")
-    q = torch.round(weights.detach().to("cpu", torch.float64).clamp(0.0, 1.0) * SCALE)
-    return q.to(torch.uint8).contiguous().numpy().tobytes()
 
 
 def prompt_scores(attention: torch.Tensor, ids: Sequence[int]) -> dict[str, list | None]:
@@ -134,24 +122,13 @@ def stored_prompts(prompts: Sequence[dict], attentions: Sequence[torch.Tensor], 
         "scale": SCALE,
         "encoding": ENCODING,
         "prompts": out,
-        "data": base64.b64encode(zlib.compress(b"".join(chunks), 9)).decode("ascii"),
+        "data": pack(chunks),
     }
 
 
 def dequantise(stored: dict) -> list[np.ndarray]:
     """The weights that ``stored`` holds: for each prompt an array ``(L, h, n, n)`` of ``q / 255``."""
-    if stored.get("encoding") != ENCODING:
-        raise ValueError(f"stored must use the encoding {ENCODING!r}, got {stored.get('encoding')!r}")
-    raw = np.frombuffer(zlib.decompress(base64.b64decode(stored["data"])), dtype=np.uint8)
-    L, h, out, start = stored["layers"], stored["heads"], [], 0
-    for prompt in stored["prompts"]:
-        n = len(prompt["tokens"])
-        size = L * h * n * n
-        out.append(raw[start : start + size].reshape(L, h, n, n) / stored["scale"])
-        start += size
-    if start != raw.size:
-        raise ValueError(f"stored data holds {raw.size} weights, its prompts need {start}")
-    return out
+    return unpack(stored, "prompts")
 
 
 def load_stored() -> dict:

@@ -19,7 +19,6 @@ from book.smollm2.stored import (
     dequantise,
     load_stored,
     prompt_scores,
-    quantise,
     stored_prompts,
 )
 from book.widgets.frontend import static_file
@@ -31,14 +30,6 @@ def _causal(L: int, h: int, n: int, seed: int = 0) -> torch.Tensor:
     logits = torch.randn(L, h, n, n, generator=g, dtype=torch.float64)
     logits = logits.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
     return logits.softmax(-1)
-
-
-def test_quantise_refuses_what_is_no_weight():
-    with pytest.raises(TypeError, match="floating-point"):
-        quantise(torch.zeros(2, dtype=torch.int64))
-    with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        quantise(torch.tensor([1.5]))
-    assert quantise(torch.tensor([0.0, 0.5, 1.0])) == bytes([0, 128, 255])
 
 
 def test_stored_prompts_round_trip_within_half_a_step():
