@@ -79,9 +79,6 @@ import html
 import io
 import json
 import math
-import os
-import shutil
-import tempfile
 import weakref
 from collections import Counter
 from collections.abc import Sequence
@@ -93,6 +90,7 @@ from tokenizers import Tokenizer
 
 from book.figures.pretrained import plot_head_grid
 from book.minilm.stored import dequantise
+from book.widgets.cached_scripts import cached_scripts
 from book.widgets.frontend import ROOT_CLASSES, BoxWidget, inline_json, widget_css, widget_esm
 from book.widgets.spec import ENCODER, ENCODER_CELL, ENCODER_SENTENCE, LAYER_HEAD, Control, fill, messages
 from mha.pretrained.heads import PATTERNS, ablate_encoder_heads, ablated_embeddings
@@ -714,25 +712,8 @@ def write_weights_script(target: Path, *, cache: Path | None = None) -> Path:
     Returns:
         ``target``.
     """
-    cache = Path(cache or os.environ.get("MHA_CACHE") or Path.home() / ".cache" / "mha")
-    cached = cache / f"minilm-weights-{model_version()}-v{FORMAT_VERSION}"
-    if not (cached / WEIGHTS_FILE).is_file():
-        cache.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".minilm-", dir=cache))
-        try:
-            _write_scripts(staging)
-            staging.rename(cached)  # a reader never sees a half-written folder
-        except OSError:  # another process built it first
-            if not (cached / WEIGHTS_FILE).is_file():
-                raise
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(cached / WEIGHTS_FILE, target)
-    for folder in (LAYERS_DIR, WORDS_DIR):
-        shutil.copytree(cached / folder, target.parent / folder, dirs_exist_ok=True)
-    return target
+    name = f"minilm-weights-{model_version()}-v{FORMAT_VERSION}"
+    return cached_scripts(name, _write_scripts, Path(target), (LAYERS_DIR, WORDS_DIR), cache=cache)
 
 
 __all__ = [

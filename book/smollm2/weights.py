@@ -27,11 +27,9 @@ import base64
 import functools
 import json
 import math
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
+from book.widgets.cached_scripts import cached_scripts
 from mha.pretrained.smollm2 import CONTROL, MODEL_FILE, gguf_path, read_config, read_gguf
 
 WEIGHTS_FILE = "smollm2-weights.js"  # written beside smollm2run.js in the built site's _static/
@@ -233,29 +231,13 @@ def model_version() -> str:
 
 def write_weights_script(target: Path, *, cache: Path | None = None) -> Path:
     """Write :data:`WEIGHTS_FILE` to ``target`` and the parts into :data:`PARTS_DIR` beside it, building them
-    once per installed file into ``cache`` (default ``$MHA_CACHE`` or ``~/.cache/mha``).
+    once per installed file into ``cache`` (:func:`book.widgets.cached_scripts.cached_scripts`).
 
     Returns:
         ``target``.
     """
-    cache = Path(cache or os.environ.get("MHA_CACHE") or Path.home() / ".cache" / "mha")
-    cached = cache / f"smollm2-weights-{model_version()}-v{FORMAT_VERSION}"
-    if not (cached / WEIGHTS_FILE).is_file():
-        cache.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".smollm2-", dir=cache))
-        try:
-            _write_scripts(staging)
-            staging.rename(cached)  # a reader never sees a half-written folder
-        except OSError:  # another process built it first
-            if not (cached / WEIGHTS_FILE).is_file():
-                raise
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(cached / WEIGHTS_FILE, target)
-    shutil.copytree(cached / PARTS_DIR, target.parent / PARTS_DIR, dirs_exist_ok=True)
-    return target
+    name = f"smollm2-weights-{model_version()}-v{FORMAT_VERSION}"
+    return cached_scripts(name, _write_scripts, Path(target), (PARTS_DIR,), cache=cache)
 
 
 __all__ = [
