@@ -208,7 +208,6 @@ def test_the_section_runs_switches_heads_off_and_continues(tab, smollm2):
     section.locator("button[name=off_induction]").click()
     section.locator(".mha-status").filter(has_text="switched off").wait_for(timeout=120_000)
     assert page.evaluate(f"() => {API}.off.length") > 0
-    section.locator("button[name=all_on]").click()  # (runs again: the next test's tab has every head on)
     findings = axe_findings(page, ROOT)
     assert not findings, findings
     assert not errors, errors
