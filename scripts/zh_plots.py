@@ -1,19 +1,25 @@
 """The static figures of the Chinese notebooks, drawn in Chinese: `python -m scripts.zh_plots [CHAPTER ...]`.
 
-A chapter's static (matplotlib) figures are PNG pictures in its stored outputs. The English notebook is run
-by `make notebooks` (scripts/execute_notebooks.py); this script runs it once more, in memory, on the same
-portable kernels, with ``BOOK_FIGURE_LANGUAGE=zh`` in the kernel's environment, so that every text of every
-figure comes from the catalogue ``zh/plots.yml`` (book/figures/_text.py) and is drawn with the CJK font. It
-stores each Chinese picture in the Chinese notebook (zh/chapters/X.ipynb), in place of the English one, with
-a record in the output's metadata:
+A chapter's static (matplotlib) figures are PNG pictures in its stored outputs, or pictures inside an
+interactive figure's HTML: a box's static picture (``<img class="…-print">``, what print and a notebook
+without the page's scripts show) and the fallback text beside it, which the box draws with the same texts. The
+English notebook is run by `make notebooks` (scripts/execute_notebooks.py); this script runs it once more, in
+memory, on the same portable kernels, with ``BOOK_FIGURE_LANGUAGE=zh`` in the kernel's environment, so that
+every text of every figure comes from the catalogue ``zh/plots.yml`` (book/figures/_text.py) and is drawn with
+the CJK font. It stores each Chinese picture in the Chinese notebook (zh/chapters/X.ipynb), in place of the
+English one, with a record in the output's metadata:
 
     "translation": {"en": <hash of the English picture it replaces>, "texts": [...], "kept": [...]}
 
 ``texts`` are the texts the picture shows and ``kept`` those of them shown as they are on purpose (tokens,
-names). scripts/zh_sync.py keeps a Chinese picture while its English picture is the one recorded, and
-otherwise puts the English picture back (then tests/book/test_plot_texts.py fails, naming the chapter and
-the command to run). The code cells and every other output stay those of the English notebook: only the
-pictures change. Nothing here runs in CI: the pictures are committed, like every output.
+names). For a picture inside a figure's HTML, the Chinese output is the English one with its figure's texts
+translated (scripts/zh_figures.py) and, after the figure's data, the Chinese run's picture, alt text and
+fallback; its record's hash is that of the English picture part, its texts are those the PNG carries
+(book.figures._pyplot.png), and ``html`` holds the alt text and the fallback's words. scripts/zh_sync.py keeps
+a Chinese picture while its English picture is the one recorded, and otherwise puts the English picture back
+(then tests/book/test_plot_texts.py fails, naming the chapter and the command to run). The code cells and
+every other output stay those of the English notebook: only the pictures change. Nothing here runs in CI: the
+pictures are committed, like every output.
 
     python -m scripts.zh_plots                        # the chapters whose Chinese pictures are not in step
     python -m scripts.zh_plots chapters/the_math.ipynb  # these chapters, whatever their state
@@ -23,8 +29,13 @@ pictures change. Nothing here runs in CI: the pictures are committed, like every
 from __future__ import annotations
 
 import argparse
+import base64
 import copy
 import hashlib
+import html
+import io
+import json
+import re
 import sys
 from pathlib import Path
 
@@ -35,18 +46,70 @@ from scripts.execute_notebooks import LANGUAGE, run
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = "translation"  # the output metadata key, as zh_sync's cell records
 PNG = "image/png"
+HTML = "text/html"
+_DATA_END = "</script>"  # a figure's HTML: its root, its data, then (a box) its fallback and its picture
+_PRINT = re.compile(r'<img class="[\w-]+-print" alt="([^"]*)"[^>]*src="data:image/png;base64,([^"]+)">')
+
+
+def _picture_part(output: dict) -> str | None:
+    """The part of an interactive figure's HTML after its data, if it holds a picture (a box's print picture
+    and fallback text), else ``None``."""
+    text = output.get("data", {}).get(HTML)
+    if isinstance(text, list):
+        text = "".join(text)
+    if not isinstance(text, str) or PNG in output.get("data", {}) or not _PRINT.search(text):
+        return None
+    return text[text.index(_DATA_END) + len(_DATA_END) :]
 
 
 def picture_hash(output: dict) -> str:
     """The hash a Chinese picture records of the English picture it replaces (16 hex digits)."""
-    data = output["data"][PNG]
-    text = "".join(data) if isinstance(data, list) else data
-    return hashlib.sha256("".join(text.split()).encode("ascii")).hexdigest()[:16]
+    if (part := _picture_part(output)) is not None:
+        text = part
+    else:
+        data = output["data"][PNG]
+        text = "".join(data) if isinstance(data, list) else data
+    return hashlib.sha256("".join(text.split()).encode("utf-8")).hexdigest()[:16]
 
 
 def pictures(cell) -> list[int]:
-    """The indices of a code cell's outputs that are pictures (a static figure's PNG)."""
-    return [i for i, o in enumerate(cell.get("outputs", [])) if PNG in o.get("data", {})]
+    """The indices of a code cell's outputs that are pictures: a static figure's PNG, or an interactive
+    figure's HTML that holds one."""
+    outputs = cell.get("outputs", [])
+    return [i for i, o in enumerate(outputs) if PNG in o.get("data", {}) or _picture_part(o) is not None]
+
+
+def with_picture(output: dict, chinese: dict) -> dict:
+    """``output`` (the English output, its figure's texts already translated) with the Chinese picture of
+    ``chinese`` (an output of the Chinese run, or of the Chinese notebook, with its record)."""
+    if (part := _picture_part(chinese)) is None:
+        return copy.deepcopy(chinese)
+    merged = copy.deepcopy(output)
+    text = merged["data"][HTML]
+    text = "".join(text) if isinstance(text, list) else text
+    merged["data"][HTML] = text[: text.index(_DATA_END) + len(_DATA_END)] + part
+    merged.setdefault("metadata", {})[RECORD] = copy.deepcopy(chinese["metadata"][RECORD])
+    return merged
+
+
+def drawn_texts(output: dict) -> dict:
+    """The texts a picture of the Chinese run shows, and those kept (book/figures/_text.py): from the
+    display's metadata, or, for a picture inside a figure's HTML, from the PNG's text chunk, with its alt
+    text and the visible words of its fallback."""
+    metadata = output.setdefault("metadata", {})
+    if (part := _picture_part(output)) is None:
+        texts = metadata.get(PNG, {}).pop("figure_texts", {"texts": [], "kept": []})
+        if PNG in metadata and not metadata[PNG]:
+            del metadata[PNG]
+        return texts
+    from PIL import Image  # matplotlib's own dependency
+
+    found = _PRINT.search(part)
+    chunk = Image.open(io.BytesIO(base64.b64decode(found.group(2)))).text.get("figure_texts")
+    texts = json.loads(chunk) if chunk else {"texts": [], "kept": []}
+    fallback = html.unescape(re.sub(r"<[^>]+>", "", part[: found.start()])).strip()
+    texts["html"] = [t for t in (html.unescape(found.group(1)), fallback) if t]  # not drawn by matplotlib
+    return texts
 
 
 def chinese_path(english: Path) -> Path:
@@ -97,14 +160,9 @@ def draw(english_path: Path) -> tuple[int, float]:
             )
         for i, j, t in zip(pictures(cell), drawn, pictures(target), strict=True):
             output = copy.deepcopy(after.outputs[j])
-            metadata = output.setdefault("metadata", {})
-            texts = metadata.get(PNG, {}).pop(
-                "figure_texts", {"texts": [], "kept": []}
-            )  # book/figures/_text.py
-            if PNG in metadata and not metadata[PNG]:
-                del metadata[PNG]
+            texts = drawn_texts(output)
             output.metadata[RECORD] = {"en": picture_hash(cell.outputs[i]), **texts}
-            target.outputs[t] = output
+            target.outputs[t] = with_picture(target.outputs[t], output)
             stored += 1
     zh_path.write_text(nbformat.writes(chinese) + "\n", encoding="utf-8")
     return stored, seconds

@@ -253,7 +253,7 @@ def keep_pictures(cell, before) -> None:
         if k < len(old) and old[k].get("metadata", {}).get(RECORD, {}).get("en") == zh_plots.picture_hash(
             cell.outputs[i]
         ):
-            cell.outputs[i] = copy.deepcopy(old[k])
+            cell.outputs[i] = zh_plots.with_picture(cell.outputs[i], old[k])
 
 
 def notebook_units(doc: str, en: nbformat.NotebookNode, zh: nbformat.NotebookNode) -> list[Unit]:

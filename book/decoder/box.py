@@ -37,9 +37,6 @@ Shape legend:
 
 from __future__ import annotations
 
-import base64
-import html
-import io
 from collections.abc import Mapping, Sequence
 
 from book.decoder.induction import LENGTHS, SHOWN, head_name, repeated_sequences
@@ -47,7 +44,9 @@ from book.decoder.induction_plots import plot_decoder_heads
 from book.decoder.model import DECODER, ORDINARY, VOCABULARY, predict
 from book.decoder.model import MESSAGES as MODEL_MESSAGES
 from book.decoder.page import CALLBACK, FORMAT, WEIGHTS_SCRIPT, weights_script
-from book.widgets.frontend import ROOT_CLASSES, BoxWidget, inline_json, widget_css, widget_esm
+from book.figures._pyplot import png
+from book.figures._text import kept, tr
+from book.widgets.frontend import ROOT_CLASSES, BoxWidget, inline_json, print_image, widget_css, widget_esm
 from book.widgets.spec import QUERY_KEY, Control, messages
 
 CLASS_NAME = ROOT_CLASSES["mountDecoder"]  # the root element's class, which decoderbox.js mounts
@@ -228,20 +227,17 @@ def box_html(spec: dict, *, picture: bytes | None = None) -> str:
     """
     image = ""
     if picture is not None:
-        alt = html.escape(f"Every head of the decoder on the text: {spec['defaults']['text']}", quote=True)
-        src = "data:image/png;base64," + base64.b64encode(picture).decode("ascii")
-        image = f'<img class="md-print" alt="{alt}" style="max-width:100%" src="{src}">'
+        alt = tr("Every head of the decoder on the text: {string}", string=kept(spec["defaults"]["text"]))
+        image = print_image(picture, alt=alt, class_name="md-print")
     return (
         f'<div class="{CLASS_NAME}"><script type="application/json">{inline_json(spec)}</script>'
-        f'<div class="md-fallback">{FALLBACK}</div>{image}</div>'
+        f'<div class="md-fallback">{tr(FALLBACK)}</div>{image}</div>'
     )
 
 
 def picture(spec: dict) -> bytes:
     """PNG bytes of every head on the spec's text, the heads named with their roles
     (:func:`book.decoder.induction_plots.plot_decoder_heads`): the box in print."""
-    from matplotlib import pyplot as plt
-
     text = spec["defaults"]["text"]
     result = predict(text)
     notes = {
@@ -253,10 +249,7 @@ def picture(spec: dict) -> bytes:
     half = len(text) // 2
     split = half if len(text) % 2 == 0 and text[:half] == text[half:] and half > 1 else None
     fig = plot_decoder_heads(result["attention"], result["tokens"], split=split, notes=notes)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90)  # 842 x 472 pixels: its labels legible on an A4 sheet
-    plt.close(fig)  # shown as this box's picture, not again as a figure of the cell
-    return buffer.getvalue()
+    return png(fig, dpi=90)  # 842 x 472 pixels: its labels legible on an A4 sheet
 
 
 class DecoderWidget(BoxWidget):

@@ -12,7 +12,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from book.figures._text import use_language
+from book.figures._text import figure_texts, language, use_language
 
 
 def figure(**kwargs: Any) -> Figure:
@@ -29,3 +29,23 @@ def subplots(*args: Any, **kwargs: Any) -> tuple[Figure, Any]:
 
     use_language()
     return plt.subplots(*args, **kwargs)
+
+
+def png(fig: Figure, *, dpi: int) -> bytes:
+    """``fig`` as PNG bytes, and closed: the picture a figure's HTML holds (a box's print picture), not a
+    figure the cell shows again.
+
+    In the Chinese mode (:mod:`book.figures._text`) the PNG also carries, as its text chunk
+    ``figure_texts``, the texts it shows and those kept as they are, which ``python -m scripts.zh_plots``
+    records, as the display of a figure records them in its output's metadata.
+    """
+    import io
+    import json
+
+    import matplotlib.pyplot as plt
+
+    metadata = {"figure_texts": json.dumps(figure_texts(fig))} if language() == "zh" else {}
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, metadata=metadata)
+    plt.close(fig)
+    return buffer.getvalue()

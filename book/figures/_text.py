@@ -5,8 +5,9 @@ Every word a static (matplotlib) figure shows is written once, in English, in th
 ``tr`` only fills the text's ``{fields}``. With the environment variable ``BOOK_FIGURE_LANGUAGE=zh``, which
 ``python -m scripts.zh_plots`` sets in the kernel that draws the Chinese notebooks' figures, ``tr`` looks the
 English text up in the catalogue ``zh/plots.yml`` (English -> Chinese pairs, as gettext keeps them, one pair
-per text whichever figure shows it) and fills the Chinese; a text with no pair stays English, and the test
-names it. The chapters' code cells are the same in both editions.
+per text whichever figure shows it), then in the interactive figures' ``zh/figures.yml`` (a text both kinds of
+figure show, a head's kind, a prompt's description, is translated once, there), and fills the Chinese; a text
+with no pair stays English, and the test names it. The chapters' code cells are the same in both editions.
 
 What stays as it is, a token of the (English) models' input, a model's name, a code name such as ``d_k``, is
 marked with :func:`kept`, so that tests/book/test_plot_texts.py can tell it from a text left untranslated.
@@ -23,7 +24,8 @@ import re
 from pathlib import Path
 
 LANGUAGE = "BOOK_FIGURE_LANGUAGE"  # the environment variable: "zh" draws the figures' texts in Chinese
-CATALOGUE = Path(__file__).resolve().parents[2] / "zh" / "plots.yml"
+CATALOGUE = Path(__file__).resolve().parents[2] / "zh" / "plots.yml"  # the static figures' own pairs
+SHARED = CATALOGUE.with_name("figures.yml")  # the interactive figures' pairs, which a static text may share
 CJK_FONT = "Noto Sans CJK SC"  # Debian's fonts-noto-cjk, which CI installs (.ci/run)
 _KEPT: set[str] = set()  # texts shown as they are (tokens, names), recorded in the Chinese mode
 _FIELD = re.compile(r"\{(\w+)\}")
@@ -34,13 +36,18 @@ def language() -> str:
     return "zh" if os.environ.get(LANGUAGE, "").strip().lower() == "zh" else "en"
 
 
+def pairs(path: Path) -> dict[str, str]:
+    """The pairs of one catalogue: English text -> Chinese."""
+    import yaml  # only the Chinese mode reads the catalogues (in the repository, never on Colab)
+
+    return {entry["en"]: entry["zh"] for entry in yaml.safe_load(path.read_text(encoding="utf-8"))["texts"]}
+
+
 @functools.cache
 def catalogue() -> dict[str, str]:
-    """The pairs of ``zh/plots.yml``: English text -> Chinese."""
-    import yaml  # only the Chinese mode reads the catalogue (in the repository, never on Colab)
-
-    entries = yaml.safe_load(CATALOGUE.read_text(encoding="utf-8"))["texts"]
-    return {entry["en"]: entry["zh"] for entry in entries}
+    """The pairs a static figure's text is looked up in: ``zh/plots.yml``'s, and ``zh/figures.yml``'s for a
+    text it does not hold."""
+    return {**pairs(SHARED), **pairs(CATALOGUE)}
 
 
 @functools.cache

@@ -75,8 +75,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import html
-import io
 import json
 import math
 import weakref
@@ -88,10 +86,12 @@ import numpy as np
 import torch
 from tokenizers import Tokenizer
 
+from book.figures._pyplot import png
+from book.figures._text import kept, tr
 from book.figures.pretrained import plot_head_grid
 from book.minilm.stored import dequantise
 from book.widgets.cached_scripts import cached_scripts
-from book.widgets.frontend import ROOT_CLASSES, BoxWidget, inline_json, widget_css, widget_esm
+from book.widgets.frontend import ROOT_CLASSES, BoxWidget, inline_json, print_image, widget_css, widget_esm
 from book.widgets.spec import ENCODER, ENCODER_CELL, ENCODER_SENTENCE, LAYER_HEAD, Control, fill, messages
 from mha.pretrained.heads import PATTERNS, ablate_encoder_heads, ablated_embeddings
 from mha.pretrained.minilm import MINILM, MiniLMEncoder, attend, load_minilm, model_version
@@ -376,12 +376,12 @@ def box_html(
     spec = inline_json(box_spec(labels, sentence=sentence, other=other, stored=stored))
     image = ""
     if picture is not None:
-        alt = html.escape(f"Every head of {MODEL_NAME} on the sentence: {sentence}", quote=True)
-        src = "data:image/png;base64," + base64.b64encode(picture).decode("ascii")
-        image = f'<img class="mm-print" alt="{alt}" style="max-width:100%" src="{src}">'
+        model, shown = kept(MODEL_NAME), kept(sentence)
+        alt = tr("Every head of {model} on the sentence: {sentence}", model=model, sentence=shown)
+        image = print_image(picture, alt=alt, class_name="mm-print")
     return (
         f'<div class="{CLASS_NAME}"><script type="application/json">{spec}</script>'
-        f'<div class="mm-fallback">{FALLBACK}</div>{image}</div>'
+        f'<div class="mm-fallback">{tr(FALLBACK)}</div>{image}</div>'
     )
 
 
@@ -419,13 +419,7 @@ class MiniLMBox:
 def _picture(encoder: MiniLMEncoder, sentence: str) -> bytes:
     """PNG bytes of every head on ``sentence`` (:func:`book.figures.pretrained.plot_head_grid`)."""
     tokens, attentions = attend(encoder, sentence)  # (L, h, n, n)
-    fig = plot_head_grid(attentions, tokens, title=sentence)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=60)
-    from matplotlib import pyplot as plt  # imported by plot_head_grid already
-
-    plt.close(fig)  # shown as this box's picture, not again as a figure of the cell
-    return buffer.getvalue()
+    return png(plot_head_grid(attentions, tokens, title=sentence), dpi=60)
 
 
 def minilm_box(labels: Sequence[Sequence[str]], **kwargs: object) -> MiniLMBox:

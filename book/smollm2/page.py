@@ -30,16 +30,15 @@ Shape legend:
 
 from __future__ import annotations
 
-import base64
-import html
-import io
 from collections.abc import Sequence
 
 import numpy as np
 
+from book.figures._pyplot import figure, png
+from book.figures._text import kept, tr
 from book.smollm2.stored import dequantise, prompt_scores
 from book.smollm2.weights import run_spec
-from book.widgets.frontend import ROOT_CLASSES, BoxWidget, inline_json, widget_css, widget_esm
+from book.widgets.frontend import ROOT_CLASSES, BoxWidget, inline_json, print_image, widget_css, widget_esm
 from book.widgets.spec import LAYER_HEAD, QUERY_KEY, Control, fill, messages
 from mha.pretrained.smollm2 import SMOLLM2
 
@@ -260,62 +259,69 @@ def figure_html(
     image = ""
     if picture is not None:
         d = spec["defaults"]
-        alt = html.escape(
-            f"Layer {d['layer'] + 1}, head {d['head'] + 1} of {MODEL_NAME} and the 9 heads of its layer on "
-            "the "
-            f"prompt: {next(p for p in stored['prompts'] if p['name'] == prompt)['text']}",
-            quote=True,
+        alt = tr(
+            "Layer {layer}, head {head} of {model} and the {heads} heads of its layer on the prompt: "
+            "{prompt}",
+            layer=d["layer"] + 1,
+            head=d["head"] + 1,
+            model=kept(MODEL_NAME),
+            heads=stored["heads"],
+            prompt=kept(next(p for p in stored["prompts"] if p["name"] == prompt)["text"]),
         )
-        src = "data:image/png;base64," + base64.b64encode(picture).decode("ascii")
-        image = f'<img class="mm-print" alt="{alt}" style="max-width:100%" src="{src}">'
+        image = print_image(picture, alt=alt, class_name="mm-print")
     return (
         f'<div class="{CLASS_NAME}"><script type="application/json">{inline_json(spec)}</script>'
-        f'<div class="mm-fallback">{FALLBACK}</div>{image}</div>'
+        f'<div class="mm-fallback">{tr(FALLBACK)}</div>{image}</div>'
     )
 
 
 def picture(results: dict, stored: dict, *, prompt: str = DEFAULT_PROMPT, dpi: int = 80) -> bytes:
     """PNG bytes of the figure's view of ``prompt``: its notice's head large, the 9 heads of its layer small
     (rows: the key/value groups), from the stored weights."""
-    from matplotlib import pyplot as plt
-
     names = [p["name"] for p in stored["prompts"]]
     index = names.index(prompt)
     note = notices(results, stored)[index]
     attention, tokens = dequantise(stored)[index], stored["prompts"][index]["tokens"]
     layer, head = note["layer"], note["head"]
     L, h, g = stored["layers"], stored["heads"], stored["kv_heads"]
-    fig = plt.figure(figsize=(11, 5.6))
+    fig = figure(figsize=(11, 5.6))
     grid = fig.add_gridspec(g, 2 + h // g, width_ratios=[2.2, 0.3] + [1] * (h // g))
     big = fig.add_subplot(grid[:, 0])
     n = len(tokens)
     masked = np.ma.masked_where(np.triu(np.ones((n, n), bool), 1), attention[layer, head])
     image = big.imshow(masked, vmin=0, vmax=1, cmap="viridis")
     step = max(1, n // 24)
-    big.set_xticks(range(0, n, step), [repr(t)[1:-1] for t in tokens[::step]], rotation=90, fontsize=7)
-    big.set_yticks(range(0, n, step), [repr(t)[1:-1] for t in tokens[::step]], fontsize=7)
-    big.set_xlabel("key")
-    big.set_ylabel("query")
-    kind = KIND_NAMES[results["labels"][layer][head]]
-    big.set_title(f"layer {layer + 1}, head {head + 1} ({kind})", fontsize=10)
-    fig.colorbar(image, ax=big, fraction=0.04, label="weight")
+    shown = [kept(repr(t)[1:-1]) for t in tokens[::step]]  # the model's tokens, as they are
+    big.set_xticks(range(0, n, step), shown, rotation=90, fontsize=7)
+    big.set_yticks(range(0, n, step), shown, fontsize=7)
+    big.set_xlabel(tr("key"))
+    big.set_ylabel(tr("query"))
+    kind = tr(KIND_NAMES[results["labels"][layer][head]])
+    title = tr("layer {layer}, head {head} ({kind})", layer=layer + 1, head=head + 1, kind=kind)
+    big.set_title(title, fontsize=10)
+    fig.colorbar(image, ax=big, fraction=0.04, label=tr("weight"))
     for i in range(h):
         ax = fig.add_subplot(grid[i // (h // g), 2 + i % (h // g)])
         ax.imshow(np.ma.masked_where(np.triu(np.ones((n, n), bool), 1), attention[layer, i]), vmin=0, vmax=1)
         ax.set_xticks([])
         ax.set_yticks([])
         ax.set_title(
-            f"head {i + 1}: {results['labels'][layer][i]}",
+            tr("head {head}: {kind}", head=i + 1, kind=tr(results["labels"][layer][i])),
             fontsize=8,
             fontweight="bold" if i == head else None,
         )
         if i % (h // g) == 0:
-            ax.set_ylabel(f"group {i // (h // g) + 1}", fontsize=8)
-    fig.suptitle(f"{MODEL_NAME}, layer {layer + 1} of {L}: {stored['prompts'][index]['about']}", fontsize=10)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi)
-    plt.close(fig)
-    return buffer.getvalue()
+            ax.set_ylabel(tr("group {group}", group=i // (h // g) + 1), fontsize=8)
+    about = tr(stored["prompts"][index]["about"])
+    title = tr(
+        "{model}, layer {layer} of {layers}: {about}",
+        model=kept(MODEL_NAME),
+        layer=layer + 1,
+        layers=L,
+        about=about,
+    )
+    fig.suptitle(title, fontsize=10)
+    return png(fig, dpi=dpi)
 
 
 class SmolLM2Figure:

@@ -189,6 +189,14 @@ def root_html(class_name: str, config: dict, *, fallback: str = "") -> str:
     )
 
 
+def print_image(picture: bytes, *, alt: str, class_name: str) -> str:
+    """A box's static picture (PNG bytes) as its ``<img>``: shown by a notebook front end that runs no page
+    script, and by the site in print instead of the controls (the box's script hides it on screen)."""
+    src = "data:image/png;base64," + base64.b64encode(picture).decode("ascii")
+    alt = html.escape(alt, quote=True)
+    return f'<img class="{class_name}" alt="{alt}" style="max-width:100%" src="{src}">'
+
+
 def tensor_json(t: torch.Tensor) -> dict:
     """A tensor for the page: float32 little-endian bytes in base64, with its shape."""
     data = t.detach().to("cpu", torch.float32).contiguous().numpy().astype("<f4").tobytes()

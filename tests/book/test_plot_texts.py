@@ -66,9 +66,10 @@ def test_every_text_of_a_chinese_picture_is_chinese():
     english = []
     for path in CHAPTERS:
         for where, record in _records(path):
-            for text in record.get("texts", []):
+            for text in record.get("texts", []) + record.get("html", []):  # html: a box's alt text, fallback
                 if words := english_words(text, record.get("kept", [])):
                     english.append(f"{where}: {text!r} (English: {' '.join(words)})")
+            for text in record.get("texts", []):  # drawn by matplotlib
                 if any("$" in line and CHINESE.search(line) for line in text.split("\n")):
                     english.append(f"{where}: {text!r} (Chinese beside $mathematics$ shows as boxes)")
     assert not english, (
@@ -80,13 +81,13 @@ def test_every_text_of_a_chinese_picture_is_chinese():
 
 def _shown() -> str:
     """Every text of every Chinese picture, without white space (a legend wraps its labels)."""
-    texts = [t for p in CHAPTERS for _, r in _records(p) for t in r.get("texts", [])]
+    texts = [t for p in CHAPTERS for _, r in _records(p) for t in r.get("texts", []) + r.get("html", [])]
     return "\n".join("".join(t.split()) for t in texts)
 
 
 def test_every_pair_of_the_catalogue_is_chinese_and_keeps_its_fields():
     shown, problems, used = _shown(), [], 0
-    pairs = _text.catalogue()
+    pairs = _text.pairs(_text.CATALOGUE)
     for en, zh in pairs.items():
         fields = set(re.findall(r"\{(\w+)\}", en))
         if set(re.findall(r"\{(\w+)\}", zh)) != fields:
