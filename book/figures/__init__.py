@@ -1,7 +1,6 @@
 """The book's matplotlib figures: per-head heatmaps, the stages of a forward pass, costs of real models.
 
 - :mod:`book.figures.heatmaps`: ``plot_heads``, one panel per head on a shared 0-1 scale;
-- :mod:`book.figures.stages`: ``plot_stage``, one stage of :func:`book.compute.attention_stages`;
 - :mod:`book.figures.costs`: head widths, multiply-adds and KV-cache sizes of :data:`mha.costs.MODEL_CONFIGS`;
 - :mod:`book.figures.diagrams`: the multi-head block with its shapes, and how heads are laid out in memory.
 
@@ -16,7 +15,6 @@ Figures take computed tensors and numbers; they compute no model maths of their 
 from book.figures.costs import plot_attention_macs, plot_head_widths, plot_kv_cache, plot_layer_caches
 from book.figures.diagrams import plot_head_layout, plot_multihead_block
 from book.figures.heatmaps import plot_heads
-from book.figures.stages import plot_stage
 
 __all__ = [
     "plot_attention_macs",
@@ -26,5 +24,4 @@ __all__ = [
     "plot_kv_cache",
     "plot_layer_caches",
     "plot_multihead_block",
-    "plot_stage",
 ]

@@ -1,8 +1,8 @@
 """Per-head attention heatmaps: one panel per head, queries on rows, keys on columns.
 
-:func:`plot_heads` draws a figure for a chapter; :func:`draw_heatmap` draws one panel and is shared with
-:func:`book.figures.stages.plot_stage`. The interactive explorer draws in the browser instead
-(``book/widgets/static/``), so nothing here is on a hot path.
+:func:`plot_heads` draws a figure for a chapter; :func:`draw_heatmap` draws one panel and is shared with the
+other figures of heads (a pretrained model's, the decoder's). The interactive figures draw in the browser
+instead (``book/widgets/static/``), so nothing here is on a hot path.
 
 Every panel of :func:`plot_heads` shares one colour scale, 0 to 1, so heads can be compared by eye. A masked
 cell (a key the query may not attend to) is light grey with dark diagonal hatching, unlike any colour of the

@@ -19,7 +19,6 @@ from matplotlib.text import Text
 
 from book.chapters.training import load_results
 from book.chapters.training_plots import plot_accuracy_by_heads, plot_learning_curves
-from book.compute import STAGES, attention_stages
 from book.compute.since_2017 import layer_masks, receptive_fields
 from book.decoder.induction import phase_change, training_curves
 from book.decoder.induction_plots import plot_copy_probabilities, plot_decoder_heads, plot_training_log
@@ -30,7 +29,6 @@ from book.figures import (
     plot_heads,
     plot_kv_cache,
     plot_multihead_block,
-    plot_stage,
 )
 from book.figures._style import TEXT_PT
 from book.figures.pretrained import (
@@ -43,7 +41,6 @@ from book.figures.pretrained import (
     plot_pruning_curve,
 )
 from book.figures.since_2017 import plot_layer_stack
-from mha.multihead import MultiHeadAttention
 
 
 def _weights(*shape, mask=None):
@@ -58,12 +55,6 @@ TOKENS = [f"t{i}" for i in range(8)]
 PATTERNS = [[LABELS[(i + j) % len(LABELS)] for j in range(12)] for i in range(6)]  # (L, h)
 
 
-def _stage():
-    torch.manual_seed(0)
-    attn = MultiHeadAttention(8, 2).eval()
-    return plot_stage(attention_stages(attn, torch.randn(4, 8)), STAGES[-2].key, tokens=["a", "b", "c", "d"])
-
-
 def _census():
     g = torch.Generator().manual_seed(0)
     names = ("cls", "sep", "previous", "next", "self", "entropy_normalised")
@@ -75,7 +66,6 @@ FIGURES = {
         _weights(4, 6, 6, mask=CAUSAL), query_tokens=list("abcdef"), mask=CAUSAL, average=True,
         d_k=4, title="a title",
     ),
-    "plot_stage": _stage,
     "plot_multihead_block": lambda: plot_multihead_block(16, 4, 5, shown=4),
     "plot_head_layout": lambda: plot_head_layout(3, 4),
     "plot_head_widths": lambda: plot_head_widths(),
