@@ -44,7 +44,10 @@ def png(fig: Figure, *, dpi: int) -> bytes:
 
     import matplotlib.pyplot as plt
 
-    metadata = {"figure_texts": json.dumps(figure_texts(fig))} if language() == "zh" else {}
+    metadata = {}
+    if language() == "zh":
+        fig.canvas.draw()  # drawing creates the tick labels, which figure_texts reads
+        metadata["figure_texts"] = json.dumps(figure_texts(fig))
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi, metadata=metadata)
     plt.close(fig)
