@@ -310,9 +310,9 @@ class BoxWidget(anywidget.AnyWidget):
     each request comes as a custom message ``{"id", ...}`` and :meth:`compute` answers it, sent back as
     ``{"id", "result"}`` (an attention as float32 bytes in the buffers: :meth:`attention_reply`) or as
     ``{"id", "error"}`` with the message of the ``TypeError`` or ``ValueError`` a reader's input raised (the
-    page's side: ``pythonCalls`` in ``core.js``). The display bundle also holds the static box, ``_static``,
-    as ``text/html``, which the book's site ranks above the widget view. A subclass sets ``_esm``, ``_css``,
-    ``_static`` and defines :meth:`compute` and ``__repr__``."""
+    page's side: ``pythonCalls`` and ``pythonBox`` in ``core.js``). The display bundle also holds the static
+    box, ``_static``, as ``text/html``, which the book's site ranks above the widget view. A subclass sets
+    ``_esm``, ``_css``, ``_static`` and defines :meth:`compute` and ``__repr__``."""
 
     spec = traitlets.Dict().tag(sync=True)  # the box's spec, sent to the page once
     _static = ""  # the box for renderers without a kernel

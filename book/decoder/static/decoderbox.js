@@ -332,17 +332,9 @@
 
   // In a live kernel (book.decoder.box.DecoderWidget): the same box, computed by Python. Each request
   // goes to Python as a custom message {id, text, off}; the reply is {id, result} (the attention as float32
-  // bytes in buffers[0], of shape result.attention_shape) or {id, error}.
-  const anywidget = {
-    render({ model, el }) {
-      const root = ns.make("div", { className: "mha-decoder" });
-      el.appendChild(root);
-      const python = ns.pythonCalls(model);
-      const backend = { ready: () => Promise.resolve(), predict: (text, off) => python.call({ text, off }) };
-      mount(root, backend, model.get("spec"));
-      return python.close;
-    },
-  };
+  // bytes in buffers[0], of shape result.attention_shape) or {id, error} (core.js's pythonBox).
+  const anywidget = ns.pythonBox("mha-decoder", mount,
+    (call) => ({ ready: () => Promise.resolve(), predict: (text, off) => call({ text, off }) }));
 
   if (typeof document !== "undefined" && document.currentScript) { // a classic script of the site
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll);

@@ -28,10 +28,11 @@
  * soon as that layer is in; and
  * minilm-words/<k>.js, rows 64 k .. 64 k + 63 of the word embeddings, when a sentence first needs one of
  * them. A script is read on the page's main thread (a page opened from disk can read no file another way);
- * its base64 text goes as it is to a Web Worker built from a Blob URL (a worker from a file does not start
- * from file://), which decodes it (base64 -> float16 -> float32) and runs the encoder: embeddings +
- * LayerNorm, then 6 post-LayerNorm layers of 12-head attention and an erf-GELU feed-forward block; mean
- * pooling over the tokens and L2 normalisation. The worker sends the attention back as one Float32Array.
+ * its base64 text goes as it is to a Web Worker built from a Blob URL (core.js's blobWorker: a worker from a
+ * file does not start from file://), which decodes it (base64 -> float16 -> float32) and runs the encoder:
+ * embeddings + LayerNorm, then 6 post-LayerNorm layers of 12-head attention and an erf-GELU feed-forward
+ * block; mean pooling over the tokens and L2 normalisation. The worker sends the attention back as one
+ * Float32Array.
  *
  * A spec may also hold stored weights (spec.stored, book.minilm.stored): every head on some sentences, 8-bit,
  * zlib-compressed, in base64. The sentence field then suggests those sentences, and the box draws every head
@@ -50,10 +51,10 @@
   const ns = globalThis.mhaFrontEnd; // the ports, core.js, controller.js and heatmaps.js, loaded before
 
   // ---- the worker: the port's encoder (ports/minilm.js) off the page's main thread ----------------------
-  // Its source is this function's text, the port's and the ports it calls (ns.miniLMWorker; a worker from a
-  // Blob URL: one from a file does not start from file://). It decodes the weights (the heavy part of loading)
-  // and holds them as float32: the embeddings', then each layer's as it arrives, and the word embeddings' rows
-  // as sentences need them.
+  // Its source is this function's text, the port's and the ports it calls (ns.miniLMWorker), started from a
+  // Blob URL by ns.blobWorker (core.js: a worker from a file does not start from file://). It decodes the
+  // weights (the heavy part of loading) and holds them as float32: the embeddings', then each layer's as it
+  // arrives, and the word embeddings' rows as sentences need them.
   function workerMain(scope, port) {
     let model = null, words = null, layers = 0; // {config, W, words}; which shards of word rows are in W
     const { base64Bytes, float16s } = scope.mhaFrontEnd; // ports/bytes.js
@@ -141,8 +142,8 @@
   function startLoading(spec) {
     if (loading) return loading;
     const M = spec.messages, port = ns.miniLM(), started = performance.now();
-    const listeners = new Set(), waiters = [], pending = new Map();
-    let worker = null, next = 0, stopped = null;
+    const listeners = new Set(), waiters = [];
+    let worker = null, stopped = null; // worker: ns.blobWorker's (core.js), once the vocabulary is read
     const loader = {
       layers: 0, done: 0, complete: false, loadMs: 0,
       onProgress(fn) { listeners.add(fn); return () => listeners.delete(fn); },
@@ -172,18 +173,11 @@
       if (stopped || loader.complete) return;
       stopped = error;
       loader.stopped = error;
-      if (worker) worker.terminate();
-      pending.forEach((p) => p.fail(error));
-      pending.clear();
+      if (worker) worker.stop(error); // and every call waiting fails with `error`
       if (loading === loader) loading = null; // a later use starts again
       tell();
     }
-    const call = (message, transfer) => new Promise((ok, fail) => {
-      if (stopped) return fail(stopped);
-      const id = next++;
-      pending.set(id, { ok, fail });
-      worker.postMessage({ ...message, id }, transfer || []);
-    });
+    const call = (message, transfer) => worker.call(message, transfer);
     // each weights script calls its global with its data: kept until its loader takes it
     globalThis[spec.callback] = (payload) => arrived.set(spec.weights, payload);
 
@@ -197,18 +191,7 @@
       const { layers, words } = data;
       globalThis[layers.callback] = (index, entry) => arrived.set(`${layers.folder}/${index}.js`, entry);
       globalThis[words.callback] = (index, entry) => arrived.set(`${words.folder}/${index}.js`, entry);
-      const source = ns.miniLMWorker(workerMain);
-      const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
-      worker = new Worker(url);
-      URL.revokeObjectURL(url);
-      worker.onmessage = (event) => {
-        const { id, result, error } = event.data, p = pending.get(id);
-        if (!p) return;
-        pending.delete(id);
-        if (error !== undefined) p.fail(new Error(error));
-        else p.ok(result);
-      };
-      worker.onerror = (event) => { event.preventDefault(); stop(new Error(event.message || M.worker_failed)); };
+      worker = ns.blobWorker(ns.miniLMWorker(workerMain), (text) => stop(new Error(text || M.worker_failed)));
       await call({ type: "init", tensors: data.tensors, config: data.config, words });
       loader.done = Object.values(data.tensors).reduce((sum, t) => sum + t.data.length, 0);
       tell();
@@ -759,16 +742,8 @@
 
   // In a live kernel (book.minilm.page.MiniLMWidget): the same box, computed by Python. Each request
   // goes to Python as a custom message {id, type, sentence, off}; the reply is {id, result} (the attention as
-  // float32 bytes in buffers[0], of shape result.attention_shape) or {id, error}.
-  const anywidget = {
-    render({ model, el }) {
-      const root = ns.make("div", { className: "mha-minilm" });
-      el.appendChild(root);
-      const python = ns.pythonCalls(model);
-      mount(root, { call: python.call }, model.get("spec"));
-      return python.close;
-    },
-  };
+  // float32 bytes in buffers[0], of shape result.attention_shape) or {id, error} (core.js's pythonBox).
+  const anywidget = ns.pythonBox("mha-minilm", mount);
 
   if (document.currentScript) { // a classic script of the site: mount the page's boxes (not as a module)
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll);

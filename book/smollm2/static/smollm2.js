@@ -369,16 +369,8 @@
 
   // In a live kernel (book.smollm2.page.SmolLM2Widget): the reader's text, run by Python. A request goes as a
   // custom message {id, type: "attend", text, off}; the reply is {id, result} (the attention as float32
-  // bytes in buffers[0], of shape result.attention_shape) or {id, error}.
-  const anywidget = {
-    render({ model, el }) {
-      const root = ns.make("div", { className: "mha-smollm2" });
-      el.appendChild(root);
-      const python = ns.pythonCalls(model);
-      mount(root, { call: python.call }, model.get("spec"));
-      return python.close;
-    },
-  };
+  // bytes in buffers[0], of shape result.attention_shape) or {id, error} (core.js's pythonBox).
+  const anywidget = ns.pythonBox("mha-smollm2", mount);
 
   if (typeof document !== "undefined" && document.currentScript) { // a classic script of the site
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll);

@@ -17,8 +17,8 @@
  * Loading: the weights are classic scripts beside this file (book.smollm2.weights): smollm2-weights.js (the
  * sizes, the tokenizer, where each tensor lies), then smollm2-parts/<k>.js, the GGUF file's own blocks in
  * base64, 2 MB each. The page decodes each part (atob, one short task) and transfers its bytes to one Web
- * Worker, made from a Blob URL (a worker from a file does not start from file://), which holds the port
- * (ports/smollm2_model.js) and computes everything: tokenizer, forward pass, generation.
+ * Worker, made from a Blob URL (core.js's blobWorker: a worker from a file does not start from file://),
+ * which holds the port (ports/smollm2_model.js) and computes everything: tokenizer, forward pass, generation.
  *
  * Shape legend: L 30 layers, h 9 query heads, g 3 key/value groups, n tokens, V 49,152.
  */
@@ -93,25 +93,15 @@
 
   function newEngine(run) {
     M = run.messages;
-    let worker = null, ready = null, next = 0, cancelled = false;
-    const pending = new Map(), listeners = new Set();
+    let worker = null, ready = null, cancelled = false; // worker: ns.blobWorker's (core.js), one a load
+    const listeners = new Set();
     const progress = { done: 0, total: run.bytes, loaded: false, loading: false };
     const tell = () => listeners.forEach((f) => f({ ...progress }));
-    function call(message, transfer) {
-      return new Promise((resolve, reject) => {
-        const id = ++next;
-        pending.set(id, { resolve, reject });
-        worker.postMessage({ ...message, id }, transfer || []);
-      });
-    }
-    function stop(reason) {
-      if (worker) worker.terminate();
-      worker = null;
+    function stop(reason) { // the worker's calls, and its later posts, fail with `reason`; a later load starts again
+      if (worker) worker.stop(new Error(reason));
       ready = null;
       progress.loading = progress.loaded = false;
       progress.done = 0;
-      for (const p of pending.values()) p.reject(new Error(reason));
-      pending.clear();
       tell();
     }
     async function loadAll() {
@@ -125,21 +115,10 @@
       arrived.delete("manifest");
       if (!manifest || manifest.format !== run.format) throw new Error(ns.format(M.unreadable, { file: run.weights }));
       if (cancelled) throw new Error(M.cancelled);
-      const source = ns.smolLM2Worker(workerMain);
-      const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
-      worker = new Worker(url);
-      URL.revokeObjectURL(url);
-      worker.onmessage = (event) => {
-        const { id, result, error } = event.data, p = pending.get(id);
-        if (!p) return;
-        pending.delete(id);
-        if (error === undefined) p.resolve(result);
-        else p.reject(new Error(error));
-      };
-      worker.onerror = (event) => { event.preventDefault(); stop(M.worker_failed); };
+      worker = ns.blobWorker(ns.smolLM2Worker(workerMain), () => stop(M.worker_failed));
       progress.done = JSON.stringify(manifest).length;
       tell();
-      worker.postMessage({ type: "init", manifest });
+      worker.post({ type: "init", manifest });
       const folder = manifest.parts.folder;
       for (let k = 0; k < manifest.parts.count; k++) {
         await insertScript(`${folder}/${k}.js`);
@@ -148,12 +127,12 @@
         arrived.delete(k);
         if (typeof text !== "string") throw new Error(ns.format(M.unreadable, { file: `${folder}/${k}.js` }));
         const part = binary(text);
-        worker.postMessage({ type: "part", index: k, buffer: part.buffer }, [part.buffer]);
+        worker.post({ type: "part", index: k, buffer: part.buffer }, [part.buffer]);
         progress.done += text.length;
         tell();
         await new Promise((resolve) => setTimeout(resolve, 0)); // the page stays responsive between parts
       }
-      await call({ type: "ready" });
+      await worker.call({ type: "ready" });
       progress.loading = false;
       progress.loaded = true;
       tell();
@@ -176,7 +155,7 @@
         cancelled = true;
         stop(M.cancelled);
       },
-      async call(message, transfer) { await this.load(); return call(message, transfer); },
+      async call(message, transfer) { await this.load(); return worker.call(message, transfer); },
     };
   }
 

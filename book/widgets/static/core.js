@@ -1,4 +1,5 @@
-/* mha front end, core: the namespace, small DOM helpers, auto-mount and the anywidget adapter.
+/* mha front end, core: the namespace, small DOM helpers, auto-mount, the anywidget adapters and the requests
+ * to Python or to a Web Worker.
  *
  * Every front end of the book is a CLASSIC script that adds to one global namespace, globalThis.mhaFrontEnd,
  * so that a page opened from disk (file://, where Chromium refuses ES modules and fetch) works with plain
@@ -8,7 +9,8 @@
  *   ports/*.js        the ports: every computation the page makes that has a Python twin, DOM-free, each
  *                     file naming its twin (random numbers, the explorer's weights, the settings' rules,
  *                     the calculator's sums, the window masks, MiniLM, ...); loaded first, in name order
- *   core.js           this file: DOM helpers, auto-mount, the anywidget adapter
+ *   core.js           this file: DOM helpers, auto-mount, the anywidget adapters, requests to Python
+ *                     (pythonCalls) and to a page's Web Worker (blobWorker)
  *   controller.js     the one controller: controls, status and read-out, from a figure's spec
  *   heatmaps.js       the canvas heatmap grid
  *   explorer.js, stepper.js, calculator.js, windows.js, minilm.js: the figures, each only its
@@ -168,39 +170,104 @@
   }
 
   /**
-   * Requests to Python over a live widget's custom messages (the MiniLM box, the decoder box): call(message)
-   * sends {...message, id} and returns a Promise of the reply's result ({id, result}; an attention sent as
-   * float32 bytes in buffers[0], of shape result.attention_shape, arrives as nested arrays) or rejects with an
-   * Error of the reply's message ({id, error}). close() stops listening.
+   * Requests matched to their replies by id, for pythonCalls (a live kernel) and blobWorker (a Web Worker):
+   * call(message, transfer) sends {...message, id} and returns a Promise of the reply's result ({id, result},
+   * through read(reply, buffers) if given) or rejects with an Error of the reply's message ({id, error});
+   * answer(reply, buffers) settles the call of reply.id (a reply to no call is passed over); failAll(error)
+   * rejects every call still waiting.
    */
-  function pythonCalls(model) {
+  function replies(send, read = (reply) => reply.result) {
     const pending = new Map();
     let next = 0;
-    const onMessage = (message, buffers) => {
-      const p = pending.get(message && message.id);
-      if (!p) return;
-      pending.delete(message.id);
-      if (message.error !== undefined) return p.fail(new Error(message.error));
-      const result = message.result;
+    return {
+      call: (message, transfer) => new Promise((ok, fail) => {
+        const id = next++;
+        pending.set(id, { ok, fail });
+        send({ ...message, id }, transfer);
+      }),
+      answer(reply, buffers) {
+        const p = pending.get(reply && reply.id);
+        if (!p) return;
+        pending.delete(reply.id);
+        if (reply.error !== undefined) p.fail(new Error(reply.error));
+        else p.ok(read(reply, buffers));
+      },
+      failAll(error) {
+        pending.forEach((p) => p.fail(error));
+        pending.clear();
+      },
+    };
+  }
+
+  /**
+   * Requests to Python over a live widget's custom messages (the MiniLM box, the decoder box, the SmolLM2
+   * figure): call(message) as replies' (an attention sent as float32 bytes in buffers[0], of shape
+   * result.attention_shape, arrives as nested arrays). close() stops listening.
+   */
+  function pythonCalls(model) {
+    const calls = replies((message) => model.send(message), ({ result }, buffers) => {
       if (result.attention_shape) {
         result.attention = toNested(buffers[0], result.attention_shape);
         delete result.attention_shape;
       }
-      p.ok(result);
-    };
-    model.on("msg:custom", onMessage);
+      return result;
+    });
+    model.on("msg:custom", calls.answer);
+    return { call: calls.call, close: () => model.off("msg:custom", calls.answer) };
+  }
+
+  /**
+   * Requests to a Web Worker made from its script's text through a Blob URL (a worker from a file does not
+   * start from file://), the pages' models (minilm.js, smollm2run.js): call(message, transfer) as replies'
+   * (the buffers in `transfer` moved, not copied); post(message, transfer) sends what wants no reply.
+   * stop(error) ends the worker: every call waiting, and every later call or post, fails with `error`.
+   * onError(text) is told when the worker fails (its script did not start, or an error escaped it), with the
+   * browser's text of it (maybe empty); it decides whether to stop.
+   */
+  function blobWorker(source, onError) {
+    const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+    const worker = new Worker(url);
+    URL.revokeObjectURL(url);
+    let stopped = null;
+    const send = (message, transfer) => worker.postMessage(message, transfer || []);
+    const calls = replies(send);
+    worker.onmessage = (event) => calls.answer(event.data);
+    worker.onerror = (event) => { event.preventDefault(); onError(event.message); };
     return {
-      call: (message) => new Promise((ok, fail) => {
-        const id = next++;
-        pending.set(id, { ok, fail });
-        model.send({ ...message, id });
-      }),
-      close: () => model.off("msg:custom", onMessage),
+      call: (message, transfer) => (stopped ? Promise.reject(stopped) : calls.call(message, transfer)),
+      post(message, transfer) {
+        if (stopped) throw stopped;
+        send(message, transfer);
+      },
+      stop(error) {
+        if (stopped) return;
+        stopped = error;
+        worker.terminate();
+        calls.failAll(error);
+      },
+    };
+  }
+
+  /**
+   * anywidget's module for a box computed by Python (MiniLMWidget, SmolLM2Widget, DecoderWidget): render puts
+   * a <div class=className> in the cell and mounts it with mount(root, backend(call), spec), `call` asking
+   * Python (pythonCalls); the box's own code says what a request holds. backend: the box's computer made of
+   * `call`, by default {call}.
+   */
+  function pythonBox(className, mount, backend = (call) => ({ call })) {
+    return {
+      render({ model, el }) {
+        const root = make("div", { className });
+        el.appendChild(root);
+        const python = pythonCalls(model);
+        mount(root, backend(python.call), model.get("spec"));
+        return python.close;
+      },
     };
   }
 
   Object.assign(ns, {
     bytesOf, make, uniqueId, field, select, setOptions, readConfig, autoMount, onThemeChange, onPrint, anywidget,
-    pythonCalls,
+    pythonCalls, blobWorker, pythonBox,
   });
 })(globalThis);

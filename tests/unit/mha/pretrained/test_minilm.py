@@ -312,7 +312,7 @@ def test_minilm_on_a_small_encoder_equals_python(ports):
 
 
 def test_minilm_runs_from_its_worker_s_text_alone(ports):
-    """The worker's script (miniLMWorker, as minilm.js builds its Blob) in an engine of its own: it needs
+    """The worker's script (miniLMWorker, the text minilm.js starts it from) in an engine of its own: it needs
     nothing but its text, and its encoder equals Python's as the page's does."""
     script = ports.run(
         "() => mhaFrontEnd.miniLMWorker((scope, port) => { scope.mhaFrontEnd.miniLM = () => port; })"
