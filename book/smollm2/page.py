@@ -113,6 +113,10 @@ MESSAGES = {
     "running": "Running SmolLM2 on your text…",
     "live": "Your text, {n} {n|token|tokens}, run by Python in this notebook's kernel{off}.",
     "live_off": ", with {k} {k|head|heads} switched off",
+    "own": (
+        "Your text, {n} {n|token|tokens}, run by SmolLM2 in this page (“Run on your own text”, below). "
+        "Pick a prompt to see a stored one again."
+    ),
     "empty": "Type a text first: there is nothing to run the model on.",
     "failed": "The model could not run: {error}",
     "toggle_off": "Switch layer {layer}, head {head} off",

@@ -204,6 +204,9 @@ def test_the_section_runs_switches_heads_off_and_continues(tab, smollm2):
     assert section.locator(".ms-top-table tr").count() == 1 + len(tokenize("One, two, three, four, five"))
     before = section.locator(".ms-continuation mark").inner_text()
     assert before
+    n = len(tokenize("One, two, three, four, five"))
+    said = page.locator(f"{ROOT} > .mha-status").inner_text()  # the figure's status: the reader's text now
+    assert said.startswith(f"Your text, {n} tokens, run by SmolLM2 in this page"), said
     page.locator(f"{ROOT} .ms-off summary").click()
     section.locator("button[name=off_induction]").click()
     section.locator(".mha-status").filter(has_text="switched off").wait_for(timeout=120_000)

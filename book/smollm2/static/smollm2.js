@@ -264,6 +264,7 @@
       state.result = { tokens: result.tokens, attention: result.attention, scores: scoresOf,
         prompt: label || result.label || null, live: true };
       notice.textContent = "";
+      if (!spec.live) say(format(M.own, { n: result.tokens.length })); // the page's model ran it (smollm2run.js)
       draw();
     }
 
