@@ -78,6 +78,12 @@ def add_templates(app: Sphinx, config: Any) -> None:
     config.templates_path.append(str(Path(__file__).resolve().parent / "templates"))
 
 
+def add_theme_catalogue(app: Sphinx, config: Any) -> None:
+    """The book's catalogue for the theme's messages, read where the theme's own has none."""
+    if config.mha_theme_catalogue:
+        app.add_message_catalog("booktheme", config.mha_theme_catalogue)
+
+
 def move_notebook_outputs(app: Sphinx) -> None:
     """myst-nb's output folder beside the doctrees (after myst-nb has set it beside the HTML folder)."""
     config = getattr(app.env, "mystnb_config", None)
@@ -105,6 +111,9 @@ def setup(app: Sphinx) -> dict:
     # the pages of the other site (None: the same pages as this one), and this site's untranslated pages
     app.add_config_value("mha_other_pages", None, "html")
     app.add_config_value("mha_untranslated", [], "html")
+    # a catalogue of the theme's messages that its own zh_CN lacks (scripts/zh_book.py write_catalogues)
+    app.add_config_value("mha_theme_catalogue", None, "html")
+    app.connect("config-inited", add_theme_catalogue)
     app.connect("config-inited", add_templates)
     app.connect("html-page-context", add_language_link, priority=400)  # before the theme reads its templates
     app.connect("builder-inited", move_notebook_outputs, priority=900)  # after myst-nb's own (500)

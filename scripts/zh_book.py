@@ -59,6 +59,21 @@ THEME_TEXTS = {
 # The theme's texts that its zh_CN catalogue lacks, for the book's copies of its templates (_theme/templates):
 # html_context variables, each template falling back on the theme's own text (``_('Color mode')``) in English.
 THEME_CONTEXT = {"mha_color_mode": "Color mode"}
+# The theme's and Sphinx's messages that their zh_CN catalogues leave English, by gettext domain: compiled
+# into the Chinese build's own catalogue (write_catalogues), read after the theme's (_ext/languages.py) and
+# before Sphinx's (locale_dirs).
+THEME_MESSAGES = {
+    "sphinx": ("Link to this heading", "Link to this equation", "Link to this image", "Link to this table"),
+    "booktheme": (
+        "Repository",
+        "Suggest edit",
+        "Open issue",
+        "Source repositories",
+        "Launch interactive content",
+        "Launch on",
+    ),
+}
+SEARCH_BAR = "Search this book..."  # the search box (Jupyter Book's html_theme_options.search_bar_text)
 # extensions that write a shared asset: run by the English build only
 NOT_SHARED = {"minilm_weights", "decoder_weights", "smollm2_weights"}
 
@@ -140,6 +155,22 @@ def write_search_words(path: Path) -> Path:
     return path
 
 
+def write_catalogues(locale: Path, missing: list[str]) -> Path:
+    """Compile :data:`THEME_MESSAGES`, translated with zh/book.yml, into ``locale/zh_CN/LC_MESSAGES``."""
+    from babel.messages.catalog import Catalog  # Sphinx's own dependency
+    from babel.messages.mofile import write_mo
+
+    folder = locale / LANGUAGES["zh"] / "LC_MESSAGES"
+    folder.mkdir(parents=True, exist_ok=True)
+    for domain, messages in THEME_MESSAGES.items():
+        catalog = Catalog(locale=LANGUAGES["zh"], domain=domain)
+        for message in messages:
+            catalog.add(message, _translated(message, missing))
+        with open(folder / f"{domain}.mo", "wb") as file:
+            write_mo(file, catalog)
+    return locale
+
+
 def untranslated_pages() -> list[str]:
     """The pages that still show English (a unit not translated, or translated from an older English)."""
     done = zh_sync.translated_documents()
@@ -159,6 +190,9 @@ def write_sources(
     options["html_search_options"] = {"dict": str(write_search_words(work / "search_words.txt"))}
     options["mha_other_pages"] = documents()  # the glossary has no English page
     options["mha_untranslated"] = untranslated_pages()
+    if lang != "en":
+        options["locale_dirs"] = [str(write_catalogues(work / "locale", missing))]
+        options["mha_theme_catalogue"] = options["locale_dirs"][0]
     work.mkdir(parents=True, exist_ok=True)
     note = "# Written by scripts/zh_book.py from {} and zh/book.yml: edit those, not this file.\n"
     config_path, toc_path = work / "_config.yml", work / "_toc.yml"
@@ -182,9 +216,11 @@ def build(
     from jupyter_book.sphinx import build_sphinx
 
     config_path, toc_path, missing = write_sources(work, adjust=adjust)
+    overrides = {"external_toc_path": str(toc_path), "latex_individualpages": False, "nitpicky": strict}
+    # Jupyter Book merges these into its configuration key by key: the theme's other options stay
+    overrides["html_theme_options"] = {"search_bar_text": _translated(SEARCH_BAR, missing)}
     for text in missing:
         print(f"zh_book: no Chinese for {text!r} in zh/book.yml (it stays English)", file=sys.stderr)
-    overrides = {"external_toc_path": str(toc_path), "latex_individualpages": False, "nitpicky": strict}
     result = build_sphinx(
         source,
         html,

@@ -20,7 +20,7 @@ import pytest
 
 from book.minilm.page import WEIGHTS_FILE
 from book.widgets.frontend import SCRIPTS
-from scripts import zh_sync
+from scripts import texts, zh_book, zh_sync
 from tests.built_site import PAGES, SITE, scripts_and_roots
 from tests.zh_site import FIGURE_PAGES, SAMPLE, ZH
 
@@ -129,6 +129,11 @@ def test_the_theme_speaks_chinese_and_untranslated_pages_say_so():
     for english in ("Show code cell", "Click to show", "Contents", "Search"):
         assert english not in page, f"the Chinese page shows the theme's {english!r}"
     assert "展开单元格" in page and "搜索" in page
+    html = (ZH / "chapters/step_by_step.html").read_text(encoding="utf-8")
+    for message in [m for messages in zh_book.THEME_MESSAGES.values() for m in messages]:
+        assert message not in html, f"the theme's {message!r} is English (zh_book.THEME_MESSAGES)"
+    assert 'title="链接到此标题"' in html, "Sphinx's heading links read the book's catalogue"
+    assert f'placeholder="{texts.ui(zh_book.SEARCH_BAR, "zh")}"' in html
     note, translated = "本页尚未全部译完", zh_sync.translated_documents()
     for doc in zh_sync.documents():
         assert (note in " ".join(read(ZH, doc).text)) != (doc in translated), doc

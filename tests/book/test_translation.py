@@ -180,6 +180,8 @@ def _english_texts() -> list[str]:
         *[part["caption"] for part in toc["parts"] if "caption" in part],
         *zh_book.THEME_TEXTS.values(),
         *zh_book.THEME_CONTEXT.values(),
+        *[message for messages in zh_book.THEME_MESSAGES.values() for message in messages],
+        zh_book.SEARCH_BAR,
     ]
 
 
