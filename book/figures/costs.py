@@ -261,9 +261,12 @@ def plot_kv_cache(
     ax.set_ylabel(
         tr("KV cache, batch {batch}, {dtype}", batch=batch, dtype=str(dtype).removeprefix("torch."))
     )
-    ax.set_title(
-        tr("Key/value cache: linear in the context for global layers; local layers stop at their window")
-    )
+    if any(c.window for c in configs):
+        ax.set_title(
+            tr("Key/value cache: linear in the context for global layers; local layers stop at their window")
+        )
+    else:  # no local layer: nothing stops
+        ax.set_title(tr("Key/value cache: linear in the context"))
     ax.grid(True, which="major", alpha=0.3)
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=TEXT_PT)
     return fig
