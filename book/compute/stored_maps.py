@@ -3,7 +3,8 @@
 The MiniLM box (:mod:`book.minilm.stored`) and the SmolLM2 figure (:mod:`book.smollm2.stored`) ship every
 head's weights on a few texts with their pages. Both store a weight ``w`` in ``[0, 1]`` as ``round(w * 255)``,
 the maps of all texts one after another in row-major order ``(L, h, n, n)``, then zlib and base64. The
-SmolLM2 figure's page inflates them itself (``DecompressionStream`` in ``book/smollm2/static/smollm2.js``).
+pages inflate them themselves (``storedMaps`` in ``book/widgets/static/core.js``: ``DecompressionStream``)
+and read them back with :func:`unpack`'s port, ``unpackMaps`` in ``book/widgets/static/ports/stored_maps.js``.
 """
 
 from __future__ import annotations

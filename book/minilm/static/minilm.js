@@ -36,7 +36,8 @@
  *
  * A spec may also hold stored weights (spec.stored, book.minilm.stored): every head on some sentences, 8-bit,
  * zlib-compressed, in base64. The sentence field then suggests those sentences, and the box draws every head
- * on one of them at once, inflated in the page (DecompressionStream, which works from file:// too), without
+ * on one of them at once, inflated in the page (core.js's storedMaps: DecompressionStream, which works from
+ * file:// too, then the port ports/stored_maps.js), without
  * the model: when it opens and whenever the sentence is one of them, as long as no head is switched off and
  * the model is not in the page (loaded or loading). A sentence of the reader's own, or a head off, and Run
  * loads the model.
@@ -259,31 +260,6 @@
     };
   }
 
-  // ---- the stored weights (book.minilm.stored): every head on the sentences of spec.stored, 8-bit ------------
-  /** spec.stored inflated: Promise<Map text -> () => {tokens, attention}>, a sentence's heads read (q / scale)
-   * when first asked for. */
-  async function storedHeads(spec) {
-    const s = spec.stored, L = spec.layers, H = spec.heads;
-    if (typeof DecompressionStream === "undefined") throw new Error("no DecompressionStream");
-    const stream = new Blob([ns.base64Bytes(s.data)]).stream().pipeThrough(new DecompressionStream("deflate"));
-    const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
-    const sentences = new Map();
-    let start = 0;
-    for (const { text, tokens } of s.sentences) { // each L * H * n * n bytes, [layer][head][query][key]
-      const n = tokens.length, at = start;
-      let heads = null;
-      sentences.set(text, () => {
-        heads = heads || Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, hh) => Array.from(
-          { length: n }, (_, i) => Float32Array.from(bytes.subarray(at + ((l * H + hh) * n + i) * n,
-            at + ((l * H + hh) * n + i + 1) * n), (q) => q / s.scale))));
-        return { tokens: tokens.slice(), attention: heads };
-      });
-      start += L * H * n * n;
-    }
-    if (start !== bytes.length) throw new RangeError(`the stored data holds ${bytes.length} weights, not ${start}`);
-    return sentences;
-  }
-
   // ---- the box: mounted from its spec by the controller (controller.js); it keeps only its drawing ----------
   function dot(a, b) { let s = 0; for (let i = 0; i < a.length; i++) s += a[i] * b[i]; return s; }
   function largest(rows) { let m = 0; for (const row of rows) for (const v of row) m = Math.max(m, Math.abs(v)); return m; }
@@ -410,14 +386,14 @@
     say(M.idle);
 
     // the stored weights, if the spec has them: which sentences, and whether they could be read
-    const stored = spec.stored ? storedHeads(spec) : null;
+    const stored = spec.stored ? ns.storedMaps(spec.stored, spec.stored.sentences, L, H) : null; // core.js
     const storedIndex = new Map((spec.stored ? spec.stored.sentences : []).map((s, i) => [s.text, i]));
     let storedRead = Boolean(stored);
     /** Whether the box draws `text` from the stored weights: stored, every head on, no model in the page. */
     const fromStored = (text) => storedRead && storedIndex.has(text) && !state.off.size && !loading;
     /** Draw the stored weights of `text` (fromStored(text) holds) unless a later run came first. */
     async function showStored(text, ticket) {
-      const heads = (await stored).get(text)();
+      const heads = (await stored)[storedIndex.get(text)]();
       if (ticket !== state.ticket) return;
       if (!state.result || state.result.tokens.length !== heads.tokens.length) state.cell = null;
       state.result = { ...heads, layers: L, off: [], sentence: text, stored: true };
@@ -728,7 +704,7 @@
       ready: opened,
       async stored(text) {
         if (!stored || !storedIndex.has(text)) return null;
-        const heads = (await stored).get(text)();
+        const heads = (await stored)[storedIndex.get(text)]();
         return { tokens: heads.tokens, attention: plain(heads.attention) };
       },
       get drawn() {

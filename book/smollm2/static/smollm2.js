@@ -6,7 +6,8 @@
  *   <div class="mha-smollm2"><script type="application/json">{spec of figure_spec()}</script></div>
  * with the controller (controller.js): the controls (prompt, layer, head), defaults and every text are the
  * spec's; this file keeps the drawing. The stored weights (spec.stored: 8-bit, zlib, base64; book.smollm2.stored)
- * are inflated in the page with DecompressionStream, which works from file:// too.
+ * are inflated in the page by core.js's storedMaps (DecompressionStream, which works from file:// too, then
+ * the port ports/stored_maps.js).
  *
  * The root gets a property `mha`: the controller's settings and update(settings) ({prompt, layer, head},
  * 0-based), and
@@ -30,29 +31,6 @@
 (function () {
   "use strict";
   const ns = globalThis.mhaFrontEnd; // the ports, core.js, controller.js and heatmaps.js, loaded before
-
-  /** spec.stored inflated: Promise<array of () => {tokens, attention}> in the spec's order of prompts. */
-  async function storedPrompts(spec) {
-    const s = spec.stored, L = spec.layers, H = spec.heads;
-    if (typeof DecompressionStream === "undefined") throw new Error("no DecompressionStream");
-    const stream = new Blob([ns.base64Bytes(s.data)]).stream().pipeThrough(new DecompressionStream("deflate"));
-    const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
-    const out = [];
-    let start = 0;
-    for (const { tokens } of spec.prompts) { // each L * H * n * n bytes, [layer][head][query][key]
-      const n = tokens.length, at = start;
-      let heads = null;
-      out.push(() => {
-        heads = heads || Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, hh) => Array.from(
-          { length: n }, (_, i) => Float32Array.from(bytes.subarray(at + ((l * H + hh) * n + i) * n,
-            at + ((l * H + hh) * n + i + 1) * n), (q) => q / s.scale))));
-        return { tokens: tokens.slice(), attention: heads };
-      });
-      start += L * H * n * n;
-    }
-    if (start !== bytes.length) throw new RangeError(`the stored data holds ${bytes.length} weights, not ${start}`);
-    return out;
-  }
 
   const earlier = (n) => Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => j <= i)); // true: a key the query may see
   const PICTURE = { rows: "query", cols: "key", scale: "weight", masked: "masked" };
@@ -223,7 +201,7 @@
     }
 
     // the stored prompts
-    const stored = spec.stored ? storedPrompts(spec) : null;
+    const stored = spec.stored ? ns.storedMaps(spec.stored, spec.prompts, spec.layers, spec.heads) : null; // core.js
     let storedRead = Boolean(stored);
     /** A prompt's notice ({message, fields}, book.smollm2.page.notices), in the spec's words. */
     function noticeOf(index) {

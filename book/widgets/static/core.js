@@ -10,7 +10,8 @@
  *                     file naming its twin (random numbers, the explorer's weights, the settings' rules,
  *                     the calculator's sums, the window masks, MiniLM, ...); loaded first, in name order
  *   core.js           this file: DOM helpers, auto-mount, the anywidget adapters, requests to Python
- *                     (pythonCalls) and to a page's Web Worker (blobWorker)
+ *                     (pythonCalls) and to a page's Web Worker (blobWorker), the stored maps inflated
+ *                     (storedMaps)
  *   controller.js     the one controller: controls, status and read-out, from a figure's spec
  *   heatmaps.js       the canvas heatmap grid
  *   explorer.js, stepper.js, calculator.js, windows.js, minilm.js: the figures, each only its
@@ -266,8 +267,21 @@
     };
   }
 
+  /**
+   * A figure's stored attention maps (spec.stored: 8-bit, zlib, base64; book.compute.stored_maps), inflated in
+   * the page with DecompressionStream (which works from file:// too): Promise<array of () => {tokens,
+   * attention}>, one per entry of `entries` (each with `tokens`), read as the port ports/stored_maps.js's
+   * unpackMaps reads them (q / scale, [layer][head][query] Float32Array rows, built on first call).
+   */
+  async function storedMaps(stored, entries, L, H) {
+    if (typeof DecompressionStream === "undefined") throw new Error("no DecompressionStream");
+    const stream = new Blob([ns.base64Bytes(stored.data)]).stream().pipeThrough(new DecompressionStream("deflate"));
+    const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+    return ns.unpackMaps(bytes, stored.scale, entries, L, H);
+  }
+
   Object.assign(ns, {
     bytesOf, make, uniqueId, field, select, setOptions, readConfig, autoMount, onThemeChange, onPrint, anywidget,
-    pythonCalls, blobWorker, pythonBox,
+    pythonCalls, blobWorker, pythonBox, storedMaps,
   });
 })(globalThis);

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from types import SimpleNamespace
-
 import yaml
 
 from book.minilm import page as minilm_page
@@ -13,23 +10,10 @@ from book.widgets.frontend import SCRIPTS
 from tests import ROOT
 
 
-def test_the_sphinx_extension_writes_the_weights_after_an_html_build(tmp_path, monkeypatch):
+def test_the_sphinx_extension_writes_the_weights_after_an_html_build(tmp_path, hook_writes):  # conftest.py
     from _ext import minilm_weights
 
-    written = []
-
-    def fake_write(target: Path) -> Path:
-        written.append(target)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text("globalThis.x({});\n")
-        return target
-
-    monkeypatch.setattr(minilm_page, "write_weights_script", fake_write)
-    html_app = SimpleNamespace(builder=SimpleNamespace(format="html"), outdir=str(tmp_path))
-    minilm_weights.write_weights(html_app, None)
-    minilm_weights.write_weights(html_app, RuntimeError("failed build"))
-    minilm_weights.write_weights(SimpleNamespace(builder=SimpleNamespace(format="latex"), outdir="x"), None)
-    assert written == [tmp_path / "_static" / WEIGHTS_FILE]
+    assert hook_writes(minilm_weights, minilm_page) == [tmp_path / "_static" / WEIGHTS_FILE]
 
 
 def test_the_book_names_the_extension_and_loads_the_script():

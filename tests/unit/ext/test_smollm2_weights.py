@@ -3,9 +3,6 @@ site, for "Run on your own text" (the writing itself: tests/unit/book/smollm2/te
 
 from __future__ import annotations
 
-from pathlib import Path
-from types import SimpleNamespace
-
 import yaml
 
 from book.smollm2 import weights
@@ -15,23 +12,10 @@ from scripts.zh_book import NOT_SHARED
 from tests import ROOT
 
 
-def test_the_sphinx_extension_writes_the_weights_after_an_html_build(tmp_path, monkeypatch):
+def test_the_sphinx_extension_writes_the_weights_after_an_html_build(tmp_path, hook_writes):  # conftest.py
     from _ext import smollm2_weights
 
-    written = []
-
-    def fake_write(target: Path) -> Path:
-        written.append(target)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text("globalThis.x({});\n")
-        return target
-
-    monkeypatch.setattr(weights, "write_weights_script", fake_write)
-    html_app = SimpleNamespace(builder=SimpleNamespace(format="html"), outdir=str(tmp_path))
-    smollm2_weights.write_weights(html_app, None)
-    smollm2_weights.write_weights(html_app, RuntimeError("failed build"))
-    smollm2_weights.write_weights(SimpleNamespace(builder=SimpleNamespace(format="latex"), outdir="x"), None)
-    assert written == [tmp_path / "_static" / WEIGHTS_FILE]
+    assert hook_writes(smollm2_weights, weights) == [tmp_path / "_static" / WEIGHTS_FILE]
 
 
 def test_the_book_names_the_extension_and_the_chinese_site_shares_the_weights():
