@@ -35,7 +35,7 @@ _RATIO = "{size} ({ratio})"
 # the same fields formatted as format_count, format_bytes and format_ratio do).
 ROWS: dict[str, tuple[str, str]] = {
     "model": ("model", "{description}"),
-    "context": ("context x batch", "{context} tokens x {batch} sequence{s}"),
+    "context": ("context x batch", "{context} token{plural} x {batch} sequence{s}"),
     "layers": ("layers", "{pattern}: a local layer caches the last {window} tokens"),
     "kinds": ("layers", "{pattern}"),
     "params": ("attention weight matrices, all layers", "{count} weights ({exact}; no biases or norms)"),
@@ -168,7 +168,13 @@ def costs_and_rows(
     kv, every, as_mha = costs.kv_cache_bytes, costs.kv_cache_bytes_all_global, costs.kv_cache_bytes_as_mha
     rows = [
         _row("model", description=_description(config)),
-        _row("context", context=f"{context:,}", batch=f"{batch:,}", s="s" if batch != 1 else ""),
+        _row(
+            "context",
+            context=f"{context:,}",
+            batch=f"{batch:,}",
+            plural="s" if context != 1 else "",
+            s="s" if batch != 1 else "",
+        ),
     ]
     if (layers := _layers(config)) is not None:
         rows.append(("layers", layers))

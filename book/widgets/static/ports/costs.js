@@ -121,7 +121,7 @@
     const ratio = (key, bytes) => row(key, { size: size(bytes), ratio: formatRatio(bytes, kv) });
     const kv = out.kv_cache_bytes;
     out.rows = [row("model", { description: config.description }),
-      row("context", { context: comma(context), batch: comma(batch), s: batch !== 1 ? "s" : "" })];
+      row("context", { context: comma(context), batch: comma(batch), plural: context !== 1 ? "s" : "", s: batch !== 1 ? "s" : "" })];
     if (config.layers != null) out.rows.push([spec.rows.layers[0], config.layers]);
     if (counted) {
       out.rows.push(

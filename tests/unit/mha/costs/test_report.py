@@ -28,6 +28,7 @@ def test_report_shows_the_costs_of_the_model():
     assert f"{costs.params:,}" in text
     assert f"{costs.kv_cache_bytes:,} bytes" in text and "10.00 GiB" in text
     assert "80.00 GiB (8.0x)" in text  # the same cache with 64 key/value heads instead of 8: one decimal
+    assert "4,096 tokens x 8 sequences" in text and "1 token x 1 sequence" in cost_report("Llama 2 70B", 1)
     per_token = costs.macs_per_token
     assert f"{format_count(per_token)} = {format_count(2 * per_token)}FLOP" in text
 
@@ -136,7 +137,8 @@ def test_the_page_rounds_ratios_as_python(ports):
 
 @pytest.mark.parametrize("model", ["Gemma 3 27B", "Llama 2 70B", "DeepSeek-V3", "Mistral 7B", "gpt-oss-20b"])
 @pytest.mark.parametrize(
-    ("context", "batch", "dtype"), [(4096, 1, "bfloat16"), (131072, 3, "float32"), (7, 2, "float16")]
+    ("context", "batch", "dtype"),
+    [(4096, 1, "bfloat16"), (131072, 3, "float32"), (7, 2, "float16"), (1, 1, "bfloat16")],
 )
 def test_the_page_prints_the_reports_rows(ports, model, context, batch, dtype):
     """The port's rows (costs() in ports/costs.js) equal cost_report's, the ratios and the note included."""
