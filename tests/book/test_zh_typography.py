@@ -20,7 +20,28 @@ from tests import ROOT
 ZH = ROOT / "zh"
 SOURCES = sorted(ZH.glob("*.md")) + sorted((ZH / "chapters").glob("*.ipynb"))
 
-_CODE = re.compile(r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$", re.S)
+_CODE = re.compile(r"`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$", re.S)  # inline code and maths
+_FENCE = re.compile(r"(`{3,}|~{3,})(\{[^}]*\})?(.*)")  # a fence of code, or of a directive ({exercise}...)
+_OPTION = re.compile(r":\w[\w-]*:")  # a directive's option (:label: ...)
+
+
+def prose(text: str) -> str:
+    """``text`` without its code blocks and maths; a directive's fences and options go, its content stays
+    (an exercise, a solution or a note is prose too)."""
+    kept, fences = [], []  # the open fences, innermost last: (its backticks, whether it opens code)
+    for line in text.split("\n"):
+        fence = _FENCE.fullmatch(line.strip())
+        closes = fence and fences and fence.group(1) == fences[-1][0] and not (fence[2] or fence[3].strip())
+        in_code = bool(fences) and fences[-1][1]
+        if closes:
+            fences.pop()
+        elif fence and not in_code:
+            fences.append((fence.group(1), fence.group(2) is None))
+        elif not in_code and not (fences and _OPTION.match(line)):
+            kept.append(line)
+    return _CODE.sub("x", "\n".join(kept))
+
+
 RULES = {
     "a space before a full-width quote": re.compile(r"(?<=[^\s|\-]) +(?=[“”])"),
     "a space after a full-width quote": re.compile(r"(?<=[“”]) +(?=[^\s|])"),
@@ -38,7 +59,7 @@ def _texts(path: Path) -> list[tuple[str, str]]:
         found = [
             (f"{path.name} cell {i}", c.source) for i, c in enumerate(cells) if c.cell_type == "markdown"
         ]
-    return [(where, _CODE.sub("x", text)) for where, text in found]
+    return [(where, prose(text)) for where, text in found]
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ZH)))
@@ -50,6 +71,11 @@ def test_the_chinese_prose_has_no_space_beside_a_quote_or_a_percent_sign(path):
         for m in pattern.finditer(text)
     ]
     assert not problems, "\n".join(problems)
+
+
+def test_the_prose_of_a_directive_is_read_and_code_is_not():
+    text = "```{exercise} 题目\n:label: ex\n\n只有 “cat” 例外\n```\n\n```python\nx = “a”\n```\n后文"
+    assert prose(text) == "\n只有 “cat” 例外\n\n后文"
 
 
 def test_the_rules_find_what_they_are_for():
