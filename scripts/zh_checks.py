@@ -305,7 +305,7 @@ WORD_FORMS = {
     "旋转位置编码": ("rotary position*",),
     "层归一化": ("layer normali*",),
 }
-GLOSSED_ONCE = {"全注意力", "回路", "分词器", "算子", "释义句", "头宽"}
+GLOSSED_ONCE = {"注意力", "权重", "张量", "全注意力", "回路", "分词器", "算子", "释义句", "头宽"}
 
 
 @functools.cache
