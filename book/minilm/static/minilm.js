@@ -266,28 +266,6 @@
   const plain = (attention) => attention.map((heads) => heads.map((rows) => rows.map((row) => Array.from(row))));
   const MIN_CHANGE = 0.01; // the difference view's colour scale reaches at least this far from 0
 
-  let scratch = null; // one pixel per cell, scaled up onto a thumbnail
-  /** One head's values (n, n) into a thumbnail, coloured by paint(value); a cross if it is off. */
-  function drawThumb(canvas, values, paint, off) {
-    const ctx = canvas.getContext("2d"), size = canvas.width;
-    ctx.clearRect(0, 0, size, size);
-    if (!values) return;
-    const n = values.length, image = new ImageData(n, n);
-    values.forEach((row, i) => row.forEach((v, j) => {
-      image.data.set(paint(v), 4 * (i * n + j));
-      image.data[4 * (i * n + j) + 3] = 255;
-    }));
-    scratch = scratch || document.createElement("canvas");
-    scratch.width = scratch.height = n;
-    scratch.getContext("2d").putImageData(image, 0, 0);
-    ctx.imageSmoothingEnabled = false;
-    ctx.drawImage(scratch, 0, 0, size, size);
-    if (!off) return;
-    ctx.strokeStyle = "rgb(200,40,40)";
-    ctx.lineWidth = size / 16;
-    ctx.beginPath(); ctx.moveTo(0, 0); ctx.lineTo(size, size); ctx.moveTo(size, 0); ctx.lineTo(0, size);
-    ctx.stroke();
-  }
 
   /**
    * A <select> of actions ("switch these heads off") that acts on a deliberate choice only: a click in its
@@ -440,7 +418,7 @@
         const name = format(M.thumb, { layer: a + 1, head: b + 1, pattern: kind(a, b) });
         cell.setAttribute("aria-label", name + (off ? M.thumb_off : "") + (r && !here ? M.thumb_waiting : ""));
         cell.title = cell.getAttribute("aria-label");
-        drawThumb(canvas, here ? (diff ? changeOf(a, b) : r.attention[a][b]) : null, paint, off);
+        ns.drawThumb(canvas, here ? (diff ? changeOf(a, b) : r.attention[a][b]) : null, paint, off);
       }));
       drawBig();
     }

@@ -50,31 +50,14 @@
   }
 
   const MASKED = [200, 200, 200]; // the keys a query may not see, in a thumbnail
-  let scratch = null; // one pixel per cell, scaled up onto a thumbnail
-  /** The layer's heads small: attention[layer][i] into canvases[i] (square), the upper triangle grey; a
-   * cross over the heads in options.off (indices). */
+  const paint = (v, r, c) => (c > r ? MASKED : ns.colour(v).rgb);
+  /** The layer's heads small: attention[layer][i] into canvases[i] (square, heatmaps.js drawThumb), the upper
+   * triangle grey; a cross over the heads in options.off (indices). */
   function drawLayer(canvases, attention, layer, options) {
     const off = (options && options.off) || new Set();
     canvases.forEach((canvas, i) => {
-      const ctx = canvas.getContext("2d"), size = canvas.width;
-      ctx.clearRect(0, 0, size, size);
       const rows = attention && attention[layer] && attention[layer][i];
-      if (!rows) return;
-      const n = rows.length, image = new ImageData(n, n);
-      for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) {
-        image.data.set(c > r ? MASKED : ns.colour(rows[r][c]).rgb, 4 * (r * n + c));
-        image.data[4 * (r * n + c) + 3] = 255;
-      }
-      scratch = scratch || document.createElement("canvas");
-      scratch.width = scratch.height = n;
-      scratch.getContext("2d").putImageData(image, 0, 0);
-      ctx.imageSmoothingEnabled = false;
-      ctx.drawImage(scratch, 0, 0, size, size);
-      if (!off.has(i)) return;
-      ctx.strokeStyle = "rgb(200,40,40)";
-      ctx.lineWidth = size / 16;
-      ctx.beginPath(); ctx.moveTo(0, 0); ctx.lineTo(size, size); ctx.moveTo(size, 0); ctx.lineTo(0, size);
-      ctx.stroke();
+      ns.drawThumb(canvas, rows || null, paint, off.has(i));
     });
   }
 

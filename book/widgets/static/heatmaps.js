@@ -1,4 +1,5 @@
-/* mha front end, heatmaps: a grid of heatmap panels on one canvas, for the explorer and the stepper.
+/* mha front end, heatmaps: a grid of heatmap panels on one canvas, for the explorer and the stepper, and
+ * drawThumb(canvas, values, paint, off), one small head without text, for the grids of heads.
  *
  * Needs core.js first. One call, mhaFrontEnd.drawHeatmaps(canvas, spec), draws everything (panels, their
  * titles, token labels, a colour bar and the key of masked cells) and returns the layout, whose hit(x, y)
@@ -425,5 +426,29 @@
   /** A weight (0 to 1) as the figures print it in a cell: two decimals, no leading zero (".42", "1.00"). */
   const weightText = (v) => v.toFixed(2).replace(/^0/, "");
 
-  Object.assign(ns, { drawHeatmaps, layoutView, colour, divergingColour, label, formatNumber, weightText, MAX_LABEL });
+  /** One head's values (n, n) into a small square canvas, each cell coloured by paint(value, row, col) (an
+   * rgb triple), no text; a red cross over it if `off` (a head switched off). Nothing but the clear if
+   * values is null. For the grids of small heads (the MiniLM box, the SmolLM2 figure's layer). */
+  function drawThumb(canvas, values, paint, off) {
+    const ctx = canvas.getContext("2d"), size = canvas.width;
+    ctx.clearRect(0, 0, size, size);
+    if (!values) return;
+    const n = values.length, image = new ImageData(n, n);
+    for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) {
+      image.data.set(paint(values[i][j], i, j), 4 * (i * n + j));
+      image.data[4 * (i * n + j) + 3] = 255;
+    }
+    scratch = scratch || document.createElement("canvas");
+    scratch.width = scratch.height = n;
+    scratch.getContext("2d").putImageData(image, 0, 0);
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(scratch, 0, 0, size, size);
+    if (!off) return;
+    ctx.strokeStyle = "rgb(200,40,40)";
+    ctx.lineWidth = size / 16;
+    ctx.beginPath(); ctx.moveTo(0, 0); ctx.lineTo(size, size); ctx.moveTo(size, 0); ctx.lineTo(0, size);
+    ctx.stroke();
+  }
+
+  Object.assign(ns, { drawHeatmaps, drawThumb, layoutView, colour, divergingColour, label, formatNumber, weightText, MAX_LABEL });
 })(globalThis);
