@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from urllib.parse import urlparse
 
 import yaml
 
@@ -29,15 +30,37 @@ def is_local(url: str, origin: str = "file://") -> bool:
     return url.startswith((origin, "data:", "blob:"))
 
 
-def open_page(browser, page: str):
-    """``page`` of the built site from disk (file://), every other host blocked: ``(tab, errors)``, where
-    ``errors`` collects the page's uncaught exceptions and console errors."""
-    tab = browser.new_page()
+def open_page(
+    browser,
+    page: str,
+    *,
+    url: str | None = None,
+    init_script: str | None = None,
+    requests: list[str] | None = None,
+    **context,
+):
+    """``page`` of the built site from disk (file://), or at ``url`` (the site served over HTTP), every other
+    host blocked: ``(tab, errors)``, where ``errors`` collects the page's uncaught exceptions and console
+    errors. ``context`` (Playwright's options: a viewport, a colour scheme) or ``init_script`` (run before
+    the page's own scripts) open the tab in a context of its own; closing ``tab.context`` ends either.
+    ``requests``, if given, collects every URL the page asks for."""
+    if context or init_script:
+        own = browser.new_context(**context)
+        if init_script:
+            own.add_init_script(init_script)
+        tab = own.new_page()
+    else:
+        tab = browser.new_page()
     errors: list[str] = []
     tab.on("pageerror", lambda error: errors.append(str(error)))
     tab.on("console", lambda m: m.type == "error" and errors.append(m.text))
-    tab.route(lambda url: not is_local(url), lambda route: route.abort())
-    tab.goto((SITE / f"{page}.html").as_uri(), wait_until="load")
+    if requests is not None:
+        tab.on("request", lambda r: requests.append(r.url))
+    url = url or (SITE / f"{page}.html").as_uri()
+    parts = urlparse(url)
+    origin = "file://" if parts.scheme == "file" else f"{parts.scheme}://{parts.netloc}/"
+    tab.route(lambda u: not is_local(u, origin), lambda route: route.abort())
+    tab.goto(url, wait_until="load")
     return tab, errors
 
 

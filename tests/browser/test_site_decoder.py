@@ -21,7 +21,7 @@ from book.decoder.induction import head_name
 from book.decoder.model import DECODER, MESSAGES, predict
 from book.decoder.page import WEIGHTS_SCRIPT
 from tests.browser.figure_checks import assert_prints_its_picture, axe_findings
-from tests.built_site import SITE, is_local
+from tests.built_site import SITE, open_page
 
 pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
 
@@ -40,15 +40,8 @@ CASES = [
 
 
 def _open(browser, url: str | None = None, **context):
-    """The chapter in a fresh context (from disk unless `url`), every other host blocked; its errors."""
-    page = browser.new_context(**context).new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
-    url = url or (SITE / f"{PAGE}.html").as_uri()
-    origin = "file://" if url.startswith("file:") else url.split("/chapters/", 1)[0]
-    page.route(lambda u: not is_local(u, origin), lambda route: route.abort())
-    page.goto(url, wait_until="load")
+    """The chapter (from disk unless `url`), every other host blocked, once its box has run; its errors."""
+    page, errors = open_page(browser, PAGE, url=url, **context)
     page.locator(f"{BOX} .md-token").first.wait_for()  # the box has run the model on its text
     return page, errors
 

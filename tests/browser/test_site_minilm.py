@@ -33,7 +33,7 @@ from book.minilm.census import load_head_results
 from book.minilm.page import LAYERS_DIR, MAX_TOKENS, WEIGHTS_FILE, WORDS_DIR, box_spec
 from mha.pretrained import ablate_encoder_heads, ablated_embeddings, attend
 from tests.browser.figure_checks import assert_prints_its_picture, axe_findings
-from tests.built_site import SITE, is_local
+from tests.built_site import SITE, open_page
 from tests.port_cases import ATTEND, HEADS_OFF
 
 pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
@@ -45,19 +45,6 @@ SPEC = box_spec(load_head_results()["labels"])
 M = SPEC["messages"]
 ATTENTION_TOLERANCE = 0.005  # the page's float16 weights against Python's float32
 EMBEDDING_TOLERANCE = 1e-3
-
-
-def _open(browser, url: str | None = None, **context):
-    """The chapter in a fresh context (from disk unless `url`), every other host blocked; its errors."""
-    page = browser.new_context(**context).new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
-    url = url or (SITE / f"{PAGE}.html").as_uri()
-    origin = "file://" if url.startswith("file:") else url.split("/chapters/", 1)[0]
-    page.route(lambda u: not is_local(u, origin), lambda route: route.abort())
-    page.goto(url, wait_until="load")
-    return page, errors
 
 
 def _run(page) -> None:
@@ -76,16 +63,15 @@ def box(browser):
     """One tab of the chapter, from disk, other hosts blocked, for the tests that run the model (which then
     loads in it once); the page's decoders are counted (COUNT_DECODING) and its requests kept. Yields
     ``(page, errors, requests)``."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light")
-    context.add_init_script(COUNT_DECODING)
-    page = context.new_page()
-    errors: list[str] = []
     requests: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
-    page.on("request", lambda r: requests.append(r.url))
-    page.route(lambda u: not is_local(u), lambda route: route.abort())
-    page.goto((SITE / f"{PAGE}.html").as_uri(), wait_until="load")
+    page, errors = open_page(
+        browser,
+        PAGE,
+        init_script=COUNT_DECODING,
+        requests=requests,
+        viewport={"width": 1280, "height": 900},
+        color_scheme="light",
+    )
     yield page, errors, requests
     _close(page, errors)
 
@@ -143,7 +129,7 @@ def _all_heads_on(page) -> None:
 
 
 def test_the_box_prints_its_static_picture(browser):
-    page, errors = _open(browser)
+    page, errors = open_page(browser, PAGE)
     assert_prints_its_picture(page, f"{BOX} > img.mm-print")
     assert not page.locator(f"{BOX} .mm-grid").is_visible()
     assert not page.locator(f"{BOX} button[name=run]").is_visible()
@@ -264,7 +250,7 @@ def _throttle(cdp, mbit: float | None) -> None:
 def test_the_first_run_says_its_size_shows_progress_draws_layers_as_they_come_and_can_be_stopped(
     browser, server
 ):
-    page, errors = _open(browser, f"{server}/{PAGE}.html")
+    page, errors = open_page(browser, PAGE, url=f"{server}/{PAGE}.html")
     box = page.locator(BOX)
     status, progress = box.locator(".mha-status"), box.locator("progress")
     assert status.text_content() == M["idle"] and f"{SPEC['characters'] / 1e6:.0f} MB" in M["idle"]

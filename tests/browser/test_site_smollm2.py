@@ -18,7 +18,7 @@ from book.smollm2.census import load_results
 from book.smollm2.page import DEFAULT_PROMPT, figure_spec, notices
 from book.smollm2.stored import load_stored
 from tests.browser.figure_checks import assert_prints_its_picture, axe_findings
-from tests.built_site import SITE, is_local
+from tests.built_site import open_page
 
 pytestmark = [pytest.mark.site, pytest.mark.usefixtures("built_site")]
 
@@ -33,14 +33,8 @@ NOTICES = notices(RESULTS, STORED)
 
 
 def _open(browser, lang: str = "", **context):
-    page = browser.new_context(**context).new_page()
-    errors: list[str] = []
     requests: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
-    page.on("request", lambda r: requests.append(r.url))
-    page.route(lambda u: not is_local(u), lambda route: route.abort())
-    page.goto(((SITE / lang) / f"{PAGE}.html").as_uri(), wait_until="load")
+    page, errors = open_page(browser, f"{lang}/{PAGE}" if lang else PAGE, requests=requests, **context)
     page.evaluate(f"() => {API}.ready")
     return page, errors, requests
 

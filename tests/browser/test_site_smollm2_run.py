@@ -20,7 +20,7 @@ import torch
 from book.smollm2.weights import MAX_TOKENS, PARTS_DIR, WEIGHTS_BYTES, WEIGHTS_FILE
 from mha.pretrained.smollm2 import generate, predict, tokenize
 from tests.browser.figure_checks import axe_findings
-from tests.built_site import SITE, is_local
+from tests.built_site import SITE, open_page
 
 pytestmark = [
     pytest.mark.site,
@@ -48,18 +48,13 @@ def _weights(url: str) -> bool:
 def tab(browser):
     """The chapter from disk, other hosts blocked: ``(page, errors, requests)``; the model loads in it
     once."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light")
-    page = context.new_page()
-    errors: list[str] = []
     requests: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
-    page.on("request", lambda r: requests.append(r.url))
-    page.route(lambda u: not is_local(u), lambda route: route.abort())
-    page.goto((SITE / f"{PAGE}.html").as_uri(), wait_until="load")
+    page, errors = open_page(
+        browser, PAGE, requests=requests, viewport={"width": 1280, "height": 900}, color_scheme="light"
+    )
     page.wait_for_function(f"() => {API} && typeof {API}.predict === 'function'")
     yield page, errors, requests
-    context.close()
+    page.context.close()
     assert not errors, errors
 
 
