@@ -19,25 +19,9 @@ import torch
 from book.smollm2 import weights as page
 from book.widgets.frontend import static_file
 from mha.pretrained.smollm2 import decode, heads_off, read_gguf, tokenize
+from tests.smollm2_cases import HARD_TEXTS
 
 pytestmark = pytest.mark.xdist_group("smollm2")
-
-HARD_TEXTS = [
-    "Hello   world\t\ttabs\n\n\nnewlines    ",  # whitespace runs
-    "  ",
-    " \n \n\n  x",
-    " leading space, trailing space ",
-    "x = 3.14159 * 2**10; y = 1234567890; 1 22 333 4444 55555",  # digits
-    "def f(a, b):\n    return {'k': [a, b]}  # comment\n\tif a != b: pass",  # code
-    "naïve façade Ångström résumé Zürich 𝔘𝔫𝔦𝔠𝔬𝔡𝔢",  # accents, combining forms
-    "e\u0301 vs é",  # a combining accent and its precomposed form
-    "中文分词测试，日本語のテキスト，한국어 문장",  # CJK
-    "emoji 🤖🎉👍🏽 and flags 🇫🇷 and 👨‍👩‍👧",  # emoji, modifiers, joiners
-    "<|im_start|>user\nHi!<|im_end|>\n<|im_start|>assistant\n",  # the chat template's special tokens
-    "a<|im_end|>b <|im_start|> <|im_start",  # special tokens inside words, and a broken one
-    "I'm, you're, it's: don't! I'M 'S 'll",
-    "\u00a0non-breaking\u2003em space\u200bzero width",
-]
 
 
 class Port:

@@ -20,24 +20,12 @@ import torch
 from mha import MultiHeadAttention
 from mha.pretrained import smollm2 as module
 from mha.pretrained.smollm2 import SMOLLM2, decode, generate, heads_off, predict, tokenize
+from tests.smollm2_cases import HARD_TEXTS
 
 pytestmark = pytest.mark.xdist_group("smollm2")
 
 TEXT = "The quick brown fox jumps over the lazy dog. 1234 + 5678 = 6912; café 中文 🤖"
 OFF = [(0, 3), (5, 0), (5, 8), (29, 4)]  # (layer, head), 0-based: heads of three layers
-HARD_TEXTS = [
-    "Hello   world\t\ttabs\n\n\nnewlines    ",  # whitespace runs
-    "  ",
-    " leading space, trailing space ",
-    "x = 3.14159 * 2**10; y = 1234567890; 1 22 333 4444 55555",  # digits
-    "def f(a, b):\n    return {'k': [a, b]}  # comment\n\tif a != b: pass",  # code
-    "naïve façade Ångström résumé Zürich 𝔘𝔫𝔦𝔠𝔬𝔡𝔢",  # accents, combining forms
-    "e\u0301 vs é",  # a combining accent and its precomposed form
-    "中文分词测试，日本語のテキスト，한국어 문장",  # CJK
-    "emoji 🤖🎉👍🏽 and flags 🇫🇷 and 👨‍👩‍👧",  # emoji, modifiers, joiners
-    "<|im_start|>user\nHi!<|im_end|>\n<|im_start|>assistant\n",  # the chat template's special tokens
-    "I'm, you're, it's: don't!",
-]
 
 
 def zero_o_proj_inputs(model, off):
